@@ -1,0 +1,53 @@
+"""nodehost: bring up a Kubernetes node and keep it up.
+
+The public API for plugin authors is importable from here:
+
+* ``hookimpl`` -- the marker for hook implementations (``@nodehost.hookimpl``);
+* the record types a plugin returns (:class:`ComponentRecord`,
+  :class:`NetworkProviderRecord`, :class:`Problem`);
+* the component API (:mod:`nodehost.component`).
+
+Attributes are resolved lazily so that ``import nodehost`` (and therefore
+``nodehost --help``) does not pay for pluggy or anything heavier.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+#: pluggy project name and entry-point group.
+PROJECT_NAME = "nodehost"
+
+_LAZY = {
+    "hookimpl": "nodehost.markers",
+    "ComponentRecord": "nodehost.records",
+    "NetworkProviderRecord": "nodehost.records",
+    "Problem": "nodehost.records",
+    "Severity": "nodehost.records",
+    "ValidationScope": "nodehost.records",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.markers import hookimpl
+    from nodehost.records import (
+        ComponentRecord,
+        NetworkProviderRecord,
+        Problem,
+        Severity,
+        ValidationScope,
+    )
+
+__all__ = ["PROJECT_NAME", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'nodehost' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value

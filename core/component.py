@@ -1,0 +1,210 @@
+"""The component API: what a component record's ``component`` object does.
+
+A component turns the resolved configuration into a :class:`ComponentPlan`, a
+plain value that says which files to write and what to run.  ``plan()`` has no
+side effects, so ``nodehost start --dry-run`` can print it and tests can check
+it alone.  The host then writes the files (atomically) and runs the plan:
+a :class:`ProcessSpec` becomes a supervised child process, a :class:`TaskSpec`
+a coroutine in the host's event loop.  Both share one restart policy, one
+readiness model and one stop protocol.
+
+Minimal component::
+
+    class Echo:
+        def plan(self, context: PlanContext) -> ComponentPlan:
+            return ComponentPlan(run=ProcessSpec(argv=("sleep", "infinity")))
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.records import ComponentRecord, NetworkProviderRecord
+
+
+# --- readiness probes ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Base of the readiness probes; ``interval``/``timeout`` are seconds."""
+
+    interval: float = 0.5
+    timeout: float = 2.0
+
+    def describe(self) -> str:
+        return "started"
+
+
+@dataclass(frozen=True)
+class StartedProbe(Probe):
+    """Ready as soon as the process (or task) has started."""
+
+
+@dataclass(frozen=True)
+class HttpProbe(Probe):
+    """Ready when ``GET url`` answers 2xx (TLS not verified only if ``insecure``)."""
+
+    url: str = ""
+    insecure: bool = False
+
+    def describe(self) -> str:
+        return f"GET {self.url}"
+
+
+@dataclass(frozen=True)
+class TcpProbe(Probe):
+    """Ready when a TCP connection to ``host:port`` is accepted."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+
+    def describe(self) -> str:
+        return f"tcp {self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class UnixProbe(Probe):
+    """Ready when a connection to the unix socket ``path`` is accepted."""
+
+    path: str = ""
+
+    def describe(self) -> str:
+        return f"unix {self.path}"
+
+
+@dataclass(frozen=True)
+class FileProbe(Probe):
+    """Ready when ``path`` exists."""
+
+    path: str = ""
+
+    def describe(self) -> str:
+        return f"file {self.path}"
+
+
+@dataclass(frozen=True)
+class ReportedProbe(Probe):
+    """Ready when the task itself calls :meth:`TaskContext.ready` (tasks only)."""
+
+    def describe(self) -> str:
+        return "reported by the component"
+
+
+# --- what to write and what to run -------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """A file the host writes atomically before starting the component."""
+
+    path: str
+    content: bytes
+    mode: int = 0o644
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """A child process.
+
+    ``argv[0]`` is resolved on ``PATH`` at plan time; a missing binary is an
+    error before anything starts.  ``stop_signal`` is sent first, then after
+    ``stop_grace`` seconds SIGKILL to the whole process group.
+    """
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    readiness: Probe = field(default_factory=StartedProbe)
+    stop_signal: int = signal.SIGTERM
+    stop_grace: float = 10.0
+    exec_allowed: bool = False
+
+    def describe(self) -> str:
+        return " ".join(self.argv)
+
+
+@runtime_checkable
+class TaskContext(Protocol):
+    """What the host gives a :class:`TaskSpec` coroutine."""
+
+    name: str
+    log: Any
+
+    def ready(self) -> None:
+        """Mark the task ready (for :class:`ReportedProbe`)."""
+
+    def status(self, message: str) -> None:
+        """Publish a progress line (``STATUS=`` to systemd, ``/status``)."""
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A coroutine run in the host's event loop until it returns or is cancelled.
+
+    Returning or raising counts as an exit (restart policy applies); stopping
+    the component cancels it and waits ``stop_grace`` seconds.
+    """
+
+    run: Callable[[TaskContext], Awaitable[None]]
+    readiness: Probe = field(default_factory=ReportedProbe)
+    stop_grace: float = 10.0
+    description: str = "in-process task"
+
+    def describe(self) -> str:
+        return self.description
+
+
+@dataclass(frozen=True)
+class ComponentPlan:
+    """What one component needs: files to write and one thing to run.
+
+    ``run`` is ``None`` with ``inactive_reason`` set when the configuration
+    selects the component but gives it nothing to do (e.g. the DNS server
+    without ``dnsBindAddress``); the host reports it as inactive and ready.
+    ``notes`` are extra lines for ``--dry-run``.
+    """
+
+    run: ProcessSpec | TaskSpec | None = None
+    files: tuple[FileSpec, ...] = ()
+    inactive_reason: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """Everything a component may read when planning.
+
+    ``config``      the resolved, validated NodeConfig.
+    ``options``     the start options (state directory, binary overrides, ...).
+    ``selected``    names of every selected component.
+    ``state_dir``   the directory the component may write its files under
+                    (``<state-dir>/<component>``).
+    ``network_providers`` every registered provider, by lower-case name.
+    ``hooks``       the core's hook facade (e.g. ``hooks.kubelet_arguments``).
+    """
+
+    config: Any
+    options: Any
+    record: ComponentRecord
+    selected: frozenset[str]
+    state_dir: str
+    network_providers: Mapping[str, NetworkProviderRecord]
+    hooks: Any
+
+
+@runtime_checkable
+class Component(Protocol):
+    """The object a :class:`~nodehost.records.ComponentRecord` carries."""
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        """Return what to write and run; no side effects.
+
+        Raise :class:`nodehost.errors.RuntimeFailure` for an environment problem
+        that makes the component impossible to run (a missing binary); the
+        message names the component, the cause and what to do.
+        """

@@ -1,0 +1,95 @@
+"""The errors a user can see, each carrying its exit code and rendering itself.
+
+One exception type per kind of user-visible failure, rendered in one place
+(:func:`nodehost.cli.main`).  Code that detects a user's mistake raises one of
+these; it never prints and never calls ``sys.exit`` itself.
+
+Exit codes (documented in README.rst):
+
+* ``0``   success;
+* ``1``   runtime failure (:class:`RuntimeFailure`, :class:`PluginError`, :class:`PKIError`);
+* ``2``   usage error (:class:`UsageError`) -- a flag or argument is wrong;
+* ``255`` invalid configuration (:class:`ConfigInvalid`), as Origin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.records import Problem
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INVALID_CONFIG = 255
+
+
+class NodehostError(Exception):
+    """Base of every error shown to a user as text (never as a traceback)."""
+
+    exit_code = EXIT_FAILURE
+
+    def render(self) -> str:
+        """Return the complete text printed to stderr for this error."""
+        return f"error: {self}"
+
+
+class UsageError(NodehostError):
+    """A flag, argument or environment variable is wrong (exit 2).
+
+    ``param`` names the offending flag (``--components``) when there is one.
+    """
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+    def render(self) -> str:
+        if self.param:
+            return f"error: invalid value for {self.param}: {self}"
+        return f"error: {self}"
+
+
+class ConfigError(NodehostError):
+    """A configuration file cannot be read or parsed at all (exit 255).
+
+    The message names the file and, where known, the line and column.
+    """
+
+    exit_code = EXIT_INVALID_CONFIG
+
+
+class ConfigInvalid(NodehostError):
+    """A configuration parsed but failed validation (exit 255).
+
+    Renders as Origin does: ``Invalid NodeConfig <file>`` followed by one
+    ``  <field.path>: <message>`` line per error, all of them at once.
+    """
+
+    exit_code = EXIT_INVALID_CONFIG
+
+    def __init__(self, source: str, errors: Sequence[Problem]) -> None:
+        super().__init__(f"Invalid NodeConfig {source}")
+        self.source = source
+        self.errors = list(errors)
+
+    def render(self) -> str:
+        lines = [f"Invalid NodeConfig {self.source}"]
+        lines.extend(f"  {problem.render()}" for problem in self.errors)
+        return "\n".join(lines)
+
+
+class PluginError(NodehostError):
+    """A plugin could not be loaded, clashes with another, or misbehaved (exit 1)."""
+
+
+class RuntimeFailure(NodehostError):
+    """A component failed past its restart budget, or a prerequisite is missing (exit 1)."""
+
+
+class PKIError(NodehostError):
+    """Certificate or key material is unusable, or would be overwritten (exit 1)."""

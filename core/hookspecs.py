@@ -1,0 +1,218 @@
+"""The hook specifications: the contract between the nodehost core and its plugins.
+
+This module is the reference a plugin author reads first.  Every hook starts
+with ``nodehost_`` and is called by the core through one typed facade
+(:class:`nodehost.manager.Hooks`), always with keyword arguments; an
+implementation may accept any subset of a hook's arguments.
+
+Each docstring states, under fixed headings:
+
+* **When** -- the phase, and how many times the hook is called;
+* **Arguments** -- what each argument is;
+* **Returns** -- what an implementation returns and what the core does with it;
+* **Kind** -- broadcast (every implementation runs, results are collected),
+  firstresult or historic, and whether wrappers are welcome;
+* **Errors** -- what the core does if an implementation raises.
+
+Phases, in the order the core calls them: registration, configuration,
+validation, planning, run time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nodehost.markers import hookspec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Mapping, Sequence
+
+    from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
+
+# --- registration ---------------------------------------------------------------
+
+
+@hookspec
+def nodehost_components() -> Sequence[ComponentRecord]:
+    """Announce the components this plugin provides.
+
+    **When**: once per process, after every plugin is loaded, before the
+    component selection is computed (also by ``nodehost components``).
+
+    **Arguments**: none.
+
+    **Returns**: a sequence of :class:`nodehost.ComponentRecord` (possibly
+    empty).  The core indexes them by name and alias; two records with the same
+    name or alias are an error that names both plugins and their distributions.
+
+    **Kind**: broadcast; results are flattened in call order.
+
+    **Errors**: an exception marks the plugin failed (as a failed import would):
+    its components are unknown, and selecting one of them is an error naming the
+    failure; ``--strict-plugins`` makes it fatal at once.
+    """
+
+
+@hookspec
+def nodehost_network_providers() -> Sequence[NetworkProviderRecord]:
+    """Announce the network providers this plugin provides.
+
+    **When**: once per process, after every plugin is loaded, before
+    validation (the ``sdn`` component and the validation of
+    ``networkConfig.networkPluginName`` use the result).
+
+    **Arguments**: none.
+
+    **Returns**: a sequence of :class:`nodehost.NetworkProviderRecord`.  Names and
+    aliases are matched case-insensitively; a clash between two plugins is an
+    error that names both.  A record's ``config_section`` becomes a known
+    top-level NodeConfig key.
+
+    **Kind**: broadcast; results are flattened.
+
+    **Errors**: as :func:`nodehost_components`.
+    """
+
+
+# --- configuration ----------------------------------------------------------------
+
+
+@hookspec
+def nodehost_adjust_config(raw: dict[str, Any], source: str) -> None:
+    """Edit the raw NodeConfig mapping before defaults and validation.
+
+    **When**: once per loaded configuration, right after the YAML is parsed and
+    before defaults are applied, typed and validated.
+
+    **Arguments**: ``raw`` -- the parsed mapping, which the implementation may
+    change in place (migrate a renamed key, add a default for its own section);
+    ``source`` -- the file's path, or ``"<generated>"``.
+
+    **Returns**: nothing; the return value is ignored.
+
+    **Kind**: broadcast; wrappers are welcome (e.g. to log the change).
+
+    **Errors**: an exception aborts the command with exit 1 and one line naming
+    the plugin and the error.
+    """
+
+
+@hookspec
+def nodehost_validate_config(
+    config: Any, scope: ValidationScope, selected: frozenset[str]
+) -> Sequence[Problem]:
+    """Check the resolved configuration and report problems.
+
+    **When**: once per validation (``start``, ``config validate``), after the
+    core's own rules ran, with the same configuration.
+
+    **Arguments**: ``config`` -- the resolved :class:`nodehost.config.NodeConfig`
+    (defaults applied, paths absolute; do not modify it); ``scope`` -- the
+    :class:`nodehost.ValidationScope` in force (Origin's node, in-cluster or
+    network variant); ``selected`` -- the names of the selected components
+    (every known component for ``config validate``).
+
+    **Returns**: a sequence of :class:`nodehost.Problem` (errors and warnings),
+    possibly empty.  The core merges them with its own, prints every one, and
+    refuses to start on any error.
+
+    **Kind**: broadcast.
+
+    **Errors**: implementations report, they do not raise.  An exception is
+    turned into one error at path ``<plugin>`` naming the exception, so the
+    user still sees every other problem.
+    """
+
+
+@hookspec
+def nodehost_kubelet_arguments(config: Any, selected: frozenset[str]) -> Mapping[str, Sequence[str]]:
+    """Contribute kubelet arguments (e.g. a network provider's CNI directories).
+
+    **When**: once while the kubelet component plans its command line, after
+    the defaults computed from NodeConfig and before ``kubeletArguments``, so
+    the user's ``kubeletArguments`` always win.
+
+    **Arguments**: ``config`` -- the resolved NodeConfig; ``selected`` -- the
+    names of the selected components.
+
+    **Returns**: a mapping of flag name (without ``--``) to its values, or None.
+    Contributions are merged in call order; a later plugin's key replaces an
+    earlier one's.
+
+    **Kind**: broadcast.
+
+    **Errors**: an exception fails the kubelet's planning with the plugin named.
+    """
+
+
+# --- run time -----------------------------------------------------------------------
+
+
+@hookspec
+def nodehost_component_started(name: str, pid: int | None) -> None:
+    """Observe a component that has just been started (or restarted).
+
+    **When**: every time a component's process is spawned or its task created.
+
+    **Arguments**: ``name`` -- the component; ``pid`` -- the child's pid, or
+    ``None`` for an in-process task.
+
+    **Returns**: nothing.
+
+    **Kind**: broadcast, called from the host's event loop; it must not block.
+
+    **Errors**: logged with the plugin named; the host carries on.
+    """
+
+
+@hookspec
+def nodehost_component_ready(name: str, seconds: float) -> None:
+    """Observe a component that has passed its readiness probe.
+
+    **When**: each time a component becomes ready (again after a restart).
+
+    **Arguments**: ``name`` -- the component; ``seconds`` -- time from its start
+    to readiness.
+
+    **Returns**: nothing.
+
+    **Kind**: broadcast, called from the event loop; it must not block.
+
+    **Errors**: logged with the plugin named; the host carries on.
+    """
+
+
+@hookspec
+def nodehost_component_exited(name: str, returncode: int | None, restarting: bool) -> None:
+    """Observe a component that exited without being asked to.
+
+    **When**: each time a component's process exits or its task ends while the
+    host still wants it running.
+
+    **Arguments**: ``name`` -- the component; ``returncode`` -- the exit status
+    (negative for a signal; ``None`` for a task that raised); ``restarting`` --
+    whether the restart policy will start it again.
+
+    **Returns**: nothing.
+
+    **Kind**: broadcast, called from the event loop; it must not block.
+
+    **Errors**: logged with the plugin named; the host carries on.
+    """
+
+
+@hookspec
+def nodehost_component_stopped(name: str) -> None:
+    """Observe a component that the host has stopped (and every descendant is gone).
+
+    **When**: once per component during shutdown, in reverse start order.
+
+    **Arguments**: ``name`` -- the component.
+
+    **Returns**: nothing.
+
+    **Kind**: broadcast, called from the event loop; it must not block.
+
+    **Errors**: logged with the plugin named; the host carries on, so one
+    failing plugin cannot stop the others from seeing the event.
+    """

@@ -1,0 +1,220 @@
+"""The small frozen records that plugins return to the core.
+
+* :class:`ComponentRecord` -- returned by ``nodehost_components``: one
+  component the host can run (kubelet, sdn, proxy, dns, bootstrap, or a
+  third party's).
+* :class:`NetworkProviderRecord` -- returned by ``nodehost_network_providers``:
+  one way of setting up the node's pod network.
+* :class:`Problem` -- returned by ``nodehost_validate_config``: one error or
+  warning about the configuration, with Origin's field path and wording.
+
+The core selects records by name; a plugin never has to check "is this mine?".
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+def check_name(kind: str, name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is a lower-case identifier (``a-z0-9-``)."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"{kind} name {name!r} must be lower-case letters, digits and '-'")
+
+
+class ValidationScope(enum.IntEnum):
+    """How much of NodeConfig a component needs validated (Origin's three validators).
+
+    The host validates with the highest scope among the selected components:
+
+    * ``NETWORK``: Origin's ``ValidateInClusterNetworkNodeConfig`` (node name
+      and IP, serving info without required certificates, MTU, exec handler,
+      iptables sync period);
+    * ``IN_CLUSTER``: ``ValidateInClusterNodeConfig`` (everything but the
+      master kubeconfig file);
+    * ``NODE``: ``ValidateNodeConfig`` (all rules).
+    """
+
+    NETWORK = 1
+    IN_CLUSTER = 2
+    NODE = 3
+
+
+@dataclass(frozen=True)
+class ComponentRecord:
+    """One component the host can select, order and run.
+
+    ``name``      unique lower-case name used by ``--components``/``--enable``.
+    ``summary``   one line for ``nodehost components``.
+    ``component`` the object that does the work (see :mod:`nodehost.component`).
+    ``default``   whether the component is in the default selection.
+    ``enable_if`` optional predicate over the start options; when it returns
+                  true the component joins the default selection (e.g. bootstrap
+                  when ``--bootstrap-config-name`` is given).
+    ``groups``    group names this component belongs to (``network``); every
+                  component is also in ``all``.
+    ``aliases``   other names accepted on the command line (Origin's ``plugins``).
+    ``after``     components this one starts after *if they are selected*
+                  (ordering only, like systemd's ``After=``).
+    ``requires``  components that must be selected too; selecting this one
+                  without them is an error at plan time.
+    ``validation_scope`` how much of NodeConfig must be valid to run it.
+    """
+
+    name: str
+    summary: str
+    component: Any
+    default: bool = True
+    enable_if: Callable[[Any], bool] | None = None
+    groups: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    validation_scope: ValidationScope = ValidationScope.NODE
+
+    def __post_init__(self) -> None:
+        check_name("component", self.name)
+        for alias in self.aliases:
+            check_name("component alias", alias)
+        for group in self.groups:
+            check_name("group", group)
+
+
+@dataclass(frozen=True)
+class NetworkProviderRecord:
+    """One network provider, selected by ``networkConfig.networkPluginName``.
+
+    ``name``           the name users put in the config (matched case-insensitively).
+    ``summary``        one line for listings.
+    ``provider``       the object that prepares, starts, checks and stops the network.
+    ``aliases``        other accepted names.
+    ``config_section`` the top-level NodeConfig key this provider owns and validates
+                       (``None`` when it has no settings of its own).
+    """
+
+    name: str
+    summary: str
+    provider: Any
+    aliases: tuple[str, ...] = ()
+    config_section: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"network provider name {self.name!r} must be a non-empty string")
+
+
+class Severity(str, enum.Enum):
+    """Whether a :class:`Problem` stops ``start`` (error) or is only printed (warning)."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class ProblemKind(str, enum.Enum):
+    """The Kubernetes field-error types Origin's validation uses."""
+
+    REQUIRED = "Required value"
+    INVALID = "Invalid value"
+    NOT_SUPPORTED = "Unsupported value"
+    FORBIDDEN = "Forbidden"
+    DUPLICATE = "Duplicate value"
+
+
+_NO_VALUE = object()
+
+
+def _go_value(value: Any) -> str:
+    """Render a bad value the way Kubernetes' field errors do (strings quoted)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation error or warning at an Origin field path.
+
+    Build them with the constructors, which mirror Kubernetes' field errors::
+
+        Problem.required("servingInfo.bindAddress")
+        Problem.invalid("nodeIP", "abc", "must be a valid IP")
+        Problem.not_supported("servingInfo.minTLSVersion", "TLS9", ["VersionTLS12"])
+        Problem.invalid(..., severity=Severity.WARNING)
+
+    ``render()`` gives ``<path>: <type>[: <value>][: <detail>]``.
+    """
+
+    path: str
+    kind: ProblemKind
+    detail: str = ""
+    value: Any = field(default=_NO_VALUE, compare=False)
+    severity: Severity = Severity.ERROR
+
+    @classmethod
+    def required(cls, path: str, detail: str = "", *, severity: Severity = Severity.ERROR) -> Problem:
+        return cls(path, ProblemKind.REQUIRED, detail, severity=severity)
+
+    @classmethod
+    def invalid(
+        cls, path: str, value: Any, detail: str = "", *, severity: Severity = Severity.ERROR
+    ) -> Problem:
+        return cls(path, ProblemKind.INVALID, detail, value, severity)
+
+    @classmethod
+    def not_supported(
+        cls, path: str, value: Any, supported: Sequence[str], *, severity: Severity = Severity.ERROR
+    ) -> Problem:
+        detail = "supported values: " + ", ".join(json.dumps(s) for s in supported)
+        return cls(path, ProblemKind.NOT_SUPPORTED, detail, value, severity)
+
+    @classmethod
+    def forbidden(cls, path: str, detail: str, *, severity: Severity = Severity.ERROR) -> Problem:
+        return cls(path, ProblemKind.FORBIDDEN, detail, severity=severity)
+
+    @property
+    def has_value(self) -> bool:
+        return self.value is not _NO_VALUE
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def message(self) -> str:
+        """The text after ``<path>: ``, as Kubernetes' ``field.Error`` prints it."""
+        parts = [self.kind.value]
+        if self.has_value:
+            parts.append(_go_value(self.value))
+        if self.detail:
+            parts.append(self.detail)
+        return ": ".join(parts)
+
+    def render(self) -> str:
+        return f"{self.path}: {self.message()}" if self.path else self.message()
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping (``config validate --json``)."""
+        data: dict[str, Any] = {
+            "path": self.path,
+            "severity": self.severity.value,
+            "type": self.kind.value,
+            "detail": self.detail,
+            "message": self.message(),
+        }
+        if self.has_value:
+            data["value"] = self.value if _json_safe(self.value) else str(self.value)
+        return data
+
+
+def _json_safe(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) or value is None
