@@ -1,0 +1,280 @@
+"""Reading node-config.yaml: every hostile file ends in one clear ConfigError, fast."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from nodehost.config.load import read_config_file
+from nodehost.errors import ConfigError
+
+
+def load_error(path: Path | str) -> str:
+    with pytest.raises(ConfigError) as error:
+        read_config_file(str(path))
+    message = str(error.value)
+    assert message.startswith(f'could not load config file "{path}" due to an error: ')
+    assert "\n" not in message
+    return message.split(" due to an error: ", 1)[1]
+
+
+def test_mapping_with_positions(write_yaml: Callable[..., Path]) -> None:
+    path = write_yaml(
+        """\
+        apiVersion: v1
+        servingInfo:
+          namedCertificates:
+          - names: [a, b]
+        """
+    )
+    doc = read_config_file(str(path))
+    assert doc.data["servingInfo"]["namedCertificates"][0]["names"] == ["a", "b"]
+    assert doc.where("apiVersion") == (1, 13)
+    assert doc.where("servingInfo.namedCertificates[0].names[1]") == (4, 16)
+    assert doc.where("servingInfo.namedCertificates", key=True) == (3, 3)
+    assert doc.base_dir == str(path.parent)
+    assert doc.source == str(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.yaml"
+    assert load_error(path) == f"open {path}: no such file or directory"
+
+
+def test_directory_instead_of_file(tmp_path: Path) -> None:
+    assert load_error(tmp_path) == f"read {tmp_path}: is a directory"
+
+
+def test_path_through_a_file(write_yaml: Callable[..., Path]) -> None:
+    path = write_yaml("a: 1\n")
+    assert load_error(f"{path}/x") == f"open {path}/x: not a directory"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(write_yaml: Callable[..., Path]) -> None:
+    path = write_yaml("a: 1\n")
+    path.chmod(0)
+    assert load_error(path) == f"open {path}: permission denied"
+
+
+def test_empty_file(write_yaml: Callable[..., Path]) -> None:
+    assert load_error(write_yaml("")) == "the file is empty"
+
+
+def test_only_comments(write_yaml: Callable[..., Path]) -> None:
+    assert load_error(write_yaml("# nothing here\n\n")) == "the file is empty"
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("- a\n- b\n", "a list"),
+        ("just a string\n", "a string"),
+        ("42\n", "an integer"),
+        ("null\n", "null"),
+    ],
+)
+def test_top_level_must_be_a_mapping(
+    write_yaml: Callable[..., Path], text: str, found: str
+) -> None:
+    assert load_error(write_yaml(text)) == (
+        f"line 1, column 1: expected a mapping at the top level, found {found}"
+    )
+
+
+def test_invalid_utf8_names_line_column_and_offset(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.yaml"
+    path.write_bytes(b"nodeName: x\n\xc3\x28garbage")
+    assert load_error(path) == "yaml: line 2, column 1: invalid UTF-8 (byte offset 12)"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_binary_garbage(tmp_path: Path, seed: int) -> None:
+    path = tmp_path / "garbage.yaml"
+    path.write_bytes(random.Random(seed).randbytes(65536))
+    assert load_error(path).startswith("yaml: line ")
+
+
+def test_nul_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "nul.yaml"
+    path.write_bytes(b"nodeName: a\x00b\n")
+    assert load_error(path) == (
+        "yaml: line 1, column 12: control characters are not allowed (found #x0000)"
+    )
+
+
+def test_utf16_with_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "utf16.yaml"
+    path.write_bytes("nodeName: n\u00f6de\n".encode("utf-16"))
+    assert read_config_file(str(path)).data == {"nodeName": "n\u00f6de"}
+
+
+def test_utf8_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "bom.yaml"
+    path.write_bytes(b"\xef\xbb\xbfnodeName: n\n")
+    assert read_config_file(str(path)).data == {"nodeName": "n"}
+
+
+def test_file_over_the_size_limit(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    with path.open("wb") as handle:
+        handle.truncate(100 * 1024 * 1024)  # sparse: 100 MB without writing them
+    started = time.monotonic()
+    assert load_error(path) == "the file is larger than the limit of 4 MiB (4194304 bytes)"
+    assert time.monotonic() - started < 1
+
+
+def test_endless_device_stops_at_the_size_limit() -> None:
+    assert load_error("/dev/zero") == "the file is larger than the limit of 4 MiB (4194304 bytes)"
+
+
+def test_fifo_without_writer_does_not_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    assert load_error(fifo) == "the file is empty"
+
+
+def test_syntax_error_names_line_and_column(write_yaml: Callable[..., Path]) -> None:
+    path = write_yaml("nodeName: a\nservingInfo:\n  bindAddress: [unclosed\n")
+    assert load_error(path).startswith("yaml: line 4, column 1: ")
+
+
+def test_tab_indentation_error(write_yaml: Callable[..., Path]) -> None:
+    message = load_error(write_yaml("servingInfo:\n\tbindAddress: x\n"))
+    assert message.startswith("yaml: line 2, column 1: ")
+
+
+def test_several_documents(write_yaml: Callable[..., Path]) -> None:
+    message = load_error(write_yaml("a: 1\n---\nb: 2\n"))
+    assert message == (
+        "yaml: line 2, column 1: expected a single document in the stream, "
+        "but found another document"
+    )
+
+
+def test_duplicate_top_level_key(write_yaml: Callable[..., Path]) -> None:
+    path = write_yaml("nodeName: a\nnodeIP: 1.2.3.4\nnodeName: b\n")
+    assert load_error(path) == (
+        "yaml: line 3, column 1: mapping key 'nodeName' already defined at line 1"
+    )
+
+
+def test_duplicate_nested_key(write_yaml: Callable[..., Path]) -> None:
+    path = write_yaml("servingInfo:\n  certFile: a\n  certFile: b\n")
+    assert load_error(path) == (
+        "yaml: line 3, column 3: mapping key 'certFile' already defined at line 2"
+    )
+
+
+def test_merge_keys_may_be_overridden(write_yaml: Callable[..., Path]) -> None:
+    path = write_yaml(
+        """\
+        base: &base {certFile: a, keyFile: k}
+        servingInfo:
+          <<: *base
+          certFile: b
+        """
+    )
+    doc = read_config_file(str(path))
+    assert doc.data["servingInfo"] == {"certFile": "b", "keyFile": "k"}
+    assert doc.where("servingInfo.certFile") == (4, 13)
+    assert doc.where("servingInfo.keyFile") == (1, 36)
+
+
+def test_deep_flow_nesting(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("a: " + "[" * 500 + "]" * 500 + "\n")
+    assert load_error(path) == "yaml: line 1, column 67: nested deeper than 64 levels"
+
+
+def test_extremely_deep_flow_nesting(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("a: " + "[" * 1_000_000 + "]" * 1_000_000 + "\n")
+    message = load_error(path)
+    assert "nested deeper than 64 levels" in message or "maximum nesting depth" in message
+
+
+def test_deep_block_nesting(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("".join(f"{' ' * level}k{level}:\n" for level in range(200)))
+    assert "nested deeper than 64 levels" in load_error(path)
+
+
+def test_nesting_within_the_limit_is_fine(tmp_path: Path) -> None:
+    path = tmp_path / "ok.yaml"
+    path.write_text("a: " + "[" * 60 + "]" * 60 + "\n")
+    value = read_config_file(str(path)).data["a"]
+    for _ in range(59):
+        value = value[0]
+    assert value == []
+
+
+def _billion_laughs() -> str:
+    lines = ['a0: &a0 "lol"']
+    for level in range(1, 10):
+        refs = ", ".join([f"*a{level - 1}"] * 10)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    lines.append("nodeName: *a9")
+    return "\n".join(lines) + "\n"
+
+
+def test_alias_bomb_is_rejected_fast_and_small(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.yaml"
+    path.write_text(_billion_laughs())
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        message = load_error(path)
+        elapsed = time.monotonic() - started
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "more than 100000 nodes after alias expansion" in message
+    assert elapsed < 1.0
+    assert peak < 20 * 1024 * 1024
+
+
+def test_deep_nesting_through_aliases(tmp_path: Path) -> None:
+    lines = ["a0: &a0 " + "[" * 40 + "]" * 40]
+    lines += [f"a{n}: &a{n} " + "[" * 40 + f"*a{n - 1}" + "]" * 40 for n in range(1, 4)]
+    path = tmp_path / "aliases.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    assert "nested deeper than 64 levels (through aliases)" in load_error(path)
+
+
+def test_recursive_alias(write_yaml: Callable[..., Path]) -> None:
+    assert load_error(write_yaml("a: &a [*a]\n")) == "yaml: line 1, column 4: recursive alias"
+
+
+def test_aliases_become_independent_copies(write_yaml: Callable[..., Path]) -> None:
+    doc = read_config_file(str(write_yaml("a: &x {k: v}\nb: *x\n")))
+    doc.data["a"]["k"] = "changed"
+    assert doc.data["b"] == {"k": "v"}
+
+
+def test_undefined_alias(write_yaml: Callable[..., Path]) -> None:
+    assert "found undefined alias" in load_error(write_yaml("a: *nothing\n"))
+
+
+def test_python_tags_are_refused_not_executed(write_yaml: Callable[..., Path]) -> None:
+    path = write_yaml("a: !!python/object/apply:os.system ['touch /tmp/nodehost-pwned']\n")
+    assert "could not determine a constructor" in load_error(path)
+    assert not Path("/tmp/nodehost-pwned").exists()
+
+
+def test_unconstructable_timestamp(write_yaml: Callable[..., Path]) -> None:
+    assert load_error(write_yaml("a: 2001-13-45\n")).startswith("yaml: cannot construct a value: ")
+
+
+def test_integer_with_too_many_digits(write_yaml: Callable[..., Path]) -> None:
+    message = load_error(write_yaml("mtu: 1" + "0" * 5000 + "\n"))
+    assert message.startswith("yaml: cannot construct a value: ")
+
+
+def test_unhashable_key(write_yaml: Callable[..., Path]) -> None:
+    assert "found unhashable key" in load_error(write_yaml("? [a, b]\n: c\n"))
