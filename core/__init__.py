@@ -30,14 +30,12 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.markers import hookimpl
-    from nodehost.records import (
-        ComponentRecord,
-        NetworkProviderRecord,
-        Problem,
-        Severity,
-        ValidationScope,
-    )
+    from nodehost.markers import hookimpl as hookimpl
+    from nodehost.records import ComponentRecord as ComponentRecord
+    from nodehost.records import NetworkProviderRecord as NetworkProviderRecord
+    from nodehost.records import Problem as Problem
+    from nodehost.records import Severity as Severity
+    from nodehost.records import ValidationScope as ValidationScope
 
 __all__ = ["PROJECT_NAME", "__version__", *_LAZY]
 

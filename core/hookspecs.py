@@ -99,7 +99,11 @@ def nodehost_adjust_config(raw: dict[str, Any], source: str) -> None:
 
 @hookspec
 def nodehost_validate_config(
-    config: Any, scope: ValidationScope, selected: frozenset[str]
+    config: Any,
+    scope: ValidationScope,
+    selected: frozenset[str],
+    providers: Mapping[str, NetworkProviderRecord],
+    plugin_failures: Sequence[str],
 ) -> Sequence[Problem]:
     """Check the resolved configuration and report problems.
 
@@ -110,7 +114,10 @@ def nodehost_validate_config(
     (defaults applied, paths absolute; do not modify it); ``scope`` -- the
     :class:`nodehost.ValidationScope` in force (Origin's node, in-cluster or
     network variant); ``selected`` -- the names of the selected components
-    (every known component for ``config validate``).
+    (every known component for ``config validate``); ``providers`` -- every
+    network provider by lower-cased name and alias; ``plugin_failures`` -- one
+    line per third-party plugin that failed to load (name, distribution,
+    error), so a rule can say which failure explains a missing provider.
 
     **Returns**: a sequence of :class:`nodehost.Problem` (errors and warnings),
     possibly empty.  The core merges them with its own, prints every one, and
@@ -125,7 +132,9 @@ def nodehost_validate_config(
 
 
 @hookspec
-def nodehost_kubelet_arguments(config: Any, selected: frozenset[str]) -> Mapping[str, Sequence[str]]:
+def nodehost_kubelet_arguments(
+    config: Any, selected: frozenset[str]
+) -> Mapping[str, Sequence[str]]:
     """Contribute kubelet arguments (e.g. a network provider's CNI directories).
 
     **When**: once while the kubelet component plans its command line, after

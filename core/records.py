@@ -66,6 +66,8 @@ class ComponentRecord:
     ``requires``  components that must be selected too; selecting this one
                   without them is an error at plan time.
     ``validation_scope`` how much of NodeConfig must be valid to run it.
+    ``write_flags`` whether ``nodehost start --write-flags`` prints this
+                  component's arguments (Origin prints the kubelet's).
     """
 
     name: str
@@ -78,6 +80,7 @@ class ComponentRecord:
     after: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     validation_scope: ValidationScope = ValidationScope.NODE
+    write_flags: bool = False
 
     def __post_init__(self) -> None:
         check_name("component", self.name)
@@ -110,14 +113,14 @@ class NetworkProviderRecord:
             raise ValueError(f"network provider name {self.name!r} must be a non-empty string")
 
 
-class Severity(str, enum.Enum):
+class Severity(enum.StrEnum):
     """Whether a :class:`Problem` stops ``start`` (error) or is only printed (warning)."""
 
     ERROR = "error"
     WARNING = "warning"
 
 
-class ProblemKind(str, enum.Enum):
+class ProblemKind(enum.StrEnum):
     """The Kubernetes field-error types Origin's validation uses."""
 
     REQUIRED = "Required value"
@@ -162,7 +165,9 @@ class Problem:
     severity: Severity = Severity.ERROR
 
     @classmethod
-    def required(cls, path: str, detail: str = "", *, severity: Severity = Severity.ERROR) -> Problem:
+    def required(
+        cls, path: str, detail: str = "", *, severity: Severity = Severity.ERROR
+    ) -> Problem:
         return cls(path, ProblemKind.REQUIRED, detail, severity=severity)
 
     @classmethod

@@ -1,0 +1,56 @@
+"""The inventory: every loaded plugin's component and network-provider records, indexed.
+
+Built once per command from a loaded :class:`~nodehost.manager.PluginHost`;
+clashes between plugins are errors naming both (see :func:`index_by_name`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from nodehost.manager import LoadOptions, PluginHost, Provided, index_by_name, unique
+from nodehost.records import ComponentRecord, NetworkProviderRecord
+from nodehost.selection import Catalog
+
+
+@dataclass
+class Inventory:
+    """Loaded plugins plus their records.
+
+    ``components`` maps every component name *and alias* to its record;
+    ``providers`` maps every lower-cased provider name and alias to its record.
+    """
+
+    host: PluginHost
+    components: dict[str, Provided[ComponentRecord]]
+    providers: dict[str, Provided[NetworkProviderRecord]]
+
+    @classmethod
+    def load(cls, options: LoadOptions) -> Inventory:
+        return cls.from_host(PluginHost().load(options))
+
+    @classmethod
+    def from_host(cls, host: PluginHost) -> Inventory:
+        hooks = host.hooks
+        components = index_by_name(hooks.components(), "component")
+        providers = index_by_name(hooks.network_providers(), "network provider", fold_case=True)
+        return cls(host, components, providers)
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        return Catalog({item.record.name: item.record for item in unique(self.components)})
+
+    def component(self, name: str) -> Provided[ComponentRecord]:
+        return self.components[name]
+
+    def provider_records(self) -> dict[str, NetworkProviderRecord]:
+        return {key: item.record for key, item in self.providers.items()}
+
+    def known_sections(self) -> frozenset[str]:
+        """Top-level NodeConfig keys that plugins own (providers' config sections)."""
+        return frozenset(
+            item.record.config_section
+            for item in unique(self.providers)
+            if item.record.config_section
+        )

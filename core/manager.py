@@ -1,0 +1,438 @@
+"""The plugin manager: loads built-in and third-party plugins, and the typed hook facade.
+
+Core code never touches ``pm.hook``; it calls :class:`Hooks`, which has one
+method per hook and calls implementations one at a time (last registered
+first, honouring ``tryfirst``/``trylast``) so that a failure can name the plugin
+behind it.  Hook wrappers are therefore not supported.
+
+Loading (:meth:`PluginHost.load`), in order:
+
+1. blocked names (``--disable-plugin``, ``NODEHOST_DISABLE_PLUGINS=a,b``) are
+   set before anything is imported, so a disabled plugin is never imported;
+2. the built-ins of :data:`BUILTIN_PLUGINS` are imported and registered (a
+   broken built-in is a bug and raises);
+3. unless switched off (``--no-plugins``, ``NODEHOST_NO_PLUGINS=1``), every
+   entry point of group ``nodehost`` is loaded one at a time; a failure is
+   recorded (entry point, distribution, version, error) and logged as one line,
+   or raised under ``--strict-plugins`` / ``NODEHOST_STRICT_PLUGINS=1``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import pluggy
+from nodehost import PROJECT_NAME
+from nodehost.errors import PluginError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
+
+#: Built-in plugins, loaded by module name exactly as entry points are.
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "nodehost.plugins.kubelet",
+    "nodehost.plugins.sdn",
+    "nodehost.plugins.proxy",
+    "nodehost.plugins.dns",
+    "nodehost.plugins.bootstrap",
+)
+
+ENTRY_POINT_GROUP = PROJECT_NAME
+ENV_DISABLE = "NODEHOST_DISABLE_PLUGINS"
+ENV_NO_PLUGINS = "NODEHOST_NO_PLUGINS"
+ENV_STRICT = "NODEHOST_STRICT_PLUGINS"
+
+T = TypeVar("T")
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _env_list(name: str) -> frozenset[str]:
+    return frozenset(item.strip() for item in os.environ.get(name, "").split(",") if item.strip())
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to load plugins; :meth:`from_environment` merges CLI flags with the environment."""
+
+    disabled: frozenset[str] = frozenset()
+    strict: bool = False
+    entry_points: bool = True
+
+    @classmethod
+    def from_environment(
+        cls, disabled: Iterable[str] = (), strict: bool = False, no_plugins: bool = False
+    ) -> LoadOptions:
+        return cls(
+            disabled=frozenset(disabled) | _env_list(ENV_DISABLE),
+            strict=strict or _env_flag(ENV_STRICT),
+            entry_points=not (no_plugins or _env_flag(ENV_NO_PLUGINS)),
+        )
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One plugin as ``nodehost plugins`` lists it.
+
+    ``status`` is ``active``, ``blocked`` or ``failed``; ``error`` is the
+    one-line reason of a failure.
+    """
+
+    name: str
+    kind: str
+    status: str
+    module: str
+    distribution: str | None = None
+    version: str | None = None
+    hooks: tuple[str, ...] = ()
+    error: str | None = None
+
+    @property
+    def dist_label(self) -> str:
+        if self.distribution is None:
+            return "nodehost (built-in)" if self.kind == "builtin" else "-"
+        return f"{self.distribution} {self.version or ''}".strip()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "status": self.status,
+            "module": self.module,
+            "distribution": self.distribution,
+            "version": self.version,
+            "hooks": list(self.hooks),
+            "error": self.error,
+        }
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+@dataclass(frozen=True)
+class Provided(Generic[T]):
+    """A record with the plugin (and distribution) that provided it."""
+
+    record: T
+    plugin: str
+    distribution: str | None = None
+
+    def source(self) -> str:
+        return f"plugin {self.plugin!r}" + (f" ({self.distribution})" if self.distribution else "")
+
+
+@dataclass
+class PluginHost:
+    """Owns the pluggy manager, the loading bookkeeping and the :class:`Hooks` facade."""
+
+    pm: pluggy.PluginManager = field(default_factory=lambda: _new_manager())
+    infos: dict[str, PluginInfo] = field(default_factory=dict)
+    builtins: Sequence[str] = BUILTIN_PLUGINS
+    strict: bool = False
+
+    @property
+    def hooks(self) -> Hooks:
+        return Hooks(self)
+
+    # --- loading ---------------------------------------------------------------
+
+    def load(self, options: LoadOptions = LoadOptions()) -> PluginHost:
+        """Register built-ins, then entry points, as the module docstring says."""
+        self.strict = options.strict
+        for name in options.disabled:
+            self.pm.set_blocked(name)
+        for module_name in self.builtins:
+            self._load_builtin(module_name)
+        if options.entry_points:
+            for dist, entry_point in _entry_points():
+                self._load_entry_point(dist, entry_point, options.strict)
+        self._check_pending(options.strict)
+        return self
+
+    def register(self, plugin: object, name: str, *, kind: str = "local") -> None:
+        """Register an in-process plugin object (tests, embedding applications)."""
+        self.pm.register(plugin, name=name)
+        self.infos[name] = self._active_info(plugin, name, kind)
+
+    def _load_builtin(self, module_name: str) -> None:
+        name = module_name.rsplit(".", 1)[-1]
+        if self.pm.is_blocked(name):
+            self.infos[name] = PluginInfo(name, "builtin", "blocked", module_name)
+            return
+        module = importlib.import_module(module_name)
+        self.register(module, name, kind="builtin")
+
+    def _load_entry_point(self, dist: Any, entry_point: Any, strict: bool) -> None:
+        name = entry_point.name
+        dist_name, version = dist.metadata["Name"], dist.version
+        if self.pm.is_blocked(name):
+            self.infos[name] = PluginInfo(
+                name, "entrypoint", "blocked", entry_point.value, dist_name, version
+            )
+            return
+        try:
+            plugin = entry_point.load()
+            self.pm.register(plugin, name=name)
+        except Exception as error:
+            self._fail(name, entry_point.value, dist_name, version, error, strict)
+            return
+        self.infos[name] = self._active_info(plugin, name, "entrypoint", dist_name, version)
+
+    def disable_failed(self, name: str, error: BaseException) -> None:
+        """Unregister a third-party plugin that misbehaved after loading and record why.
+
+        A built-in that misbehaves is a bug: the error is raised as ``PluginError``.
+        """
+        info = self.infos.get(name)
+        if info is None or info.kind == "builtin":
+            raise PluginError(f"built-in plugin {name!r} failed: {_one_line(error)}") from error
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
+        self._fail(name, info.module, info.distribution, info.version, error, self.strict)
+
+    def _check_pending(self, strict: bool) -> None:
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as error:
+            name = self.pm.get_name(error.plugin) or "?"
+            info = self.infos.get(name)
+            if info is None or info.kind == "builtin":
+                raise
+            self.pm.unregister(error.plugin)
+            self._fail(name, info.module, info.distribution, info.version, error, strict)
+            self._check_pending(strict)
+
+    def _fail(
+        self,
+        name: str,
+        module: str,
+        dist_name: str | None,
+        version: str | None,
+        error: BaseException,
+        strict: bool,
+    ) -> None:
+        reason = _one_line(error)
+        self.infos[name] = PluginInfo(
+            name, "entrypoint", "failed", module, dist_name, version, error=reason
+        )
+        if strict:
+            raise PluginError(
+                f"plugin {name!r} from {dist_name} {version} failed to load: {reason}"
+            ) from error
+        from nodehost.log import get_logger
+
+        get_logger().warning(
+            "plugin failed to load",
+            entry_point=name,
+            distribution=dist_name,
+            version=version,
+            error=reason,
+        )
+
+    def _active_info(
+        self,
+        plugin: object,
+        name: str,
+        kind: str,
+        dist_name: str | None = None,
+        version: str | None = None,
+    ) -> PluginInfo:
+        hooks = tuple(sorted(caller.name for caller in self.pm.get_hookcallers(plugin) or ()))
+        module = getattr(plugin, "__name__", type(plugin).__module__)
+        return PluginInfo(name, kind, "active", module, dist_name, version, hooks)
+
+    # --- queries -----------------------------------------------------------------
+
+    def failures(self) -> list[PluginInfo]:
+        return [info for info in self.infos.values() if info.status == "failed"]
+
+    def distribution_of(self, plugin_name: str) -> str | None:
+        info = self.infos.get(plugin_name)
+        if info is None or info.distribution is None:
+            return None
+        return f"{info.distribution} {info.version}"
+
+    def failure_hint(self, name: str) -> str:
+        """Text explaining which failed plugins might have provided ``name`` ("" if none)."""
+        failed = self.failures()
+        matching = [info for info in failed if info.name == name] or failed
+        return "; ".join(
+            f"plugin {info.name!r} ({info.dist_label}) failed to load: {info.error}"
+            for info in matching
+        )
+
+
+def _new_manager() -> pluggy.PluginManager:
+    from nodehost import hookspecs
+
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def _entry_points() -> Iterator[tuple[Any, Any]]:
+    """Every ``nodehost`` entry point, once per distribution name."""
+    from importlib import metadata
+
+    seen: set[str] = set()
+    for dist in metadata.distributions():
+        dist_name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if dist_name in seen:
+            continue
+        seen.add(dist_name)
+        for entry_point in dist.entry_points:
+            if entry_point.group == ENTRY_POINT_GROUP:
+                yield dist, entry_point
+
+
+# --- the typed facade --------------------------------------------------------------
+
+
+class Hooks:
+    """One method per hook; the only way core code calls plugins."""
+
+    def __init__(self, host: PluginHost) -> None:
+        self._host = host
+
+    def _impls(self, hook_name: str) -> Iterator[tuple[str, Callable[..., Any], Sequence[str]]]:
+        caller = getattr(self._host.pm.hook, hook_name)
+        for impl in reversed(caller.get_hookimpls()):
+            yield impl.plugin_name, impl.function, impl.argnames
+
+    def _call_each(self, hook_name: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+        """Call every implementation; yields (plugin name, result); exceptions propagate."""
+        for plugin, function, argnames in self._impls(hook_name):
+            yield plugin, function(**{name: kwargs[name] for name in argnames})
+
+    def _provided(self, hook_name: str) -> list[Provided[Any]]:
+        provided = []
+        for plugin, function, argnames in self._impls(hook_name):
+            try:
+                records = list(function(**dict.fromkeys(argnames)) or ())
+            except Exception as error:
+                self._host.disable_failed(plugin, error)
+                continue
+            dist = self._host.distribution_of(plugin)
+            provided.extend(Provided(record, plugin, dist) for record in records)
+        return provided
+
+    # registration
+    def components(self) -> list[Provided[ComponentRecord]]:
+        """Every component record, with the plugin that provided it."""
+        return self._provided("nodehost_components")
+
+    def network_providers(self) -> list[Provided[NetworkProviderRecord]]:
+        """Every network-provider record, with the plugin that provided it."""
+        return self._provided("nodehost_network_providers")
+
+    # configuration
+    def adjust_config(self, raw: dict[str, Any], source: str) -> None:
+        for plugin, function, argnames in self._impls("nodehost_adjust_config"):
+            kwargs = {"raw": raw, "source": source}
+            try:
+                function(**{name: kwargs[name] for name in argnames})
+            except Exception as error:
+                raise PluginError(
+                    f"plugin {plugin!r} failed adjusting {source}: {_one_line(error)}"
+                ) from error
+
+    def validate_config(
+        self,
+        config: Any,
+        scope: ValidationScope,
+        selected: frozenset[str],
+        providers: Mapping[str, NetworkProviderRecord],
+    ) -> list[Problem]:
+        from nodehost.records import Problem
+
+        problems: list[Problem] = []
+        failures = [
+            f"plugin {info.name!r} ({info.dist_label}) failed to load: {info.error}"
+            for info in self._host.failures()
+        ]
+        kwargs = {
+            "config": config,
+            "scope": scope,
+            "selected": selected,
+            "providers": providers,
+            "plugin_failures": failures,
+        }
+        for plugin, function, argnames in self._impls("nodehost_validate_config"):
+            try:
+                problems.extend(function(**{name: kwargs[name] for name in argnames}) or ())
+            except Exception as error:
+                problems.append(Problem.forbidden(plugin, f"validation failed: {_one_line(error)}"))
+        return problems
+
+    def kubelet_arguments(self, config: Any, selected: frozenset[str]) -> dict[str, list[str]]:
+        merged: dict[str, list[str]] = {}
+        for plugin, contribution in self._call_each(
+            "nodehost_kubelet_arguments", config=config, selected=selected
+        ):
+            for key, values in (contribution or {}).items():
+                if isinstance(values, str) or not isinstance(values, Sequence):
+                    raise PluginError(f"plugin {plugin!r} gave kubelet argument {key!r} a non-list")
+                merged[key] = list(values)
+        return merged
+
+    # run time
+    def _notify(self, hook_name: str, **kwargs: Any) -> None:
+        for plugin, function, argnames in self._impls(hook_name):
+            try:
+                function(**{name: kwargs[name] for name in argnames})
+            except Exception as error:
+                from nodehost.log import get_logger
+
+                get_logger().warning(
+                    "plugin hook failed", plugin=plugin, hook=hook_name, error=_one_line(error)
+                )
+
+    def component_started(self, name: str, pid: int | None) -> None:
+        self._notify("nodehost_component_started", name=name, pid=pid)
+
+    def component_ready(self, name: str, seconds: float) -> None:
+        self._notify("nodehost_component_ready", name=name, seconds=seconds)
+
+    def component_exited(self, name: str, returncode: int | None, restarting: bool) -> None:
+        self._notify(
+            "nodehost_component_exited", name=name, returncode=returncode, restarting=restarting
+        )
+
+    def component_stopped(self, name: str) -> None:
+        self._notify("nodehost_component_stopped", name=name)
+
+
+def index_by_name(
+    provided: Iterable[Provided[Any]], kind: str, *, fold_case: bool = False
+) -> dict[str, Provided[Any]]:
+    """Index records by name and alias; a clash names both providers (``PluginError``)."""
+    index: dict[str, Provided[Any]] = {}
+    for item in provided:
+        record = item.record
+        for key in (record.name, *record.aliases):
+            key = key.lower() if fold_case else key
+            other = index.get(key)
+            if other is not None and other.record is not record:
+                raise PluginError(
+                    f"{kind} name {key!r} is provided twice: by {other.source()} "
+                    f"and by {item.source()}; disable one with --disable-plugin"
+                )
+            index[key] = item
+    return index
+
+
+def unique(provided: Mapping[str, Provided[Any]]) -> list[Provided[Any]]:
+    """The distinct records of an index built by :func:`index_by_name`, in first-seen order."""
+    seen: dict[int, Provided[Any]] = {}
+    for item in provided.values():
+        seen.setdefault(id(item.record), item)
+    return list(seen.values())

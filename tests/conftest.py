@@ -1,0 +1,41 @@
+"""Fixtures shared by every test folder."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def fake_dists(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Put the fake ``nodehost-fake`` distribution (good, broken, blocked, bad-hook plugins)
+    on ``sys.path`` and forget its modules afterwards."""
+    path = DATA / "fake_dists"
+    monkeypatch.syspath_prepend(str(path))
+    monkeypatch.delenv("NODEHOST_FAKE_BLOCKED_IMPORTED", raising=False)
+    for var in ("NODEHOST_DISABLE_PLUGINS", "NODEHOST_NO_PLUGINS", "NODEHOST_STRICT_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+    yield path
+    for name in [name for name in sys.modules if name.startswith("nodehost_fake")]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def twin_dists(monkeypatch: pytest.MonkeyPatch, fake_dists: Path) -> Path:
+    """Also put ``nodehost-fake-twin`` (whose component clashes with nodehost-fake's) on the path."""
+    path = DATA / "twin_dists"
+    monkeypatch.syspath_prepend(str(path))
+    return path
+
+
+@pytest.fixture
+def fake_dists_env(fake_dists: Path) -> dict[str, str]:
+    """An environment for a ``nodehost`` subprocess that sees the fake distribution."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(fake_dists), env.get("PYTHONPATH")]))
+    return env
