@@ -163,10 +163,11 @@ class TaskSpec:
 class ComponentPlan:
     """What one component needs: files to write and one thing to run.
 
-    ``run`` is ``None`` with ``inactive_reason`` set when the configuration
-    selects the component but gives it nothing to do (e.g. the DNS server
-    without ``dnsBindAddress``); the host reports it as inactive and ready.
-    ``notes`` are extra lines for ``--dry-run``.
+    ``run`` is ``None`` when there is nothing to keep running: with
+    ``inactive_reason`` set, the configuration gives the component nothing to
+    do (the DNS server without ``dnsBindAddress``); without it, the component
+    only writes its files and is ready once they are written (a CNI
+    configuration).  ``notes`` are extra lines for ``--dry-run``.
     """
 
     run: ProcessSpec | TaskSpec | None = None
@@ -208,3 +209,15 @@ class Component(Protocol):
         that makes the component impossible to run (a missing binary); the
         message names the component, the cause and what to do.
         """
+
+
+@runtime_checkable
+class NetworkProvider(Protocol):
+    """The object a :class:`~nodehost.records.NetworkProviderRecord` carries.
+
+    The ``sdn`` component delegates to the provider that
+    ``networkConfig.networkPluginName`` names.
+    """
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        """Return what sets up the pod network on this node; no side effects."""

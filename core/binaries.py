@@ -1,0 +1,94 @@
+"""Finding the programs components run: overrides, ``PATH``, or stand-ins.
+
+A component names its program (``ProcessSpec.argv[0]``, e.g. ``kubelet``); the
+core resolves it, in order:
+
+1. ``--binary NAME=PATH`` (the user's explicit choice);
+2. with ``--standins=always``, the stand-in from :mod:`nodehost.testing` for
+   programs that have one;
+3. ``NAME`` on ``PATH``;
+4. with ``--standins=missing``, the stand-in for a program not found on ``PATH``.
+
+A program that cannot be found is a :class:`~nodehost.errors.RuntimeFailure`
+at plan time that says what to do, never a crash loop.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from nodehost.errors import RuntimeFailure, UsageError
+
+StandinMode = Literal["never", "missing", "always"]
+STANDIN_MODES: tuple[str, ...] = ("never", "missing", "always")
+
+
+@dataclass(frozen=True)
+class ResolvedProgram:
+    """Where a program was found; ``standin`` is true for a ``nodehost.testing`` stand-in."""
+
+    path: str
+    standin: bool = False
+
+
+def parse_binary_overrides(values: tuple[str, ...]) -> dict[str, str]:
+    """``("kubelet=/opt/bin/kubelet", ...)`` -> mapping; ``UsageError`` naming ``--binary``."""
+    overrides: dict[str, str] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"{value!r} is not NAME=PATH", "--binary")
+        overrides[name] = path
+    return overrides
+
+
+def resolve_program(
+    component: str,
+    program: str,
+    *,
+    overrides: Mapping[str, str],
+    standins: StandinMode = "never",
+) -> ResolvedProgram:
+    """Resolve ``program`` for ``component`` as the module docstring says."""
+    if program in overrides:
+        return ResolvedProgram(_check_executable(component, overrides[program]))
+    if os.sep in program:
+        return ResolvedProgram(_check_executable(component, program))
+    standin = _standin_path(program) if standins != "never" else None
+    if standin and standins == "always":
+        return ResolvedProgram(standin, standin=True)
+    found = shutil.which(program)
+    if found:
+        return ResolvedProgram(found)
+    if standin:
+        return ResolvedProgram(standin, standin=True)
+    raise RuntimeFailure(
+        f"component {component}: program {program!r} was not found on PATH; install it, "
+        f"or give its path with --binary {program}=PATH"
+        + ("" if standins != "never" else ", or use --standins=missing for a CI smoke run")
+    )
+
+
+def _check_executable(component: str, path: str) -> str:
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise RuntimeFailure(f"component {component}: {path} is not an executable file")
+    return os.path.abspath(path)
+
+
+def _standin_path(program: str) -> str | None:
+    """The stand-in's console script: beside this interpreter (a venv), else on ``PATH``."""
+    import sys
+
+    from nodehost.testing import STANDINS
+
+    script = STANDINS.get(program)
+    if not script:
+        return None
+    beside = os.path.join(os.path.dirname(sys.executable), script)
+    if os.access(beside, os.X_OK):
+        return beside
+    return shutil.which(script)

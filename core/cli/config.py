@@ -1,0 +1,109 @@
+"""``nodehost config``: validate, show, create and describe NodeConfig files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from nodehost.cli import LazyGroup
+from nodehost.cli.options import load_inventory, plugin_options
+
+SUBCOMMANDS = {
+    "create": (
+        "nodehost.cli.config_create:create",
+        "Generate a node folder: certificates, kubeconfig, node-config.yaml.",
+    ),
+}
+
+
+@click.group(cls=LazyGroup, lazy=SUBCOMMANDS)
+def config() -> None:
+    """Validate, show, create or describe a NodeConfig (Origin's v1 node-config.yaml)."""
+
+
+@config.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
+@click.option("--strict-config", is_flag=True, help="Unknown keys are errors, not warnings.")
+@click.option(
+    "--components",
+    metavar="LIST",
+    help="Validate for these components only (default: every known component).",
+)
+@plugin_options
+def validate(
+    file: str, as_json: bool, strict_config: bool, components: str | None, **plugin_flags: Any
+) -> None:
+    """Check FILE and print every error and warning at once.
+
+    Exit 0 when FILE is valid (warnings allowed), 255 when it has any error.
+    """
+    from nodehost.errors import ConfigError, ConfigInvalid
+    from nodehost.resolve import load_config_file, scope_for
+    from nodehost.resolve import validate as validate_config
+    from nodehost.selection import SelectionRequest, select
+
+    inventory = load_inventory(**plugin_flags)
+    catalog = inventory.catalog
+    selected = select(catalog, SelectionRequest(components=components or ",".join(catalog.names)))
+    try:
+        node_config, problems = load_config_file(file, inventory, strict=strict_config)
+    except ConfigError as error:
+        if not as_json:
+            raise
+        _echo_json(file, [{"path": "", "severity": "error", "message": str(error)}], [])
+        raise click.exceptions.Exit(error.exit_code) from error
+    errors, warnings = validate_config(
+        node_config, scope_for(inventory, selected), selected, inventory, problems
+    )
+    if as_json:
+        _echo_json(file, [p.as_dict() for p in errors], [p.as_dict() for p in warnings])
+    else:
+        for problem in warnings:
+            click.echo(f"warning: {file}: {problem.render()}", err=True)
+    if errors:
+        if as_json:
+            raise click.exceptions.Exit(ConfigInvalid.exit_code)
+        raise ConfigInvalid(file, errors)
+    if not as_json:
+        suffix = (
+            f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''})" if warnings else ""
+        )
+        click.echo(f"{file}: valid NodeConfig{suffix}")
+
+
+def _echo_json(file: str, errors: list[dict[str, Any]], warnings: list[dict[str, Any]]) -> None:
+    result = {"file": file, "valid": not errors, "errors": errors, "warnings": warnings}
+    click.echo(json.dumps(result, indent=2))
+
+
+@config.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--strict-config", is_flag=True, help="Unknown keys are errors, not warnings.")
+@plugin_options
+def show(file: str, strict_config: bool, **plugin_flags: Any) -> None:
+    """Print FILE resolved: defaults applied, paths absolute, as YAML.
+
+    Type errors exit 255; validation rules are not applied (use validate).
+    """
+    from nodehost.config.dump import dump_node_config
+    from nodehost.errors import ConfigInvalid
+    from nodehost.resolve import load_config_file
+
+    inventory = load_inventory(**plugin_flags)
+    node_config, problems = load_config_file(file, inventory, strict=strict_config)
+    errors = [problem for problem in problems if problem.is_error]
+    if errors:
+        raise ConfigInvalid(file, errors)
+    for problem in problems:
+        click.echo(f"warning: {file}: {problem.render()}", err=True)
+    click.echo(dump_node_config(node_config), nl=False)
+
+
+@config.command()
+def schema() -> None:
+    """Print a JSON Schema of NodeConfig (for editors: the YAML language server)."""
+    from nodehost.config.jsonschema import node_config_schema
+
+    click.echo(json.dumps(node_config_schema(), indent=2))

@@ -1,0 +1,87 @@
+"""``nodehost components`` and ``nodehost plugins``: what is installed and who provides it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from nodehost.cli.options import load_inventory, plugin_options
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@plugin_options
+def components(as_json: bool, **plugin_flags: Any) -> None:
+    """List every known component: default, groups, order, provider."""
+    from nodehost.manager import unique
+
+    inventory = load_inventory(**plugin_flags)
+    rows = []
+    for item in sorted(unique(inventory.components), key=lambda item: item.record.name):
+        record = item.record
+        rows.append(
+            {
+                "name": record.name,
+                "default": record.default,
+                "auto": record.enable_if is not None,
+                "groups": sorted({*record.groups, "all"}),
+                "aliases": list(record.aliases),
+                "after": list(record.after),
+                "requires": list(record.requires),
+                "plugin": item.plugin,
+                "distribution": item.distribution or "nodehost (built-in)",
+                "summary": record.summary,
+            }
+        )
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    header = ("NAME", "DEFAULT", "GROUPS", "AFTER", "PLUGIN", "DISTRIBUTION")
+    table = [header]
+    for row in rows:
+        default = (
+            "auto" if row["auto"] and not row["default"] else ("on" if row["default"] else "off")
+        )
+        name = row["name"] + (f" ({', '.join(row['aliases'])})" if row["aliases"] else "")
+        table.append(
+            (
+                name,
+                default,
+                ",".join(row["groups"]),
+                ",".join(row["after"]) or "-",
+                row["plugin"],
+                row["distribution"],
+            )
+        )
+    click.echo(format_table(table))
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@plugin_options
+def plugins(as_json: bool, **plugin_flags: Any) -> None:
+    """List plugins: name, distribution, version, status and the hooks they implement."""
+    inventory = load_inventory(**plugin_flags)
+    infos = sorted(
+        inventory.host.infos.values(), key=lambda info: (info.kind != "builtin", info.name)
+    )
+    if as_json:
+        click.echo(json.dumps([info.as_dict() for info in infos], indent=2))
+        return
+    table = [("NAME", "DISTRIBUTION", "STATUS", "HOOKS")]
+    for info in infos:
+        status = info.status if info.error is None else f"{info.status}: {info.error}"
+        hooks = ",".join(hook.removeprefix("nodehost_") for hook in info.hooks) or "-"
+        table.append((info.name, info.dist_label, status, hooks))
+    click.echo(format_table(table))
+
+
+def format_table(rows: list[tuple[str, ...]]) -> str:
+    """Left-aligned columns separated by two spaces; the last column is not padded."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""Click options shared by several commands (plugin loading, logging), defined once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.inventory import Inventory
+
+F = Callable[..., Any]
+
+
+def plugin_options(command: F) -> F:
+    """``--disable-plugin``, ``--strict-plugins``, ``--no-plugins``."""
+    command = click.option(
+        "--no-plugins",
+        is_flag=True,
+        help="Load no third-party plugins (env NODEHOST_NO_PLUGINS=1).",
+    )(command)
+    command = click.option(
+        "--strict-plugins",
+        is_flag=True,
+        help="Fail when a third-party plugin fails to load (env NODEHOST_STRICT_PLUGINS=1).",
+    )(command)
+    return click.option(
+        "--disable-plugin",
+        "disable_plugins",
+        multiple=True,
+        metavar="NAME",
+        help="Block plugin NAME before it is imported; repeatable "
+        "(env NODEHOST_DISABLE_PLUGINS=a,b).",
+    )(command)
+
+
+def logging_options(command: F) -> F:
+    """``-v/--loglevel`` (glog levels) and ``--log-format``."""
+    command = click.option(
+        "--log-format",
+        type=click.Choice(["auto", "console", "json"]),
+        default="auto",
+        show_default=True,
+        help="Log rendering: console on a terminal and JSON otherwise when auto.",
+    )(command)
+    return click.option(
+        "-v",
+        "--loglevel",
+        type=click.IntRange(0, 10),
+        default=0,
+        show_default=True,
+        help="Log verbosity, glog style (4 and above adds debug events).",
+    )(command)
+
+
+def load_inventory(
+    disable_plugins: tuple[str, ...], strict_plugins: bool, no_plugins: bool
+) -> Inventory:
+    """Load every plugin as the flags and the environment say, and index their records."""
+    from nodehost.inventory import Inventory
+    from nodehost.manager import LoadOptions
+
+    options = LoadOptions.from_environment(disable_plugins, strict_plugins, no_plugins)
+    return Inventory.load(options)

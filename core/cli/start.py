@@ -1,0 +1,315 @@
+"""``nodehost start``: Origin's ``start node`` flags, plus component selection and CI modes.
+
+Thin by design: it turns flags into :class:`~nodehost.options.StartOptions`
+and runs the stages -- resolve and validate the config, build the plan, run
+the host -- each a function of the previous stage's output.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from nodehost.cli.options import load_inventory, logging_options, plugin_options
+from nodehost.options import (
+    DEFAULT_CONFIG_DIR,
+    DEFAULT_EXPIRE_DAYS,
+    DEFAULT_IMAGE_FORMAT,
+    DEFAULT_LISTEN,
+    DEFAULT_MASTER_CERT_DIR,
+    DEFAULT_VOLUME_DIR,
+    StartOptions,
+    check_start_options,
+)
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
+@click.command(context_settings={"ignore_unknown_options": False})
+@click.option(
+    "--config", metavar="FILE", help="Run from this node config; other config flags are ignored."
+)
+@click.option(
+    "--components",
+    metavar="LIST",
+    help="Components to run: names or groups, comma separated (kubelet,proxy).",
+)
+@click.option("--enable", metavar="LIST", help="Origin's name for --components.")
+@click.option(
+    "--disable", metavar="LIST", default="", help="Components to leave out (names or groups)."
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Resolve and validate the config, print the plan, exit 0."
+)
+@click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
+@click.option("--write-config", metavar="DIR", help="Generate the node folder into DIR and exit.")
+@click.option("--write-flags", is_flag=True, help="Print the kubelet's arguments and exit.")
+@click.option("--hostname", help="Name of this node (default: lower-cased `uname -n`).")
+@click.option(
+    "--listen",
+    default=DEFAULT_LISTEN,
+    show_default=True,
+    metavar="ADDR",
+    help="Serving address, [scheme://]host[:port].",
+)
+@click.option(
+    "--volume-dir", default=DEFAULT_VOLUME_DIR, show_default=True, help="Volume storage directory."
+)
+@click.option(
+    "--network-plugin", default="", help="Network plugin (provider) name for pod networking."
+)
+@click.option(
+    "--recursive-resolv-conf",
+    default="",
+    metavar="FILE",
+    help="resolv.conf of upstream resolvers for the node DNS.",
+)
+@click.option(
+    "--images",
+    default=DEFAULT_IMAGE_FORMAT,
+    show_default=True,
+    help="Image name template for system components.",
+)
+@click.option(
+    "--latest-images", is_flag=True, help="Use the 'latest' tag instead of the release version."
+)
+@click.option("--kubernetes", hidden=True, help="Removed; use --kubeconfig.")
+@click.option(
+    "--kubeconfig",
+    default="",
+    metavar="FILE",
+    help="kubeconfig for API requests (bootstrap credentials with --bootstrap-config-name).",
+)
+@click.option(
+    "--bootstrap-config-name",
+    default="",
+    metavar="NAME",
+    help="Bootstrap: get a client certificate, then the config from this config map.",
+)
+@click.option(
+    "--expire-days",
+    type=int,
+    default=DEFAULT_EXPIRE_DAYS,
+    show_default=True,
+    help="Validity of generated certificates, in days.",
+)
+@click.option(
+    "--master-cert-dir",
+    default=DEFAULT_MASTER_CERT_DIR,
+    show_default=True,
+    help="Signer CA folder used to generate the node folder.",
+)
+@click.option(
+    "--config-dir",
+    default=DEFAULT_CONFIG_DIR,
+    show_default=True,
+    help="Node folder generated when --config is not given.",
+)
+@click.option("--strict-config", is_flag=True, help="Unknown config keys are errors, not warnings.")
+@click.option(
+    "--state-dir",
+    metavar="DIR",
+    help="Runtime state: pid files, generated component files (env NODEHOST_STATE_DIR).",
+)
+@click.option(
+    "--binary",
+    "binaries",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Run PATH for program NAME; repeatable.",
+)
+@click.option(
+    "--standins",
+    type=click.Choice(["never", "missing", "always"]),
+    default="never",
+    show_default=True,
+    help="Use nodehost.testing's stand-ins for missing programs (or always): CI smoke runs.",
+)
+@plugin_options
+@logging_options
+@click.argument("extra_args", nargs=-1)
+@click.pass_context
+def start(ctx: click.Context, **flags: Any) -> None:
+    """Start the node: resolve and validate its config, then run its components.
+
+    The config comes from --config FILE, or is generated from the flags and the
+    signer CA in --master-cert-dir.  Invalid configs exit 255 with every problem
+    listed; usage errors exit 2; runtime failures exit 1.
+    """
+    options = _start_options(ctx, flags)
+    check_start_options(options)
+    from nodehost.log import configure_logging
+
+    configure_logging(flags["loglevel"], flags["log_format"])
+    inventory = load_inventory(
+        flags["disable_plugins"], flags["strict_plugins"], flags["no_plugins"]
+    )
+    from nodehost.resolve import resolve_config, selection_for
+
+    selected = selection_for(options, inventory)
+    if options.write_config is not None:
+        from nodehost.generate import generate_node_folder
+
+        path = generate_node_folder(options)
+        click.echo(f"Wrote node config to {path}")
+        return
+    resolved = resolve_config(options, inventory, selected)
+    _print_warnings(resolved.config.source, resolved.warnings)
+    if options.write_flags:
+        click.echo(_flags_line(inventory, resolved, options))
+        return
+    plan = _plan(inventory, resolved, options, flags)
+    if options.dry_run:
+        click.echo(
+            json.dumps(plan_as_dict(plan), indent=2) if flags["as_json"] else render_plan(plan)
+        )
+        return
+    raise click.exceptions.Exit(_run(plan, inventory, flags))
+
+
+def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
+    optional = {} if flags["hostname"] is None else {"hostname": flags["hostname"].strip().lower()}
+    return StartOptions(
+        config=flags["config"],
+        components=flags["components"],
+        enable=flags["enable"],
+        disable=flags["disable"],
+        dry_run=flags["dry_run"],
+        write_config=flags["write_config"],
+        write_flags=flags["write_flags"],
+        listen=flags["listen"],
+        listen_provided=_given(ctx, "listen") and flags["listen"] != DEFAULT_LISTEN,
+        volume_dir=flags["volume_dir"],
+        volume_dir_provided=_given(ctx, "volume_dir"),
+        network_plugin=flags["network_plugin"],
+        recursive_resolv_conf=flags["recursive_resolv_conf"],
+        images=flags["images"],
+        latest_images=flags["latest_images"],
+        kubernetes=flags["kubernetes"],
+        kubeconfig=flags["kubeconfig"],
+        bootstrap_config_name=flags["bootstrap_config_name"],
+        expire_days=flags["expire_days"],
+        master_cert_dir=flags["master_cert_dir"],
+        config_dir=flags["config_dir"] if not flags["config"] else _dirname(flags["config"]),
+        strict_config=flags["strict_config"],
+        state_dir=flags["state_dir"],
+        extra_args=tuple(flags["extra_args"]),
+        **optional,
+    )
+
+
+def _dirname(path: str) -> str:
+    import os
+
+    return os.path.dirname(os.path.abspath(path))
+
+
+def _print_warnings(source: str, warnings: Any) -> None:
+    for problem in warnings:
+        click.echo(f"warning: {source}: {problem.render()}", err=True)
+
+
+def _plan(inventory: Any, resolved: Any, options: StartOptions, flags: dict[str, Any]) -> Any:
+    import os
+
+    from nodehost.binaries import parse_binary_overrides
+    from nodehost.plan import build_plan, default_state_dir
+
+    state_dir = os.path.abspath(flags["state_dir"]) if flags["state_dir"] else default_state_dir()
+    return build_plan(
+        inventory,
+        resolved,
+        options,
+        state_dir=state_dir,
+        overrides=parse_binary_overrides(flags["binaries"]),
+        standins=flags["standins"],
+    )
+
+
+def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
+    """Origin's ``--write-flags``: the arguments of the components that print flags."""
+    from nodehost.errors import UsageError
+    from nodehost.flagsline import format_flags_line
+    from nodehost.plan import build_plan, default_state_dir
+
+    printers = {name for name in resolved.selected if inventory.catalog.records[name].write_flags}
+    if not printers:
+        raise UsageError("none of the selected components has arguments to print", "--write-flags")
+    plan = build_plan(
+        inventory,
+        resolved,
+        options,
+        state_dir=default_state_dir(),
+        overrides={},
+        resolve_programs=False,
+    )
+    lines = [
+        format_flags_line(component.plan.run.argv[1:])
+        for component in plan.components
+        if component.name in printers and component.plan.run is not None
+    ]
+    return "\n".join(lines)
+
+
+def render_plan(plan: Any) -> str:
+    """The human-readable plan printed by ``--dry-run``."""
+    lines = [f"Plan for {plan.config_source} (state in {plan.state_dir}):"]
+    for index, component in enumerate(plan.components, 1):
+        origin = component.plugin + (
+            f" ({component.distribution})" if component.distribution else ""
+        )
+        after = ", ".join(component.after) or "-"
+        lines.append(f"{index:>3}. {component.name:<12} after: {after:<20} plugin: {origin}")
+        lines.extend(_plan_details(component.plan))
+    return "\n".join(lines)
+
+
+def _plan_details(plan: Any) -> list[str]:
+    pad = " " * 8
+    if plan.inactive_reason:
+        return [f"{pad}inactive: {plan.inactive_reason}"]
+    if plan.run is None:
+        lines = [f"{pad}run: nothing to keep running", f"{pad}ready: once its files are written"]
+    else:
+        lines = [f"{pad}run: {plan.run.describe()}", f"{pad}ready: {plan.run.readiness.describe()}"]
+    lines += [f"{pad}writes: {spec.path} ({spec.mode:04o})" for spec in plan.files]
+    lines += [f"{pad}note: {note}" for note in plan.notes]
+    return lines
+
+
+def plan_as_dict(plan: Any) -> dict[str, Any]:
+    """The plan as a JSON-ready mapping (``--dry-run --json``)."""
+    components = []
+    for component in plan.components:
+        run = component.plan.run
+        components.append(
+            {
+                "name": component.name,
+                "plugin": component.plugin,
+                "distribution": component.distribution,
+                "after": list(component.after),
+                "run": None if run is None else run.describe(),
+                "argv": list(getattr(run, "argv", ())) or None,
+                "ready": None if run is None else run.readiness.describe(),
+                "files": [{"path": f.path, "mode": f"{f.mode:04o}"} for f in component.plan.files],
+                "inactive": component.plan.inactive_reason,
+                "notes": list(component.plan.notes),
+            }
+        )
+    return {"config": plan.config_source, "state_dir": plan.state_dir, "components": components}
+
+
+def _run(plan: Any, inventory: Any, flags: dict[str, Any]) -> int:
+    from nodehost.errors import RuntimeFailure
+
+    try:
+        from nodehost.runtime import run_plan  # noqa: F401
+    except ImportError as error:
+        raise RuntimeFailure("the runtime host is not available in this build") from error
+    print("runtime not wired yet", file=sys.stderr)
+    return 1

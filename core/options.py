@@ -1,0 +1,92 @@
+"""The options of ``nodehost start``, checked, as one frozen value.
+
+The CLI builds a :class:`StartOptions` from its flags and calls
+:func:`check_start_options`; everything after that (config resolution,
+selection, planning, the host) reads this value and never the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass, field
+
+from nodehost.errors import UsageError
+
+DEFAULT_LISTEN = "0.0.0.0:8443"
+DEFAULT_VOLUME_DIR = "openshift.local.volumes"
+DEFAULT_CONFIG_DIR = "openshift.local.config/node"
+DEFAULT_MASTER_CERT_DIR = "openshift.local.config/master"
+DEFAULT_EXPIRE_DAYS = 730
+DEFAULT_BOOTSTRAP_NAMESPACE = "openshift-node"
+DEFAULT_IMAGE_FORMAT = "openshift/origin-${component}:${version}"
+
+
+def default_node_name() -> str:
+    """Origin's default ``--hostname``: ``uname -n`` trimmed and lower-cased, else ``localhost``."""
+    name = platform.node().strip().lower()
+    return name or "localhost"
+
+
+def default_cluster_domain() -> str:
+    return os.environ.get("OPENSHIFT_DNS_DOMAIN") or "cluster.local"
+
+
+@dataclass(frozen=True)
+class StartOptions:
+    """Every flag of ``nodehost start``; ``None`` means "not given" where that matters."""
+
+    config: str | None = None
+    components: str | None = None
+    enable: str | None = None
+    disable: str = ""
+    dry_run: bool = False
+    write_config: str | None = None
+    write_flags: bool = False
+    hostname: str = field(default_factory=default_node_name)
+    listen: str = DEFAULT_LISTEN
+    listen_provided: bool = False
+    volume_dir: str = DEFAULT_VOLUME_DIR
+    volume_dir_provided: bool = False
+    network_plugin: str = ""
+    recursive_resolv_conf: str = ""
+    images: str = DEFAULT_IMAGE_FORMAT
+    latest_images: bool = False
+    kubernetes: str | None = None
+    kubeconfig: str = ""
+    bootstrap_config_name: str = ""
+    bootstrap_config_namespace: str = DEFAULT_BOOTSTRAP_NAMESPACE
+    expire_days: int = DEFAULT_EXPIRE_DAYS
+    master_cert_dir: str = DEFAULT_MASTER_CERT_DIR
+    config_dir: str = DEFAULT_CONFIG_DIR
+    strict_config: bool = False
+    state_dir: str | None = None
+    extra_args: tuple[str, ...] = ()
+
+    @property
+    def bootstrapping(self) -> bool:
+        return bool(self.bootstrap_config_name)
+
+
+def check_start_options(options: StartOptions) -> None:
+    """Origin's ``NodeOptions.Validate`` (reference §1.4); raises ``UsageError``."""
+    if options.extra_args:
+        raise UsageError("no arguments are supported for start node")
+    if options.expire_days < 0:
+        raise UsageError("expire-days must be valid number of days", "--expire-days")
+    if options.kubernetes is not None:
+        raise UsageError(
+            "--kubernetes is no longer allowed, try using --kubeconfig", "--kubernetes"
+        )
+    if options.write_config is not None:
+        if options.config:
+            raise UsageError("--config may not be set if you're only writing the config")
+        if options.write_flags:
+            raise UsageError("--write-config and --write-flags are mutually exclusive")
+    if options.bootstrapping:
+        if options.write_flags:
+            raise UsageError("--write-flags is mutually exclusive with --bootstrap-config-name")
+        if not options.bootstrap_config_namespace:
+            raise UsageError("--bootstrap-config-namespace must be specified")
+    if options.dry_run and options.write_flags:
+        raise UsageError("--dry-run and --write-flags are mutually exclusive")

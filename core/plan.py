@@ -1,0 +1,151 @@
+"""The plan: the selected components as an ordered graph, a plain printable value.
+
+``build_plan`` is a pure function of the component records, the selection and
+the components' own plans; the host (:mod:`nodehost.runtime`) executes a
+:class:`Plan` and ``nodehost start --dry-run`` prints one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nodehost.binaries import StandinMode, resolve_program
+from nodehost.component import ComponentPlan, PlanContext, ProcessSpec
+from nodehost.errors import NodehostError, PluginError
+from nodehost.selection import start_order
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.inventory import Inventory
+    from nodehost.manager import Provided
+    from nodehost.records import ComponentRecord
+    from nodehost.resolve import ResolvedConfig
+
+
+@dataclass(frozen=True)
+class PlannedComponent:
+    """One selected component, ready to run.
+
+    ``after``  the selected components it waits for (must be ready first);
+    ``plugin`` the name of the plugin that provides it;
+    ``distribution`` the ``name version`` of that plugin's distribution, if any.
+    """
+
+    name: str
+    summary: str
+    plugin: str
+    after: tuple[str, ...]
+    plan: ComponentPlan
+    distribution: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The components to run, in a valid start order (dependencies first).
+
+    ``state_dir`` is where the host keeps pid files and components keep their
+    generated files; ``config_source`` names the NodeConfig the plan came from.
+    """
+
+    components: tuple[PlannedComponent, ...]
+    state_dir: str
+    config_source: str
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(component.name for component in self.components)
+
+    def get(self, name: str) -> PlannedComponent:
+        for component in self.components:
+            if component.name == name:
+                return component
+        raise KeyError(name)
+
+
+def build_plan(
+    inventory: Inventory,
+    resolved: ResolvedConfig,
+    options: Any,
+    *,
+    state_dir: str,
+    overrides: Mapping[str, str],
+    standins: StandinMode = "never",
+    resolve_programs: bool = True,
+) -> Plan:
+    """Ask every selected component for its plan, in start order, and resolve programs.
+
+    With ``resolve_programs=False`` the programs stay as the components named them
+    (``--write-flags`` prints arguments without needing the binaries).
+    """
+    order = start_order(inventory.catalog, resolved.selected)
+    providers = inventory.provider_records()
+    planned = []
+    for name, after in order:
+        provided = inventory.components[name]
+        context = PlanContext(
+            config=resolved.config,
+            options=options,
+            record=provided.record,
+            selected=resolved.selected,
+            state_dir=os.path.join(state_dir, name),
+            network_providers=providers,
+            hooks=inventory.host.hooks,
+        )
+        plan = _component_plan(provided, context)
+        if resolve_programs:
+            plan = _resolve_program(name, plan, overrides, standins)
+        planned.append(
+            PlannedComponent(
+                name=name,
+                summary=provided.record.summary,
+                plugin=provided.plugin,
+                after=after,
+                plan=plan,
+                distribution=provided.distribution,
+            )
+        )
+    return Plan(tuple(planned), state_dir, resolved.config.source)
+
+
+def _component_plan(provided: Provided[ComponentRecord], context: PlanContext) -> ComponentPlan:
+    try:
+        plan = provided.record.component.plan(context)
+    except NodehostError:
+        raise
+    except Exception as error:
+        raise PluginError(
+            f"component {provided.record.name} ({provided.source()}) failed to plan: "
+            f"{type(error).__name__}: {error}"
+        ) from error
+    if not isinstance(plan, ComponentPlan):
+        raise PluginError(
+            f"component {provided.record.name} ({provided.source()}) returned "
+            f"{type(plan).__name__} from plan(), not a ComponentPlan"
+        )
+    return plan
+
+
+def _resolve_program(
+    name: str, plan: ComponentPlan, overrides: Mapping[str, str], standins: StandinMode
+) -> ComponentPlan:
+    if not isinstance(plan.run, ProcessSpec):
+        return plan
+    program = resolve_program(name, plan.run.argv[0], overrides=overrides, standins=standins)
+    run = dataclasses.replace(plan.run, argv=(program.path, *plan.run.argv[1:]))
+    notes = plan.notes
+    if program.standin:
+        notes = (*notes, f"STAND-IN: {plan.run.argv[0]} is nodehost.testing's stand-in")
+    return dataclasses.replace(plan, run=run, notes=notes)
+
+
+def default_state_dir() -> str:
+    """``$NODEHOST_STATE_DIR``, else ``/var/lib/nodehost`` as root, else the XDG state dir."""
+    configured = os.environ.get("NODEHOST_STATE_DIR")
+    if configured:
+        return os.path.abspath(configured)
+    if os.geteuid() == 0:
+        return "/var/lib/nodehost"
+    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return os.path.join(base, "nodehost")

@@ -1,0 +1,174 @@
+"""Resolve a node's configuration: obtain it, apply the CLI overrides, validate it.
+
+Origin's ``RunNode`` steps 1-5 (reference §1.7) as one pure-ish function of
+the start options and the inventory:
+
+1. obtain a NodeConfig: ``--config FILE``, or a folder generated from the flags
+   and the signer CA (``--write-config`` / no ``--config``), or bootstrap;
+2. ``--listen`` given -> ``servingInfo.bindAddress``;
+3. ``dnsIP: 0.0.0.0`` -> the node IP, else the default local IPv4 address;
+4. pick the validation scope from the selected components' records; below
+   ``NODE`` the node name falls back to ``--hostname`` and
+   ``masterKubeConfig`` becomes ``--kubeconfig`` (Origin's in-cluster rules);
+5. validate with the core's rules and every plugin's; any error raises
+   :class:`~nodehost.errors.ConfigInvalid` listing all of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nodehost.errors import ConfigInvalid, RuntimeFailure
+from nodehost.records import Problem, ValidationScope
+from nodehost.selection import SelectionRequest, select
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.config.schema import NodeConfig
+    from nodehost.inventory import Inventory
+    from nodehost.options import StartOptions
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """A validated configuration and what it was validated for."""
+
+    config: NodeConfig
+    selected: frozenset[str]
+    scope: ValidationScope
+    warnings: tuple[Problem, ...]
+
+
+def selection_for(options: StartOptions, inventory: Inventory) -> frozenset[str]:
+    """The selected component names (``UsageError`` with Origin's messages)."""
+    request = SelectionRequest(options.components, options.enable, options.disable)
+    return select(inventory.catalog, request, options, unknown_hint=inventory.host.failure_hint)
+
+
+def scope_for(inventory: Inventory, selected: frozenset[str]) -> ValidationScope:
+    """The highest validation scope any selected component asks for."""
+    return max(inventory.catalog.records[name].validation_scope for name in selected)
+
+
+def load_config_file(
+    path: str, inventory: Inventory, *, strict: bool
+) -> tuple[NodeConfig, list[Problem]]:
+    """Read and build ``path`` with plugins' sections known and their adjust hook applied."""
+    from nodehost.config.load import load_node_config
+
+    return load_node_config(
+        path,
+        known_sections=inventory.known_sections(),
+        strict=strict,
+        adjust=inventory.host.hooks.adjust_config,
+    )
+
+
+def validate(
+    config: NodeConfig,
+    scope: ValidationScope,
+    selected: frozenset[str],
+    inventory: Inventory,
+    problems: list[Problem],
+) -> tuple[list[Problem], list[Problem]]:
+    """Every problem, core's and plugins', split into (errors, warnings)."""
+    from nodehost.config.validate import validate_node_config
+
+    everything = [
+        *problems,
+        *validate_node_config(config, scope),
+        *inventory.host.hooks.validate_config(
+            config=config,
+            scope=scope,
+            selected=selected,
+            providers=inventory.provider_records(),
+        ),
+    ]
+    errors = [problem for problem in everything if problem.is_error]
+    warnings = [problem for problem in everything if not problem.is_error]
+    return errors, warnings
+
+
+def resolve_config(
+    options: StartOptions, inventory: Inventory, selected: frozenset[str]
+) -> ResolvedConfig:
+    """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error."""
+    config, problems = obtain_config(options, inventory)
+    config = apply_overrides(config, options)
+    scope = scope_for(inventory, selected)
+    if scope < ValidationScope.NODE:
+        config = apply_in_cluster_fallbacks(config, options)
+    errors, warnings = validate(config, scope, selected, inventory, problems)
+    if errors:
+        raise ConfigInvalid(config.source, errors)
+    return ResolvedConfig(config, selected, scope, tuple(warnings))
+
+
+def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConfig, list[Problem]]:
+    """Step 1: the NodeConfig from ``--config``, generation or bootstrap."""
+    if options.bootstrapping:
+        raise RuntimeFailure(
+            "--bootstrap-config-name: TLS bootstrap is not available in this version of "
+            "nodehost; start from --config FILE or generate one with 'nodehost config create'"
+        )
+    if options.config:
+        return load_config_file(options.config, inventory, strict=options.strict_config)
+    from nodehost.generate import generate_node_folder
+
+    path = generate_node_folder(options)
+    return load_config_file(path, inventory, strict=options.strict_config)
+
+
+def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:
+    """Steps 2-3: ``--listen`` and the ``dnsIP: 0.0.0.0`` rule."""
+    if options.listen_provided:
+        from nodehost.config.listen import parse_listen
+
+        listen = parse_listen(options.listen)
+        serving = dataclasses.replace(
+            config.serving_info, bind_address=listen.host_port(listen.default_port)
+        )
+        config = dataclasses.replace(config, serving_info=serving)
+    if config.dns_ip == "0.0.0.0":
+        config = dataclasses.replace(config, dns_ip=config.node_ip or default_local_ipv4())
+    return config
+
+
+def apply_in_cluster_fallbacks(config: NodeConfig, options: StartOptions) -> NodeConfig:
+    """Step 4 below ``NODE`` scope: node name from ``--hostname``, ``--kubeconfig``."""
+    changes: dict[str, Any] = {"master_kube_config": options.kubeconfig}
+    if not config.node_name:
+        changes["node_name"] = options.hostname
+    return dataclasses.replace(config, **changes)
+
+
+def default_local_ipv4() -> str:
+    """The IPv4 address of the interface that holds the default route ("" if none).
+
+    Reads ``/proc/net/route`` and asks the kernel for that interface's address;
+    nothing is sent on the network.
+    """
+    import fcntl
+    import struct
+
+    try:
+        with open("/proc/net/route") as routes:
+            lines = routes.read().splitlines()[1:]
+    except OSError:
+        return ""
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 2 and fields[1] == "00000000":
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                request = struct.pack("256s", fields[0][:15].encode())
+                try:
+                    answer = fcntl.ioctl(sock.fileno(), _SIOCGIFADDR, request)
+                except OSError:
+                    continue
+                return socket.inet_ntoa(answer[20:24])
+    return ""
+
+
+_SIOCGIFADDR = 0x8915

@@ -1,0 +1,101 @@
+"""The ``sdn`` component: sets up the node's pod network through a network provider.
+
+Origin's ``plugins`` component.  ``networkConfig.networkPluginName`` names the
+provider (matched case-insensitively against every provider record, built-in
+or third-party); the component delegates its plan to that provider.  With no
+name configured the component is inactive, as Origin ran no SDN then.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+
+from nodehost import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope, hookimpl
+from nodehost.component import ComponentPlan, PlanContext
+from nodehost.errors import RuntimeFailure
+
+PATH = "networkConfig.networkPluginName"
+
+#: Origin's OpenShift SDN plugin names (reference §9.3); nodehost has no built-in for them.
+OPENSHIFT_SDN_NAMES = (
+    "redhat/openshift-ovs-subnet",
+    "redhat/openshift-ovs-multitenant",
+    "redhat/openshift-ovs-networkpolicy",
+)
+
+
+@hookimpl
+def nodehost_components() -> list[ComponentRecord]:
+    return [
+        ComponentRecord(
+            name="sdn",
+            summary="Pod network: the provider named by networkConfig.networkPluginName.",
+            component=Sdn(),
+            aliases=("plugins",),
+            groups=("network",),
+            validation_scope=ValidationScope.NETWORK,
+        )
+    ]
+
+
+@hookimpl
+def nodehost_validate_config(
+    config: object,
+    selected: frozenset[str],
+    providers: Mapping[str, NetworkProviderRecord],
+    plugin_failures: Sequence[str],
+) -> list[Problem]:
+    if "sdn" not in selected:
+        return []
+    name = configured_provider(config)
+    if not name or name.lower() in providers:
+        return []
+    return [Problem.invalid(PATH, name, unknown_provider_detail(name, providers, plugin_failures))]
+
+
+def configured_provider(config: object) -> str:
+    """The provider name the config selects ("" for none)."""
+    return (config.network_config.network_plugin_name or "").strip()  # type: ignore[attr-defined]
+
+
+def unknown_provider_detail(
+    name: str, providers: Mapping[str, NetworkProviderRecord], plugin_failures: Sequence[str]
+) -> str:
+    """Why ``name`` is not usable: installed providers, a suggestion, failed plugins."""
+    installed = sorted({record.name for record in providers.values()})
+    listing = ", ".join(installed) if installed else "none"
+    if name.lower() in OPENSHIFT_SDN_NAMES:
+        detail = (
+            f"the OpenShift SDN {name!r} is not built into nodehost; a plugin package must "
+            f"provide it (installed providers: {listing})"
+        )
+    else:
+        detail = f"no network provider is named {name!r} (installed: {listing})"
+        close = difflib.get_close_matches(name.lower(), list(providers), n=1)
+        if close:
+            detail += f"; did you mean {providers[close[0]].name!r}?"
+    if plugin_failures:
+        detail += "; " + "; ".join(plugin_failures)
+    return detail
+
+
+class Sdn:
+    """Delegates planning to the configured network provider."""
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        name = configured_provider(context.config)
+        if not name:
+            return ComponentPlan(
+                inactive_reason="no network provider configured (networkConfig.networkPluginName)"
+            )
+        record = context.network_providers.get(name.lower())
+        if record is None:
+            raise RuntimeFailure(f"component sdn: no network provider named {name!r}")
+        plan = record.provider.plan(context)
+        return ComponentPlan(
+            run=plan.run,
+            files=plan.files,
+            inactive_reason=plan.inactive_reason,
+            notes=(f"network provider: {record.name}", *plan.notes),
+        )

@@ -1,0 +1,52 @@
+"""The root command: help, version, unknown commands, and staying light to start."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("structlog", "cryptography", "yaml", "pluggy", "asyncio", "importlib.metadata")
+
+
+def test_help_lists_every_command(nodehost) -> None:
+    result = nodehost("--help")
+    assert result.code == 0
+    for command in ("start", "config", "components", "plugins", "version", "ca", "status"):
+        assert f"  {command} " in result.out
+
+
+def test_version_prints_the_version(nodehost) -> None:
+    from nodehost import __version__
+
+    assert nodehost("version").out.strip() == f"nodehost {__version__}"
+    assert json.loads(nodehost("version", "--json").out)["nodehost"] == __version__
+
+
+def test_unknown_command_is_a_usage_error(nodehost) -> None:
+    result = nodehost("bogus")
+    assert result.code == 2
+    assert "No such command 'bogus'" in result.err
+
+
+def test_help_and_version_import_nothing_heavy() -> None:
+    script = (
+        "import sys\n"
+        "from nodehost.cli import main\n"
+        "for argv in (['--help'], ['version']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"print('HEAVY=' + ','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "HEAVY="
+
+
+def test_installed_executable_runs(nodehost_exe) -> None:
+    result = nodehost_exe("version")
+    assert result.code == 0
+    assert result.out.startswith("nodehost ")

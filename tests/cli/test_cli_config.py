@@ -1,0 +1,78 @@
+"""``nodehost config validate|show|schema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def test_valid_config_exits_zero(nodehost, node_dir: Path) -> None:
+    path = node_dir / "node-config.yaml"
+    result = nodehost("config", "validate", str(path))
+    assert result.code == 0, result.err
+    assert result.out.strip() == f"{path}: valid NodeConfig"
+
+
+def test_invalid_config_exits_255_with_every_error(nodehost, write_config) -> None:
+    path = write_config("apiVersion: v1\nkind: NodeConfig\nnodeIP: 0.0.0.0\n", name="bad.yaml")
+    result = nodehost("config", "validate", str(path))
+    assert result.code == 255
+    assert result.err.splitlines()[0] == f"Invalid NodeConfig {path}"
+    assert "  nodeName: Required value" in result.err
+    assert '  nodeIP: Invalid value: "0.0.0.0": cannot be an unspecified IP' in result.err
+    assert "  imageConfig.format: Required value" in result.err
+
+
+def test_json_output_has_errors_and_warnings(nodehost, write_config) -> None:
+    path = write_config("apiVersion: v1\nkind: NodeConfig\nnodeNmae: x\n", name="bad.yaml")
+    result = nodehost("config", "validate", str(path), "--json")
+    assert result.code == 255
+    report = json.loads(result.out)
+    assert report["valid"] is False
+    assert any(e["path"] == "nodeName" for e in report["errors"])
+    assert any("nodeNmae" in w["message"] or w["path"] == "nodeNmae" for w in report["warnings"])
+
+
+def test_json_output_for_an_unparseable_file(nodehost, write_config) -> None:
+    path = write_config("{{{{", name="broken.yaml")
+    result = nodehost("config", "validate", str(path), "--json")
+    assert result.code == 255
+    report = json.loads(result.out)
+    assert report["valid"] is False and report["errors"][0]["severity"] == "error"
+
+
+def test_warnings_alone_keep_exit_zero(nodehost, node_dir: Path) -> None:
+    path = node_dir / "node-config.yaml"
+    path.write_text(path.read_text() + "unknownThing: 1\n")
+    result = nodehost("config", "validate", str(path))
+    assert result.code == 0
+    assert "unknownThing" in result.err
+    assert "(1 warning)" in result.out
+
+
+def test_show_prints_resolved_yaml_with_absolute_paths(nodehost, node_dir: Path) -> None:
+    import yaml
+
+    result = nodehost("config", "show", str(node_dir / "node-config.yaml"))
+    assert result.code == 0, result.err
+    shown = yaml.safe_load(result.out)
+    assert shown["masterKubeConfig"] == str(node_dir / "node.kubeconfig")
+    assert shown["authConfig"]["authenticationCacheTTL"] == "5m"
+    assert shown["networkConfig"]["mtu"] == 1450
+
+
+def test_schema_is_json_schema_for_node_config(nodehost) -> None:
+    result = nodehost("config", "schema")
+    assert result.code == 0
+    schema = json.loads(result.out)
+    assert "$schema" in schema
+    assert "servingInfo" in schema["properties"]
+
+
+def test_schema_accepts_the_valid_fixture(nodehost, node_dir: Path) -> None:
+    jsonschema = __import__("pytest").importorskip("jsonschema")
+    import yaml
+
+    schema = json.loads(nodehost("config", "schema").out)
+    document = yaml.safe_load((node_dir / "node-config.yaml").read_text())
+    jsonschema.validate(document, schema)

@@ -1,0 +1,181 @@
+"""``nodehost start``: Origin's flag rules, selection errors, invalid configs and --dry-run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+
+def dry_run(nodehost, node_dir: Path, *args: str):
+    config = str(node_dir / "node-config.yaml")
+    return nodehost("start", "--config", config, "--dry-run", "--standins=always", *args)
+
+
+def test_dry_run_prints_the_plan_in_start_order(nodehost, node_dir: Path) -> None:
+    result = dry_run(nodehost, node_dir, "--components=kubelet,proxy,sdn")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].startswith(f"Plan for {node_dir / 'node-config.yaml'}")
+    names = [line.split()[1] for line in lines if line[:4].strip().endswith(".")]
+    assert names.index("sdn") < names.index("kubelet")
+    assert "plugin: kubelet" in result.out
+
+
+def test_dry_run_json_lists_components_with_dependencies(nodehost, node_dir: Path) -> None:
+    result = dry_run(nodehost, node_dir, "--components=kubelet,sdn", "--json")
+    assert result.code == 0, result.err
+    plan = json.loads(result.out)
+    kubelet = next(c for c in plan["components"] if c["name"] == "kubelet")
+    assert kubelet["after"] == ["sdn"]
+    assert kubelet["plugin"] == "kubelet"
+
+
+def test_dry_run_marks_stand_ins_loudly(nodehost, node_dir: Path) -> None:
+    result = dry_run(nodehost, node_dir, "--components=kubelet")
+    assert "STAND-IN" in result.out
+
+
+def test_inactive_component_says_why(nodehost, node_dir: Path) -> None:
+    result = dry_run(nodehost, node_dir, "--components=dns")
+    assert result.code == 0, result.err
+    assert "inactive: dnsBindAddress is not set" in result.out
+
+
+def test_missing_program_is_a_clear_runtime_error(nodehost, node_dir: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(node_dir))
+    config = str(node_dir / "node-config.yaml")
+    result = nodehost("start", "--config", config, "--dry-run", "--components=kubelet")
+    assert result.code == 1
+    assert "component kubelet: program 'kubelet' was not found on PATH" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_invalid_config_lists_every_error_and_exits_255(nodehost, write_config) -> None:
+    path = write_config(
+        """\
+        apiVersion: v1
+        kind: NodeConfig
+        nodeIP: not-an-ip
+        servingInfo:
+          bindAddress: nope
+          bindNetwork: udp
+        masterKubeConfig: node.kubeconfig
+        imageConfig:
+          format: x
+        iptablesSyncPeriod: "5"
+        """,
+        name="bad.yaml",
+    )
+    result = nodehost("start", "--config", str(path), "--standins=always")
+    assert result.code == 255
+    lines = result.err.splitlines()
+    assert lines[0] == f"Invalid NodeConfig {path}"
+    body = "\n".join(lines[1:])
+    for expected in (
+        "  nodeName: Required value",
+        '  nodeIP: Invalid value: "not-an-ip": must be a valid IP',
+        "  servingInfo.bindAddress: Invalid value",
+        "  servingInfo.bindNetwork: Invalid value",
+        "  iptablesSyncPeriod: Invalid value",
+    ):
+        assert expected in body
+    assert "Traceback" not in result.err
+
+
+def test_unparseable_config_names_the_file_and_exits_255(nodehost, write_config) -> None:
+    path = write_config("nodeName: [unclosed\n", name="broken.yaml")
+    result = nodehost("start", "--config", str(path))
+    assert result.code == 255
+    assert str(path) in result.err
+    assert "Traceback" not in result.err
+
+
+def test_missing_config_file_exits_255(nodehost, tmp_path: Path) -> None:
+    result = nodehost("start", "--config", str(tmp_path / "absent.yaml"))
+    assert result.code == 255
+    assert "absent.yaml" in result.err
+
+
+def test_unknown_key_is_a_warning_and_start_continues(nodehost, node_dir: Path) -> None:
+    path = node_dir / "node-config.yaml"
+    path.write_text(path.read_text() + "nodeNmae: typo\n")
+    result = nodehost("start", "--config", str(path), "--dry-run", "--standins=always")
+    assert result.code == 0, result.err
+    assert "nodeNmae" in result.err and "nodeName" in result.err
+
+
+def test_strict_config_makes_unknown_keys_errors(nodehost, node_dir: Path) -> None:
+    path = node_dir / "node-config.yaml"
+    path.write_text(path.read_text() + "nodeNmae: typo\n")
+    result = nodehost("start", "--config", str(path), "--dry-run", "--strict-config")
+    assert result.code == 255
+    assert "nodeNmae" in result.err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--components=bogus",), "the following components are not recognized: bogus"),
+        (("--enable=kubelet", "--disable=kubelet"), "can't be both disabled and enabled: kubelet"),
+        (("--disable=all",), "at least one node component must be enabled"),
+        (("--expire-days=-1",), "expire-days must be valid number of days"),
+        (("--kubernetes=https://x",), "--kubernetes is no longer allowed, try using --kubeconfig"),
+        (
+            ("--write-config=/tmp/x", "--config=c.yaml"),
+            "--config may not be set if you're only writing the config",
+        ),
+        (
+            ("--write-config=/tmp/x", "--write-flags"),
+            "--write-config and --write-flags are mutually exclusive",
+        ),
+        (
+            ("--bootstrap-config-name=n", "--write-flags"),
+            "--write-flags is mutually exclusive with --bootstrap-config-name",
+        ),
+        (("positional",), "no arguments are supported for start node"),
+        (("--binary=kubelet",), "'kubelet' is not NAME=PATH"),
+    ],
+)
+def test_flag_misuse_is_a_usage_error(
+    nodehost, node_dir: Path, args: tuple[str, ...], message: str
+) -> None:
+    config = (
+        ()
+        if any(a.startswith(("--config", "--write-config")) for a in args)
+        else ("--config", str(node_dir / "node-config.yaml"))
+    )
+    result = nodehost("start", *config, "--dry-run", *args)
+    assert result.code == 2, result.err
+    assert message in result.err
+    assert "Traceback" not in result.err
+
+
+def test_unknown_flag_is_a_usage_error_naming_it(nodehost) -> None:
+    result = nodehost("start", "--no-such-flag")
+    assert result.code == 2
+    assert "--no-such-flag" in result.err
+
+
+def test_write_flags_prints_kubelet_arguments(nodehost, node_dir: Path) -> None:
+    config = str(node_dir / "node-config.yaml")
+    result = nodehost("start", "--config", config, "--write-flags")
+    assert result.code == 0, result.err
+    assert len(result.out.strip().splitlines()) == 1
+    assert "--hostname-override=node1.example.com" in result.out
+
+
+def test_installed_executable_reports_invalid_config(nodehost_exe, write_config) -> None:
+    path = write_config("apiVersion: v1\nkind: NodeConfig\n", name="empty-ish.yaml")
+    result = nodehost_exe("start", "--config", str(path))
+    assert result.code == 255
+    assert result.err.splitlines()[0] == f"Invalid NodeConfig {path}"
+    assert "  nodeName: Required value" in result.err
+
+
+def test_installed_executable_dry_run_exits_zero(nodehost_exe, node_dir: Path) -> None:
+    config = str(node_dir / "node-config.yaml")
+    result = nodehost_exe("start", "--config", config, "--dry-run", "--standins=always")
+    assert result.code == 0, result.err
+    assert "kubelet" in result.out
