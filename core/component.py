@@ -208,6 +208,10 @@ class Component(Protocol):
         Raise :class:`nodehost.errors.RuntimeFailure` for an environment problem
         that makes the component impossible to run (a missing binary); the
         message names the component, the cause and what to do.
+
+        A component whose record sets ``write_flags`` may also define
+        ``flag_arguments(context) -> tuple[str, ...]``: every setting as a
+        command-line flag, which ``nodehost start --write-flags`` prints.
         """
 
 

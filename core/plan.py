@@ -80,19 +80,10 @@ def build_plan(
     (``--write-flags`` prints arguments without needing the binaries).
     """
     order = start_order(inventory.catalog, resolved.selected)
-    providers = inventory.provider_records()
     planned = []
     for name, after in order:
         provided = inventory.components[name]
-        context = PlanContext(
-            config=resolved.config,
-            options=options,
-            record=provided.record,
-            selected=resolved.selected,
-            state_dir=os.path.join(state_dir, name),
-            network_providers=providers,
-            hooks=inventory.host.hooks,
-        )
+        context = plan_context(inventory, resolved, options, name, state_dir)
         plan = _component_plan(provided, context)
         if resolve_programs:
             plan = _resolve_program(name, plan, overrides, standins)
@@ -107,6 +98,21 @@ def build_plan(
             )
         )
     return Plan(tuple(planned), state_dir, resolved.config.source)
+
+
+def plan_context(
+    inventory: Inventory, resolved: ResolvedConfig, options: Any, name: str, state_dir: str
+) -> PlanContext:
+    """The context component ``name`` plans in (its files go under ``state_dir/name``)."""
+    return PlanContext(
+        config=resolved.config,
+        options=options,
+        record=inventory.components[name].record,
+        selected=resolved.selected,
+        state_dir=os.path.join(state_dir, name),
+        network_providers=inventory.provider_records(),
+        hooks=inventory.host.hooks,
+    )
 
 
 def _component_plan(provided: Provided[ComponentRecord], context: PlanContext) -> ComponentPlan:

@@ -232,27 +232,30 @@ def _plan(inventory: Any, resolved: Any, options: StartOptions, flags: dict[str,
 
 
 def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
-    """Origin's ``--write-flags``: the arguments of the components that print flags."""
+    """Origin's ``--write-flags``: the arguments of the components that print flags.
+
+    A component prints ``flag_arguments(context)`` when it has that method (every
+    setting as a flag, no files needed), else the arguments of its planned process.
+    """
     from nodehost.errors import UsageError
     from nodehost.flagsline import format_flags_line
-    from nodehost.plan import build_plan, default_state_dir
+    from nodehost.plan import default_state_dir, plan_context
 
-    printers = {name for name in resolved.selected if inventory.catalog.records[name].write_flags}
+    printers = sorted(
+        name for name in resolved.selected if inventory.catalog.records[name].write_flags
+    )
     if not printers:
         raise UsageError("none of the selected components has arguments to print", "--write-flags")
-    plan = build_plan(
-        inventory,
-        resolved,
-        options,
-        state_dir=default_state_dir(),
-        overrides={},
-        resolve_programs=False,
-    )
-    lines = [
-        format_flags_line(component.plan.run.argv[1:])
-        for component in plan.components
-        if component.name in printers and component.plan.run is not None
-    ]
+    lines = []
+    for name in printers:
+        component = inventory.catalog.records[name].component
+        context = plan_context(inventory, resolved, options, name, default_state_dir())
+        if hasattr(component, "flag_arguments"):
+            arguments = component.flag_arguments(context)
+        else:
+            run = component.plan(context).run
+            arguments = run.argv[1:] if run is not None and hasattr(run, "argv") else ()
+        lines.append(format_flags_line(arguments))
     return "\n".join(lines)
 
 

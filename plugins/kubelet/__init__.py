@@ -1,0 +1,186 @@
+"""The ``kubelet`` component: runs the node's kubelet as a supervised child process.
+
+nodehost writes a ``KubeletConfiguration`` (``kubelet.config.k8s.io/v1beta1``)
+to ``<state-dir>/kubelet/kubelet-config.yaml`` holding every setting a config
+field exists for, and passes the rest as flags::
+
+    kubelet --config=<state-dir>/kubelet/kubelet-config.yaml --hostname-override=...
+            --kubeconfig=... --node-ip=... --root-dir=...
+
+The settings are Origin's (reference §7.1, translated for a current kubelet;
+see :mod:`nodehost.plugins.kubelet.arguments`).  A ``kubeletArguments`` key
+that maps to a config field goes into the file -- the same effect as the
+flag, which a current kubelet would also accept but report as deprecated.
+
+Validation (``nodehost_validate_config``):
+
+* rule 13 (in-cluster and node scope): ``kubeletArguments`` resolved against
+  the current kubelet's flags, with Origin's paths and wording -- path ``flag``
+  ``is not a valid flag`` for an unknown key, path ``<key>`` ``could not be
+  set: <Go error>`` for a rejected value.  A flag the kubelet has removed is a
+  warning at ``kubeletArguments.<key>`` and is renamed or dropped;
+* when the kubelet is selected: Origin's required security settings (§7.2)
+  as far as ``kubeletArguments`` can break them, and keys nodehost owns.
+
+Readiness is the kubelet's ``/healthz`` (``127.0.0.1:10248`` unless
+``kubeletArguments`` move it).  ``--write-flags`` prints every setting as a
+flag on one line (:meth:`Kubelet.flag_arguments`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nodehost import ComponentRecord, Problem, Severity, ValidationScope, hookimpl
+from nodehost.component import (
+    ComponentPlan,
+    FileSpec,
+    HttpProbe,
+    PlanContext,
+    ProcessSpec,
+    StartedProbe,
+)
+from nodehost.errors import RuntimeFailure
+from nodehost.kube import kubelet as kube
+from nodehost.kube.configfile import render_config_file
+from nodehost.kube.healthz import healthz_url
+from nodehost.plugins.kubelet import arguments as args
+
+CONFIG_FILE_NAME = "kubelet-config.yaml"
+
+#: ``kubeletArguments`` keys nodehost does not pass on, and why.
+RESERVED_KEYS = {
+    "config": "is written by nodehost (<state-dir>/kubelet/kubelet-config.yaml); set the "
+    "kubelet's options as kubeletArguments, or add drop-in files with config-dir",
+    "help": "makes the kubelet print its help and exit",
+    "version": "makes the kubelet print its version and exit",
+}
+
+
+@hookimpl
+def nodehost_components() -> list[ComponentRecord]:
+    return [
+        ComponentRecord(
+            name="kubelet",
+            summary="The kubelet: runs the node's pods (KubeletConfiguration file plus flags).",
+            component=Kubelet(),
+            after=("sdn", "runtime"),
+            validation_scope=ValidationScope.NODE,
+            write_flags=True,
+        )
+    ]
+
+
+@hookimpl
+def nodehost_validate_config(
+    config: Any, scope: ValidationScope, selected: frozenset[str]
+) -> list[Problem]:
+    """Rule 13 and the removed-flag warnings; §7.2 and reserved keys if the kubelet runs."""
+    arguments = config.kubelet_arguments
+    problems: list[Problem] = []
+    if scope >= ValidationScope.IN_CLUSTER:
+        problems.extend(argument_problems(arguments))
+    if "kubelet" in selected:
+        problems.extend(security_problems(arguments))
+        problems.extend(
+            Problem.forbidden(f"kubeletArguments.{key}", why)
+            for key, why in RESERVED_KEYS.items()
+            if key in arguments
+        )
+    return problems
+
+
+def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
+    """Origin's rule 13 for a current kubelet, plus a warning per removed flag."""
+    translated, translations = kube.KUBELET_FLAGS.translate(arguments)
+    problems = [
+        Problem.forbidden(
+            f"kubeletArguments.{found.key}",
+            found.removed.describe()
+            + (f", but {found.removed.replacement} is given too" if found.ignored else ""),
+            severity=Severity.WARNING,
+        )
+        for found in translations
+    ]
+    for error in kube.KUBELET_FLAGS.resolve(translated).errors:
+        if error.unknown:
+            problems.append(Problem.invalid("flag", error.key, error.detail))
+        else:
+            problems.append(Problem.invalid(error.key, error.value, error.detail))
+    return problems
+
+
+def security_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
+    """The §7.2 settings that ``kubeletArguments`` remove or change."""
+    problems = []
+    for key, requirement in args.REQUIRED_SECURITY.items():
+        values = arguments.get(key)
+        path = f"kubeletArguments.{key}"
+        if values is None or requirement.holds(values):
+            continue
+        if not values:
+            problems.append(
+                Problem.forbidden(path, "cannot be removed: the kubelet must run with it (§7.2)")
+            )
+        elif not kube.KUBELET_FLAGS.resolve({key: values}).errors:  # else rule 13 reports it
+            problems.append(
+                Problem.invalid(
+                    path, values[-1], f"must be {requirement.value}: nodehost requires it (§7.2)"
+                )
+            )
+    return problems
+
+
+class Kubelet:
+    """Plans the kubelet: its config file, its command line and its readiness probe."""
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        merged = self._arguments(context)
+        try:
+            args.require_security(merged.arguments)
+            launch = args.launch_arguments(merged.arguments)
+        except args.ArgumentsError as error:
+            raise RuntimeFailure(f"component kubelet: {error}") from None
+        path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
+        healthz = args.healthz_address(launch.values)
+        readiness = StartedProbe() if healthz is None else HttpProbe(url=healthz_url(*healthz))
+        notes = [f"writes {path} ({kube.CONFIG_KIND} {kube.CONFIG_API_VERSION})"]
+        notes.extend(
+            f"kubeletArguments {found.key}: {found.removed.describe()}"
+            for found in merged.translations
+        )
+        if healthz is None:
+            notes.append("healthz is off (healthz-port 0): ready once started")
+        return ComponentPlan(
+            run=ProcessSpec(
+                argv=("kubelet", f"--config={path}", *launch.flags),
+                readiness=readiness,
+                exec_allowed=True,
+            ),
+            files=(FileSpec(path, render_config_file(launch.document, context.config.source)),),
+            notes=tuple(notes),
+        )
+
+    def flag_arguments(self, context: PlanContext) -> tuple[str, ...]:
+        """Every setting as ``--name=value`` (sorted): what ``--write-flags`` prints.
+
+        Pure; raises :class:`~nodehost.errors.RuntimeFailure` as :meth:`plan` does.
+        """
+        merged = self._arguments(context)
+        try:
+            args.require_security(merged.arguments)
+        except args.ArgumentsError as error:
+            raise RuntimeFailure(f"component kubelet: {error}") from None
+        return tuple(args.flag_arguments(merged.arguments))
+
+    @staticmethod
+    def _arguments(context: PlanContext) -> args.KubeletArguments:
+        contributions = context.hooks.kubelet_arguments(
+            config=context.config, selected=context.selected
+        )
+        try:
+            return args.kubelet_arguments(context.config, contributions)
+        except args.ArgumentsError as error:
+            raise RuntimeFailure(f"component kubelet: {error}") from None

@@ -1,0 +1,140 @@
+"""The ``proxy`` component: runs kube-proxy as a supervised child process.
+
+nodehost writes a ``KubeProxyConfiguration`` (``kubeproxy.config.k8s.io/v1alpha1``)
+to ``<state-dir>/proxy/kube-proxy-config.yaml`` as Origin built the proxy
+(reference §9.2, see :mod:`nodehost.plugins.proxy.configuration`) with
+``proxyArguments`` applied over it, and runs::
+
+    kube-proxy --config=<state-dir>/proxy/kube-proxy-config.yaml [--master=... --v=...]
+
+Validation: Origin checked ``proxyArguments`` only when it built the proxy,
+so a bad one surfaced as a start-up failure.  nodehost reports them with the
+rest of the configuration, when the proxy is selected, at
+``proxyArguments.<key>``: an unknown key (``is not a valid flag``), a value
+kube-proxy would reject (``could not be set: <Go error>``), a ``proxy-mode``
+a current kube-proxy does not support, keys nodehost owns, and a removed flag
+(a warning; it is dropped or renamed).  A ``servingInfo.bindAddress`` whose
+host is not an IP is reported too, since it becomes kube-proxy's bindAddress.
+
+Readiness is kube-proxy's ``/healthz`` (``0.0.0.0:10256``, probed on
+loopback, unless ``proxyArguments`` move it).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from nodehost import ComponentRecord, Problem, Severity, ValidationScope, hookimpl
+from nodehost.component import (
+    ComponentPlan,
+    FileSpec,
+    HttpProbe,
+    PlanContext,
+    ProcessSpec,
+)
+from nodehost.config.hostport import parse_ip, split_host_port
+from nodehost.errors import RuntimeFailure
+from nodehost.kube import kube_proxy as kube
+from nodehost.kube.configfile import render_config_file
+from nodehost.kube.healthz import healthz_url
+from nodehost.plugins.proxy import configuration
+
+CONFIG_FILE_NAME = "kube-proxy-config.yaml"
+
+#: ``proxyArguments`` keys nodehost does not pass on, and why.
+RESERVED_KEYS = {
+    "config": "is written by nodehost (<state-dir>/proxy/kube-proxy-config.yaml); set "
+    "kube-proxy's options as proxyArguments",
+    "write-config-to": "makes kube-proxy write its defaults and exit",
+    "cleanup": "makes kube-proxy remove its rules and exit; run kube-proxy --cleanup by hand",
+    "init-only": "makes kube-proxy exit after initialising",
+    "help": "makes kube-proxy print its help and exit",
+    "version": "makes kube-proxy print its version and exit",
+}
+
+
+@hookimpl
+def nodehost_components() -> list[ComponentRecord]:
+    return [
+        ComponentRecord(
+            name="proxy",
+            summary="kube-proxy: service load balancing on this node (iptables mode).",
+            component=Proxy(),
+            groups=("network",),
+            validation_scope=ValidationScope.NETWORK,
+        )
+    ]
+
+
+@hookimpl
+def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
+    """``proxyArguments`` and the bind address, when the proxy is selected."""
+    if "proxy" not in selected:
+        return []
+    return argument_problems(config.proxy_arguments) + bind_address_problems(config)
+
+
+def argument_problems(arguments: Any) -> list[Problem]:
+    """Every problem with ``proxyArguments``, at ``proxyArguments.<key>``."""
+    translated, translations = kube.KUBE_PROXY_FLAGS.translate(arguments)
+    problems = [
+        Problem.forbidden(
+            f"proxyArguments.{found.key}", found.removed.describe(), severity=Severity.WARNING
+        )
+        for found in translations
+    ]
+    problems.extend(
+        Problem.invalid(f"proxyArguments.{error.key}", error.value, error.detail)
+        for error in kube.KUBE_PROXY_FLAGS.resolve(translated).errors
+    )
+    problems.extend(
+        Problem.forbidden(f"proxyArguments.{key}", why)
+        for key, why in RESERVED_KEYS.items()
+        if key in arguments
+    )
+    mode = (arguments.get("proxy-mode") or ["iptables"])[-1]
+    if mode not in kube.PROXY_MODES:
+        problems.append(Problem.not_supported("proxyArguments.proxy-mode", mode, kube.PROXY_MODES))
+    return problems
+
+
+def bind_address_problems(config: Any) -> list[Problem]:
+    """``servingInfo.bindAddress`` needs an IP host: it becomes kube-proxy's bindAddress.
+
+    An address that is empty or not ``host:port`` is left to the core's rule 3a.
+    """
+    address = config.serving_info.bind_address
+    try:
+        host, _ = split_host_port(address)
+    except ValueError:
+        return []
+    if parse_ip(host) is not None:
+        return []
+    detail = "must be an IP address and port: it becomes kube-proxy's bindAddress"
+    return [Problem.invalid("servingInfo.bindAddress", address, detail)]
+
+
+class Proxy:
+    """Plans kube-proxy: its config file, its command line and its readiness probe."""
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        try:
+            merged = configuration.proxy_arguments(context.config)
+            launch = configuration.launch_arguments(merged.arguments)
+        except configuration.ArgumentsError as error:
+            raise RuntimeFailure(f"component proxy: {error}") from None
+        path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
+        readiness = HttpProbe(url=healthz_url(*configuration.healthz_address(launch.values)))
+        notes = [f"writes {path} ({kube.CONFIG_KIND} {kube.CONFIG_API_VERSION})"]
+        notes.extend(
+            f"proxyArguments {found.key}: {found.removed.describe()}"
+            for found in merged.translations
+        )
+        return ComponentPlan(
+            run=ProcessSpec(
+                argv=("kube-proxy", f"--config={path}", *launch.flags), readiness=readiness
+            ),
+            files=(FileSpec(path, render_config_file(launch.document, context.config.source)),),
+            notes=tuple(notes),
+        )
