@@ -1,0 +1,124 @@
+"""Atomic file writes: a reader sees the old file or the whole new one, never a part.
+
+Every file is created exclusively with its final mode (so a key is 0600 from
+its first byte) and flushed to disk before anyone can see it: either as a
+temporary file in the destination's own folder that is then moved into place
+(:func:`write_atomic`, after which the folder is flushed), or inside a staging
+folder that appears as a whole (:mod:`nodehost.pki.commit`).  Standard library
+only, so any part of nodehost may use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+
+def fsync_directory(path: Path) -> None:
+    """Flush a folder's entries (a rename or link inside it) to disk."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def create_file(path: Path, data: bytes, mode: int) -> None:
+    """Create ``path`` exclusively with exactly ``mode``, write ``data`` and flush it to disk.
+
+    The file has its final mode before its first byte (the umask cannot widen
+    or narrow it).  Raises :class:`FileExistsError` if ``path`` exists and
+    :class:`OSError` otherwise, removing the partial file.  Not atomic by
+    itself: use it inside a folder nobody else sees yet, or via :func:`write_atomic`.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        try:
+            os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        Path(path).unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(
+    path: Path, data: bytes, mode: int, *, replace: bool = True, sync_directory: bool = True
+) -> None:
+    """Write ``data`` to ``path`` atomically, the file having exactly ``mode``.
+
+    The data goes to a temporary file beside ``path`` (:func:`create_file`),
+    which then takes ``path``'s place.  ``replace=True`` renames over an
+    existing file.  ``replace=False`` never touches an existing file: the new
+    file is hard-linked into place, which fails with :class:`FileExistsError`
+    if ``path`` exists, even when another process creates it at the same
+    moment (use it for private keys).  ``sync_directory=False`` leaves flushing
+    the folder to the caller (who writes several files, then flushes once).
+
+    Raises :class:`OSError`; on error no temporary file is left behind.
+    """
+    path = Path(path)
+    temporary = _create_temporary(path, data, mode)
+    try:
+        if replace:
+            os.replace(temporary, path)
+        else:
+            os.link(temporary, path)
+            temporary.unlink()
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    if sync_directory:
+        fsync_directory(path.parent)
+
+
+def _create_temporary(path: Path, data: bytes, mode: int) -> Path:
+    """A new ``.<name>.tmp-XXXXXXXX`` beside ``path`` holding ``data``."""
+    while True:
+        temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
+        try:
+            create_file(temporary, data, mode)
+        except FileExistsError:
+            continue
+        return temporary
+
+
+def make_directories(path: Path, mode: int = 0o755) -> list[Path]:
+    """Create ``path`` and its missing parents with ``mode``; return those created.
+
+    The list runs outermost first, so removing it in reverse undoes the call.
+    Directories get exactly ``mode`` (as Origin's 0755), whatever the umask.
+    """
+    path = Path(path)
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    created: list[Path] = []
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode)
+        except FileExistsError:
+            continue
+        except OSError:
+            remove_empty_directories(created)
+            raise
+        os.chmod(directory, mode)
+        created.append(directory)
+    return created
+
+
+def remove_empty_directories(directories: list[Path]) -> None:
+    """Remove ``directories`` innermost first, best effort: any that is not empty stays."""
+    for directory in reversed(directories):
+        with contextlib.suppress(OSError):
+            directory.rmdir()

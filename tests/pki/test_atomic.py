@@ -1,0 +1,84 @@
+"""Atomic writes: exact modes from creation, no replacement of keys, nothing half-written."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from nodehost.pki.atomic import make_directories, remove_empty_directories, write_atomic
+
+
+def mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def umask_077():
+    previous = os.umask(0o077)
+    yield
+    os.umask(previous)
+
+
+def test_written_file_has_exact_mode_despite_umask(tmp_path: Path, umask_077: None) -> None:
+    write_atomic(tmp_path / "server.crt", b"cert", 0o644)
+    assert mode_of(tmp_path / "server.crt") == 0o644
+
+
+def test_key_is_0600_and_holds_the_data(tmp_path: Path) -> None:
+    write_atomic(tmp_path / "server.key", b"secret", 0o600, replace=False)
+    assert mode_of(tmp_path / "server.key") == 0o600
+    assert (tmp_path / "server.key").read_bytes() == b"secret"
+
+
+def test_temporary_file_is_created_with_final_mode(tmp_path: Path, monkeypatch) -> None:
+    seen: list[int] = []
+    real_open = os.open
+
+    def spy_open(path, flags, mode=0o777, *args, **kwargs):
+        if flags & os.O_CREAT:
+            seen.append(mode)
+        return real_open(path, flags, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spy_open)
+    write_atomic(tmp_path / "a.key", b"k", 0o600, replace=False)
+    assert seen == [0o600]
+
+
+def test_replace_false_never_overwrites(tmp_path: Path) -> None:
+    (tmp_path / "a.key").write_bytes(b"old")
+    with pytest.raises(FileExistsError):
+        write_atomic(tmp_path / "a.key", b"new", 0o600, replace=False)
+    assert (tmp_path / "a.key").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.key"]
+
+
+def test_replace_true_swaps_content(tmp_path: Path) -> None:
+    (tmp_path / "a.crt").write_bytes(b"old")
+    write_atomic(tmp_path / "a.crt", b"new", 0o644)
+    assert (tmp_path / "a.crt").read_bytes() == b"new"
+
+
+def test_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> None:
+    def broken_write(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", broken_write)
+    with pytest.raises(OSError, match="No space"):
+        write_atomic(tmp_path / "a.crt", b"data", 0o644)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_make_directories_reports_created_folders_outermost_first(tmp_path: Path) -> None:
+    created = make_directories(tmp_path / "a" / "b" / "c")
+    assert created == [tmp_path / "a", tmp_path / "a" / "b", tmp_path / "a" / "b" / "c"]
+    assert all(mode_of(path) == 0o755 for path in created)
+
+
+def test_remove_empty_directories_keeps_non_empty_ones(tmp_path: Path) -> None:
+    created = make_directories(tmp_path / "a" / "b")
+    (tmp_path / "a" / "keep").write_text("x")
+    remove_empty_directories(created)
+    assert not (tmp_path / "a" / "b").exists()
+    assert (tmp_path / "a" / "keep").exists()
