@@ -49,7 +49,7 @@ class UsageError(NodehostError):
         self.param = param
 
     def render(self) -> str:
-        if self.param:
+        if self.param and not str(self).startswith(self.param):
             return f"error: invalid value for {self.param}: {self}"
         return f"error: {self}"
 

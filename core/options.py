@@ -72,6 +72,7 @@ def check_start_options(options: StartOptions) -> None:
     """Origin's ``NodeOptions.Validate`` (reference §1.4); raises ``UsageError``."""
     if options.extra_args:
         raise UsageError("no arguments are supported for start node")
+    _check_listen(options.listen)
     if options.expire_days < 0:
         raise UsageError("expire-days must be valid number of days", "--expire-days")
     if options.kubernetes is not None:
@@ -90,3 +91,12 @@ def check_start_options(options: StartOptions) -> None:
             raise UsageError("--bootstrap-config-namespace must be specified")
     if options.dry_run and options.write_flags:
         raise UsageError("--dry-run and --write-flags are mutually exclusive")
+
+
+def _check_listen(value: str) -> None:
+    from nodehost.config.listen import parse_listen
+
+    try:
+        parse_listen(value)
+    except ValueError as error:
+        raise UsageError(f"{value!r} is not a listen address: {error}", "--listen") from error

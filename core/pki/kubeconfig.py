@@ -103,3 +103,26 @@ def dump_kubeconfig(config: dict[str, Any]) -> bytes:
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     text = yaml.dump(config, Dumper=dumper, sort_keys=True, default_flow_style=False, width=1 << 20)
     return text.encode("utf-8")
+
+
+def read_server(path: str) -> str:
+    """The server URL of ``path``'s current context ("" when it names none).
+
+    Raises ``OSError`` when the file cannot be read and ``ValueError`` when it is
+    not a kubeconfig.
+    """
+    with open(path, encoding="utf-8") as stream:
+        document = yaml.safe_load(stream)
+    if not isinstance(document, dict):
+        raise ValueError("not a kubeconfig (expected a mapping)")
+    contexts = {c.get("name"): c.get("context") or {} for c in _entries(document, "contexts")}
+    clusters = {c.get("name"): c.get("cluster") or {} for c in _entries(document, "clusters")}
+    context = contexts.get(document.get("current-context")) or {}
+    cluster = clusters.get(context.get("cluster")) or {}
+    server = cluster.get("server") or ""
+    return server if isinstance(server, str) else ""
+
+
+def _entries(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = document.get(key) or []
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []

@@ -1,0 +1,117 @@
+"""Origin's "generate" branch of ``start node`` (reference §1.7): a node folder from flags.
+
+Used when ``nodehost start`` has no ``--config`` (the folder goes to
+``--config-dir``, reusing what is already there) and by ``--write-config DIR``.
+The master URL comes from ``--kubeconfig``; the signer CA from
+``--master-cert-dir``; the serving certificate covers the node name and the
+``--listen`` host (every local IPv4 address when it is unspecified, §1.5).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from typing import TYPE_CHECKING
+
+from nodehost.errors import UsageError
+from nodehost.options import default_cluster_domain
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.options import StartOptions
+
+KUBECONFIG_REQUIRED = "--kubeconfig must be set to provide API server connection information"
+
+
+def generate_node_folder(options: StartOptions) -> str:
+    """Write (or complete) the node folder and return the path of its node-config.yaml.
+
+    Raises ``UsageError`` for flag problems and ``PKIError`` for unusable
+    certificate material; prints the generator's warnings to stderr.
+    """
+    import click
+    from nodehost.config.listen import parse_listen
+    from nodehost.pki.nodefolder import NodeFolderRequest, create_node_folder
+
+    listen = parse_listen(options.listen)
+    master_dir = options.master_cert_dir
+    request = NodeFolderRequest(
+        node_dir=options.write_config or options.config_dir,
+        node_name=options.hostname,
+        hostnames=tuple(server_cert_hostnames(options.hostname, listen.host)),
+        volume_dir=options.volume_dir,
+        image_format=options.images,
+        latest_images=options.latest_images,
+        dns_domain=default_cluster_domain(),
+        dns_ip=os.environ.get("OPENSHIFT_DNS_ADDR", ""),
+        listen=listen,
+        expire_days=options.expire_days,
+        node_client_certificate_authority=os.path.join(master_dir, "ca.crt"),
+        master=master_url(options.kubeconfig),
+        certificate_authority=(os.path.join(master_dir, "ca-bundle.crt"),),
+        network_plugin=options.network_plugin,
+        signer_cert=os.path.join(master_dir, "ca.crt"),
+        signer_key=os.path.join(master_dir, "ca.key"),
+        signer_serial=os.path.join(master_dir, "ca.serial.txt"),
+        kubelet_arguments={"fail-swap-on": ("false",)},
+    )
+    result = create_node_folder(request)
+    for warning in result.warnings:
+        click.echo(warning, err=True)
+    return str(result.node_config)
+
+
+def master_url(kubeconfig: str) -> str:
+    """The API server URL from ``--kubeconfig`` (Origin's ``NodeArgs.Validate`` message if none)."""
+    from nodehost.pki.kubeconfig import read_server
+
+    if not kubeconfig:
+        raise UsageError(KUBECONFIG_REQUIRED, "--kubeconfig")
+    try:
+        server = read_server(kubeconfig)
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise UsageError(f"cannot read {kubeconfig}: {reason}", "--kubeconfig") from error
+    except Exception as error:  # a YAML error: the file is not a kubeconfig
+        raise UsageError(f"{kubeconfig} is not a kubeconfig: {error}", "--kubeconfig") from error
+    if not server:
+        raise UsageError(KUBECONFIG_REQUIRED, "--kubeconfig")
+    return server
+
+
+def server_cert_hostnames(node_name: str, listen_host: str) -> list[str]:
+    """Origin's ``GetServerCertHostnames`` (§1.5), sorted."""
+    names = {node_name}
+    try:
+        unspecified = ipaddress.ip_address(listen_host).is_unspecified
+    except ValueError:
+        unspecified = False
+    if unspecified:
+        names.update(local_ipv4_addresses())
+    elif listen_host:
+        names.add(listen_host)
+    return sorted(_strip_port(name) for name in names if name)
+
+
+def _strip_port(name: str) -> str:
+    host, sep, port = name.rpartition(":")
+    if sep and port.isdigit() and host and ":" not in host:
+        return host
+    return name
+
+
+def local_ipv4_addresses() -> list[str]:
+    """The IPv4 address of every local interface that has one (loopback included)."""
+    import fcntl
+    import struct
+
+    addresses = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        for _, name in socket.if_nameindex():
+            request = struct.pack("256s", name[:15].encode())
+            try:
+                answer = fcntl.ioctl(sock.fileno(), 0x8915, request)  # SIOCGIFADDR
+            except OSError:
+                continue
+            addresses.append(socket.inet_ntoa(answer[20:24]))
+    return sorted(set(addresses))

@@ -1,0 +1,98 @@
+"""``start --write-config`` and ``start`` without ``--config``: Origin's generate branch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: master
+  cluster: {server: "https://master.example.com:8443"}
+contexts:
+- name: admin
+  context: {cluster: master, user: admin}
+current-context: admin
+users:
+- name: admin
+  user: {token: not-a-real-token}
+"""
+
+
+@pytest.fixture
+def master(tmp_path: Path, nodehost) -> Path:
+    """A signer CA folder (ECDSA, for speed) and an admin kubeconfig beside it."""
+    folder = tmp_path / "master"
+    result = nodehost("ca", "create", "--dir", str(folder), "--key-type", "ecdsa")
+    assert result.code == 0, result.err
+    (tmp_path / "admin.kubeconfig").write_text(KUBECONFIG)
+    return folder
+
+
+def generate_args(master: Path, *extra: str) -> list[str]:
+    kubeconfig = master.parent / "admin.kubeconfig"
+    return ["start", f"--master-cert-dir={master}", f"--kubeconfig={kubeconfig}", *extra]
+
+
+def test_write_config_generates_a_valid_node_folder(nodehost, master: Path, tmp_path: Path) -> None:
+    node = tmp_path / "node1"
+    result = nodehost(
+        *generate_args(master, f"--write-config={node}", "--hostname=node1.example.com")
+    )
+    assert result.code == 0, result.err
+    assert result.out.strip() == f"Wrote node config to {node / 'node-config.yaml'}"
+    assert (node / "server.key").stat().st_mode & 0o777 == 0o600
+    assert nodehost("config", "validate", str(node / "node-config.yaml")).code == 0
+
+
+def test_generated_config_carries_the_master_url(nodehost, master: Path, tmp_path: Path) -> None:
+    node = tmp_path / "node1"
+    nodehost(*generate_args(master, f"--write-config={node}"))
+    assert "https://master.example.com:8443" in (node / "node.kubeconfig").read_text()
+
+
+def test_start_without_config_generates_then_plans(nodehost, master: Path, tmp_path: Path) -> None:
+    node = tmp_path / "generated"
+    args = generate_args(master, f"--config-dir={node}", "--dry-run", "--standins=always")
+    result = nodehost(*args, "--components=kubelet")
+    assert result.code == 0, result.err
+    assert f"Plan for {node / 'node-config.yaml'}" in result.out
+
+
+def test_second_generation_reuses_the_folder(nodehost, master: Path, tmp_path: Path) -> None:
+    node = tmp_path / "generated"
+    args = generate_args(master, f"--config-dir={node}", "--dry-run", "--standins=always")
+    nodehost(*args)
+    key_before = (node / "server.key").read_bytes()
+    result = nodehost(*args)
+    assert result.code == 0, result.err
+    assert (node / "server.key").read_bytes() == key_before
+
+
+def test_generation_needs_a_kubeconfig(nodehost, master: Path, tmp_path: Path) -> None:
+    result = nodehost("start", f"--master-cert-dir={master}", f"--write-config={tmp_path / 'n'}")
+    assert result.code == 2
+    assert "--kubeconfig must be set to provide API server connection information" in result.err
+    assert not (tmp_path / "n").exists()
+
+
+def test_generation_without_a_signer_ca_fails_cleanly(
+    nodehost, master: Path, tmp_path: Path
+) -> None:
+    node = tmp_path / "n"
+    args = generate_args(tmp_path / "no-such-ca", f"--write-config={node}")
+    args[2] = f"--kubeconfig={master.parent / 'admin.kubeconfig'}"
+    result = nodehost(*args)
+    assert result.code in (1, 2)
+    assert "Traceback" not in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert not node.exists()
+
+
+def test_bad_listen_is_a_usage_error(nodehost) -> None:
+    result = nodehost("start", "--listen=ftp://x:1", "--dry-run")
+    assert result.code == 2
+    assert "--listen" in result.err
