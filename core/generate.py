@@ -30,6 +30,7 @@ def generate_node_folder(options: StartOptions) -> str:
     certificate material; prints the generator's warnings to stderr.
     """
     import click
+
     from nodehost.config.listen import parse_listen
     from nodehost.pki.nodefolder import NodeFolderRequest, create_node_folder
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pluggy
+
 from nodehost import PROJECT_NAME
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)

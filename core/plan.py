@@ -31,7 +31,8 @@ class PlannedComponent:
 
     ``after``  the selected components it waits for (must be ready first);
     ``plugin`` the name of the plugin that provides it;
-    ``distribution`` the ``name version`` of that plugin's distribution, if any.
+    ``distribution`` the ``name version`` of that plugin's distribution, if any;
+    ``standin`` true when its program is a ``nodehost.testing`` stand-in.
     """
 
     name: str
@@ -40,6 +41,7 @@ class PlannedComponent:
     after: tuple[str, ...]
     plan: ComponentPlan
     distribution: str | None = None
+    standin: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,9 @@ def build_plan(
         provided = inventory.components[name]
         context = plan_context(inventory, resolved, options, name, state_dir)
         plan = _component_plan(provided, context)
+        standin = False
         if resolve_programs:
-            plan = _resolve_program(name, plan, overrides, standins)
+            plan, standin = _resolve_program(name, plan, overrides, standins)
         planned.append(
             PlannedComponent(
                 name=name,
@@ -95,6 +98,7 @@ def build_plan(
                 after=after,
                 plan=plan,
                 distribution=provided.distribution,
+                standin=standin,
             )
         )
     return Plan(tuple(planned), state_dir, resolved.config.source)
@@ -135,15 +139,16 @@ def _component_plan(provided: Provided[ComponentRecord], context: PlanContext) -
 
 def _resolve_program(
     name: str, plan: ComponentPlan, overrides: Mapping[str, str], standins: StandinMode
-) -> ComponentPlan:
+) -> tuple[ComponentPlan, bool]:
+    """The plan with its program's path, and whether that program is a stand-in."""
     if not isinstance(plan.run, ProcessSpec):
-        return plan
+        return plan, False
     program = resolve_program(name, plan.run.argv[0], overrides=overrides, standins=standins)
     run = dataclasses.replace(plan.run, argv=(program.path, *plan.run.argv[1:]))
     notes = plan.notes
     if program.standin:
         notes = (*notes, f"STAND-IN: {plan.run.argv[0]} is nodehost.testing's stand-in")
-    return dataclasses.replace(plan, run=run, notes=notes)
+    return dataclasses.replace(plan, run=run, notes=notes), program.standin
 
 
 def default_state_dir() -> str:

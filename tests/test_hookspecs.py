@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
+
 from nodehost import hookspecs
 
 SECTIONS = ("**When**", "**Arguments**", "**Returns**", "**Kind**", "**Errors**")

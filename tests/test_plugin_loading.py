@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from nodehost.errors import PluginError
 from nodehost.inventory import Inventory
 from nodehost.manager import BUILTIN_PLUGINS, LoadOptions, PluginHost

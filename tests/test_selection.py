@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from nodehost.component import ComponentPlan
 from nodehost.errors import PluginError, UsageError
 from nodehost.records import ComponentRecord

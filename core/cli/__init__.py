@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 import click
+
 from nodehost import __version__
 
 #: command name -> (module:attribute, one-line help shown by ``--help``).

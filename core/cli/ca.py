@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+
 from nodehost.pki import DEFAULT_CA_DAYS, DEFAULT_KEY_TYPE, KEY_TYPES
 
 

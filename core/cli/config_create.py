@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
+
 from nodehost.errors import UsageError
 from nodehost.options import DEFAULT_EXPIRE_DAYS, DEFAULT_IMAGE_FORMAT, DEFAULT_VOLUME_DIR
 from nodehost.pki import (

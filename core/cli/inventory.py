@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import click
+
 from nodehost.cli.options import load_inventory, plugin_options
 
 

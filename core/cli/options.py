@@ -63,3 +63,17 @@ def load_inventory(
 
     options = LoadOptions.from_environment(disable_plugins, strict_plugins, no_plugins)
     return Inventory.load(options)
+
+
+def parse_address_flag(text: str, flag: str) -> tuple[str, int]:
+    """``HOST:PORT`` or ``[V6]:PORT`` -> ``(host, port)``; ``UsageError`` naming ``flag``."""
+    from nodehost.config.hostport import is_valid_port, split_host_port
+    from nodehost.errors import UsageError
+
+    try:
+        host, port = split_host_port(text.strip())
+    except ValueError as error:
+        raise UsageError(f"expected HOST:PORT, got {text!r} ({error})", flag) from error
+    if not port.isdigit() or not (port == "0" or is_valid_port(int(port))):
+        raise UsageError(f"expected HOST:PORT, got {text!r} (bad port)", flag)
+    return host or "127.0.0.1", int(port)

@@ -8,11 +8,16 @@ the host -- each a function of the previous stage's output.
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
-from nodehost.cli.options import load_inventory, logging_options, plugin_options
+
+from nodehost.cli.options import (
+    load_inventory,
+    logging_options,
+    parse_address_flag,
+    plugin_options,
+)
 from nodehost.options import (
     DEFAULT_CONFIG_DIR,
     DEFAULT_EXPIRE_DAYS,
@@ -23,6 +28,7 @@ from nodehost.options import (
     StartOptions,
     check_start_options,
 )
+from nodehost.runtime.settings import DEFAULT_HEALTH_ADDRESS
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -129,6 +135,36 @@ def _given(ctx: click.Context, name: str) -> bool:
     default="never",
     show_default=True,
     help="Use nodehost.testing's stand-ins for missing programs (or always): CI smoke runs.",
+)
+@click.option(
+    "--exit-on-ready",
+    is_flag=True,
+    help="CI smoke mode: once every component is ready, print a summary, stop cleanly, exit 0.",
+)
+@click.option(
+    "--ready-timeout",
+    metavar="DURATION",
+    help="Fail (exit 1) unless every component is ready within DURATION (Go syntax: 60s, 2m).",
+)
+@click.option(
+    "--health-address",
+    default=DEFAULT_HEALTH_ADDRESS,
+    show_default=True,
+    envvar="NODEHOST_HEALTH_ADDRESS",
+    metavar="HOST:PORT",
+    help="Serve /healthz, /readyz, /metrics, /status here; 'none' disables.",
+)
+@click.option(
+    "--crash-loop-limit",
+    type=click.IntRange(0),
+    default=5,
+    show_default=True,
+    help="Consecutive quick failures after which a component fails the node; 0 never gives up.",
+)
+@click.option(
+    "--no-exec",
+    is_flag=True,
+    help="When the kubelet is the only component, supervise it instead of exec'ing it.",
 )
 @plugin_options
 @logging_options
@@ -302,17 +338,58 @@ def plan_as_dict(plan: Any) -> dict[str, Any]:
                 "files": [{"path": f.path, "mode": f"{f.mode:04o}"} for f in component.plan.files],
                 "inactive": component.plan.inactive_reason,
                 "notes": list(component.plan.notes),
+                "standin": component.standin,
             }
         )
     return {"config": plan.config_source, "state_dir": plan.state_dir, "components": components}
 
 
 def _run(plan: Any, inventory: Any, flags: dict[str, Any]) -> int:
-    from nodehost.errors import RuntimeFailure
+    """Run the plan under the host (or exec the kubelet alone, as Origin did)."""
+    from nodehost.log import get_logger
+    from nodehost.runtime import can_exec, exec_single, run_plan
 
+    for component in plan.components:
+        if component.standin:
+            get_logger().warning(
+                "STAND-IN: this is not a real node; the component runs nodehost.testing's stand-in",
+                component=component.name,
+                program=component.plan.run.argv[0],
+            )
+    if len(plan.components) == 1 and not (flags["no_exec"] or flags["exit_on_ready"]):
+        only = plan.components[0]
+        if can_exec(only):
+            exec_single(only)
+    return run_plan(plan, inventory.host.hooks, _host_settings(flags))
+
+
+def _host_settings(flags: dict[str, Any]) -> Any:
+    from nodehost.runtime import HostSettings, RestartPolicy
+
+    address = flags["health_address"].strip()
+    health = (
+        None
+        if address.lower() in {"none", "off", ""}
+        else parse_address_flag(address, "--health-address")
+    )
+    return HostSettings(
+        restart=RestartPolicy(crash_loop_limit=flags["crash_loop_limit"]),
+        health_address=health,
+        exit_on_ready=flags["exit_on_ready"],
+        ready_timeout=_duration(flags["ready_timeout"], "--ready-timeout"),
+    )
+
+
+def _duration(text: str | None, flag: str) -> float | None:
+    from nodehost.config.goduration import parse_go_duration
+    from nodehost.errors import UsageError
+
+    if text is None:
+        return None
     try:
-        from nodehost.runtime import run_plan  # noqa: F401
-    except ImportError as error:
-        raise RuntimeFailure("the runtime host is not available in this build") from error
-    print("runtime not wired yet", file=sys.stderr)
-    return 1
+        seconds = parse_go_duration(text)
+    except ValueError as error:
+        raise UsageError(str(error), flag) from error
+    if seconds <= 0:
+        raise UsageError(f"{text!r} must be positive", flag)
+    return seconds

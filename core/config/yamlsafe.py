@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from nodehost.config.schema import index_path, join_path
 from yaml import nodes
+
+from nodehost.config.schema import index_path, join_path
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+
 from nodehost.errors import PKIError, UsageError
 from nodehost.pki import DEFAULT_KEY_TYPE
 from nodehost.pki.certs import (

@@ -25,6 +25,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
 from nodehost.errors import PKIError
 from nodehost.options import DEFAULT_EXPIRE_DAYS
 from nodehost.pki import DEFAULT_CA_DAYS

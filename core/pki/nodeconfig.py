@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
 from nodehost.config.defaults import apply_v1_defaults, set_protobuf_client_defaults
 from nodehost.config.paths import resolve_path
 from nodehost.config.schema import Kind, NodeConfig, field_specs

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
+
 from nodehost.errors import PKIError
 from nodehost.pki.certs import common_name_of, decode_certificates, organizations_of
 from nodehost.pki.hostnames import Hostnames

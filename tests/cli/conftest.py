@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from nodehost.cli import main
 
 NODE_CONFIG = """\

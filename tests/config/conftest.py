@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from nodehost.config.load import load_node_config
 from nodehost.config.schema import NodeConfig
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from nodehost.config.load import load_node_config, node_config_from_mapping
 from nodehost.config.quantity import Quantity
 from nodehost.config.schema import NodeConfig, PodManifestConfig

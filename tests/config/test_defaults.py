@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+
 from nodehost.config.defaults import apply_v1_defaults, set_protobuf_client_defaults
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from nodehost.config.dump import dump_node_config
 from nodehost.config.load import load_node_config, node_config_from_mapping
 from nodehost.config.schema import NodeConfig, yaml_keys

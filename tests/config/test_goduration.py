@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from nodehost.config.goduration import go_quote, parse_go_duration, parse_go_duration_ns
 
 

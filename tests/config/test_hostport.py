@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from nodehost.config.hostport import (
     go_atoi,
     is_unspecified,

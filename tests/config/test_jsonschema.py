@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+
 from nodehost.config.dump import node_config_mapping
 from nodehost.config.jsonschema import node_config_schema
 from nodehost.config.load import load_node_config

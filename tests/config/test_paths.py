@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from nodehost.config.load import load_node_config
 from nodehost.config.paths import resolve_path
 

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from nodehost.config.load import load_node_config
 from nodehost.config.validate import validate_node_config
 from nodehost.errors import ConfigError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from nodehost.config.quantity import QUANTITY_FORMAT_ERROR, parse_quantity
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from nodehost.config.load import read_config_file
 from nodehost.errors import ConfigError
 

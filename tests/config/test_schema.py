@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+
 from nodehost.config.load import node_config_from_mapping
 from nodehost.config.schema import (
     ClientConnectionOverrides,

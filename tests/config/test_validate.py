@@ -7,6 +7,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
+
 from nodehost.config.load import node_config_from_mapping
 from nodehost.config.quantity import parse_quantity
 from nodehost.config.schema import (

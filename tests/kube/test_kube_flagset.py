@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from nodehost.kube.flags import Flag, FlagSet, HelpRequested, RemovedFlag, flag_arguments
 from nodehost.kube.goparse import FlagError
 from nodehost.kube.values import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from nodehost.kube import kube_proxy
 
 FLAGS = kube_proxy.KUBE_PROXY_FLAGS

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from nodehost.config.listen import parse_listen
 from nodehost.pki.ca import create_signer_ca
 from nodehost.pki.nodefolder import NodeFolderRequest

@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
+
 from nodehost.pki.atomic import make_directories, remove_empty_directories, write_atomic
 
 

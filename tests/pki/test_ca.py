@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
+
 from nodehost.errors import PKIError, UsageError
 from nodehost.pki.ca import create_signer_ca, load_signer
 from nodehost.pki.certs import decode_certificates

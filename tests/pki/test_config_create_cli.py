@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from nodehost.pki.certs import decode_certificates
 
 
@@ -64,7 +65,7 @@ def test_long_lifetime_warns_on_stderr(ca_dir, tmp_path, run_config_create,
     [
         (["--hostnames", "bad_name"],
          "error: invalid value for --hostnames: 'bad_name' is neither an IP address nor a DNS name"),
-        (["--node", ""], "error: invalid value for --node: --node must be provided"),
+        (["--node", ""], "error: --node must be provided"),
         (["--expire-days", "-3"],
          "error: invalid value for --expire-days: expire-days must be valid number of days"),
         (["--listen", "https://[::1"], "error: invalid value for --listen: "),

@@ -7,6 +7,7 @@ import ipaddress
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from nodehost.pki.hostnames import parse_hostnames
 
 LABEL = st.from_regex(r"\A[a-zA-Z0-9]([a-zA-Z0-9-]{0,20}[a-zA-Z0-9])?\Z")
@@ -107,6 +108,7 @@ def test_entries_that_are_neither_ip_nor_dns_name_are_rejected(bad: str) -> None
 @given(st.lists(HOSTNAME, min_size=1, max_size=6))
 def test_a_server_certificate_covers_every_requested_hostname(values: list[str]) -> None:
     from cryptography.hazmat.primitives.asymmetric import ec
+
     from nodehost.pki.certs import encode_certificates, make_ca_certificate, make_server_certificate
     from nodehost.pki.keys import encode_private_key
     from nodehost.pki.reuse import Wanted, reuse_problem

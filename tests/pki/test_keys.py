@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
 from nodehost.errors import PKIError
 from nodehost.pki.keys import (
     decode_private_key,

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
 from nodehost.pki.nodefolder import create_node_folder
 
 VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.0-nodehost-test"}

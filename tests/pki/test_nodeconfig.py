@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+
 from nodehost.pki.nodeconfig import (
     dump_node_config,
     relativize_node_config_paths,

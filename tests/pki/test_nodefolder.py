@@ -12,6 +12,7 @@ import pytest
 import yaml
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
 from nodehost.config.listen import parse_listen
 from nodehost.errors import PKIError, UsageError
 from nodehost.pki import atomic as atomic_module

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from nodehost.pki.nodefolder import create_node_folder
 
 KEY_TYPE_PAIRS = [("rsa", "rsa"), ("ecdsa", "ecdsa"), ("ed25519", "ed25519"), ("rsa", "ecdsa")]

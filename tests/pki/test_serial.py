@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from nodehost.errors import PKIError
 from nodehost.pki.serial import format_serial, parse_serial, read_serial, reserve_serials
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.config import node_config_from_mapping
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from nodehost.config.tls import DEFAULT_CIPHER_SUITES
 from nodehost.plugins.kubelet import arguments as args
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import yaml
+
 from nodehost.kube.kube_proxy import check_configuration as check_proxy_configuration
 from nodehost.kube.kubelet import check_configuration as check_kubelet_configuration
 from nodehost.plugins.kubelet import Kubelet

@@ -6,6 +6,7 @@ import signal
 
 import pytest
 import yaml
+
 from nodehost import ValidationScope
 from nodehost.component import HttpProbe, StartedProbe
 from nodehost.errors import RuntimeFailure

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from nodehost.kube.kubelet import KUBELET_FLAGS
 from nodehost.plugins.kubelet import Kubelet
 from nodehost.plugins.kubelet.arguments import kubelet_flags_line

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from nodehost.kube.kube_proxy import check_configuration
 from nodehost.plugins.proxy import configuration
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+
 from nodehost import Severity, ValidationScope
 from nodehost.component import HttpProbe
 from nodehost.errors import RuntimeFailure

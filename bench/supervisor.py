@@ -1,0 +1,329 @@
+"""Supervisor benchmark: nodehost's host against supervisord and circus, side by side.
+
+    /work/venv/bin/python bench/supervisor.py [--sizes 10,100] [--repeat 3] [--idle 10]
+
+Each supervisor runs N copies of a long-running child (``sleep <unique>``) and
+is measured from the outside, the same way for all three:
+
+* **running**  launch of the supervisor -> all N children exec'd (its
+  ``/proc/<pid>/task/*/children`` hold N processes with the child's command line);
+* **READY=1**  (nodehost only) launch -> ``READY=1`` on a notify socket;
+* **RSS**      the supervisor's peak resident set (``VmHWM``);
+* **idle CPU** and **wake-ups/s** over ``--idle`` seconds once everything runs
+  (user+system ticks of ``/proc/<pid>/stat``; voluntary+involuntary context
+  switches of every thread, ``/proc/<pid>/task/*/status``);
+* **restart**  ``kill -9`` of one child -> its replacement exec'd;
+* **stop**     SIGTERM to the supervisor -> it exited and no child is left
+  (repeated every 5 s if ignored; the SIGTERMs column says how many it took).
+
+Medians over ``--repeat`` runs (idle figures from the first run).  supervisord
+and circus are installed into their own venv (``--venv``, default
+``/tmp/nodehost-bench-venv``), created with pip on first use; configs are
+``bench/supervisord.conf.in`` and ``bench/circus.ini.in``.  nodehost runs as
+``python -m nodehost.testing.planhost`` with this interpreter (default
+settings: restart backoff 20 ms, JSON logs to a file).  Budgets (issue 3):
+N=100 ready <= 0.3 s, first restart <= 50 ms, stop <= 0.2 s, no idle wake-ups,
+RSS <= 40 MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+POLL = 0.001
+LIMIT = 60.0
+
+
+# --- /proc ------------------------------------------------------------------------------
+
+
+def children(pid: int) -> set[int]:
+    found: set[int] = set()
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found.update(int(p) for p in handle.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def running_children(pid: int, command: bytes) -> set[int]:
+    return {child for child in children(pid) if cmdline(child) == command}
+
+
+def cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def context_switches(pid: int) -> int:
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/status") as handle:
+            for line in handle:
+                if "ctxt_switches:" in line:
+                    total += int(line.split()[-1])
+    return total
+
+
+def peak_rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def wait_until(predicate, limit: float = LIMIT) -> float:
+    start = time.perf_counter()
+    while not predicate():
+        if time.perf_counter() - start > limit:
+            raise TimeoutError("benchmark condition not reached")
+        time.sleep(POLL)
+    return time.perf_counter()
+
+
+# --- the supervisors --------------------------------------------------------------------
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+class NotifyListener:
+    """Records when READY=1 arrives (nodehost only)."""
+
+    def __init__(self, path: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.2)
+        self.ready_at: float | None = None
+        self.running = True
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        while self.running:
+            try:
+                data = self.sock.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if b"READY=1" in data.split(b"\n") and self.ready_at is None:
+                self.ready_at = time.perf_counter()
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join(1)
+        self.sock.close()
+
+
+def nodehost_launch(workdir: Path, command: list[str], n: int) -> Launch:
+    plan = {
+        "state_dir": str(workdir / "state"),
+        "components": [{"name": f"s{i:03d}", "argv": command} for i in range(n)],
+    }
+    (workdir / "plan.json").write_text(json.dumps(plan))
+    argv = [sys.executable, "-m", "nodehost.testing.planhost", str(workdir / "plan.json")]
+    env = dict(os.environ, NOTIFY_SOCKET=str(workdir / "notify.sock"))
+    return Launch(argv, env)
+
+
+def supervisord_launch(workdir: Path, command: list[str], n: int, venv: Path) -> Launch:
+    (workdir / "childlogs").mkdir()
+    template = (HERE / "supervisord.conf.in").read_text()
+    config = workdir / "supervisord.conf"
+    config.write_text(template.format(numprocs=n, workdir=workdir, command=" ".join(command)))
+    return Launch([str(venv / "bin" / "supervisord"), "-c", str(config)])
+
+
+def circus_launch(workdir: Path, command: list[str], n: int, venv: Path) -> Launch:
+    template = (HERE / "circus.ini.in").read_text()
+    config = workdir / "circus.ini"
+    config.write_text(template.format(numprocs=n, workdir=workdir, command=" ".join(command)))
+    return Launch([str(venv / "bin" / "circusd"), str(config)])
+
+
+def ensure_venv(venv: Path) -> None:
+    if (venv / "bin" / "supervisord").exists() and (venv / "bin" / "circusd").exists():
+        return
+    print(f"creating {venv} with supervisor and circus ...", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "pip"), "install", "-q", "supervisor", "circus"]
+    subprocess.run(pip, check=True)
+
+
+# --- one run ---------------------------------------------------------------------------
+
+
+def measure(name: str, launch: Launch, workdir: Path, command: list[str], n: int, idle: float):
+    expected = b"\0".join(c.encode() for c in command) + b"\0"
+    listener = NotifyListener(launch.env["NOTIFY_SOCKET"]) if name == "nodehost" else None
+    log = open(workdir / "supervisor.log", "wb")  # noqa: SIM115 -- closed below
+    started = time.perf_counter()
+    process = subprocess.Popen(launch.argv, env=launch.env, stdout=log, stderr=log)
+    result: dict[str, float | None] = {}
+    try:
+        all_running = wait_until(lambda: len(running_children(process.pid, expected)) >= n)
+        result["running"] = all_running - started
+        if listener is not None:
+            wait_until(lambda: listener.ready_at is not None)
+            result["ready1"] = listener.ready_at - started
+        if idle:
+            time.sleep(1.0)
+            ticks, switches = cpu_ticks(process.pid), context_switches(process.pid)
+            time.sleep(idle)
+            result["idle_cpu"] = (cpu_ticks(process.pid) - ticks) / CLOCK_TICKS / idle * 100
+            result["wakeups"] = (context_switches(process.pid) - switches) / idle
+        result["restart"] = restart_time(process.pid, expected)
+        wait_until(lambda: len(running_children(process.pid, expected)) >= n)
+        result["rss"] = peak_rss_mib(process.pid)
+        pids = running_children(process.pid, expected)
+        stop_started = time.perf_counter()
+        result["stop_signals"] = stop(process)
+        stopped = wait_until(lambda: not any(os.path.exists(f"/proc/{p}") for p in pids))
+        result["stop"] = stopped - stop_started
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for pid in running_children(process.pid, expected):
+            os.kill(pid, signal.SIGKILL)
+        log.close()
+        if listener is not None:
+            listener.close()
+    return result
+
+
+def stop(process: subprocess.Popen[bytes]) -> int:
+    """SIGTERM the supervisor, again every 5 s if it ignores it; return how many were sent.
+
+    (circus 0.19 sometimes drops a SIGTERM that arrives while it runs another
+    command: "arbiter is already running arbiter_stop command".)
+    """
+    for sent in range(1, int(LIMIT / 5) + 1):
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(5)
+            return sent
+        except subprocess.TimeoutExpired:
+            continue
+    raise TimeoutError("the supervisor did not stop")
+
+
+def restart_time(supervisor: int, expected: bytes) -> float:
+    before = running_children(supervisor, expected)
+    victim = min(before)
+    killed = time.perf_counter()
+    os.kill(victim, signal.SIGKILL)
+    replaced = wait_until(lambda: bool(running_children(supervisor, expected) - before))
+    return replaced - killed
+
+
+# --- the table -------------------------------------------------------------------------
+
+
+COLUMNS = (
+    ("running", "running s", "{:.3f}"),
+    ("ready1", "READY=1 s", "{:.3f}"),
+    ("restart", "restart ms", "{:.1f}"),
+    ("stop", "stop s", "{:.3f}"),
+    ("rss", "RSS MiB", "{:.1f}"),
+    ("idle_cpu", "idle CPU %", "{:.2f}"),
+    ("wakeups", "wake-ups/s", "{:.1f}"),
+    ("stop_signals", "SIGTERMs", "{:.0f}"),
+)
+
+
+def median_row(results: list[dict]) -> dict[str, float | None]:
+    row: dict[str, float | None] = {}
+    for key, _, _ in COLUMNS:
+        values = [r[key] for r in results if r.get(key) is not None]
+        value = statistics.median(values) if values else None
+        row[key] = value * 1000 if key == "restart" and value is not None else value
+    return row
+
+
+def render(rows: list[tuple[str, int, dict]]) -> str:
+    header = ["supervisor", "N", *(title for _, title, _ in COLUMNS)]
+    lines = [header]
+    for name, n, row in rows:
+        cells = [name, str(n)]
+        for key, _, fmt in COLUMNS:
+            cells.append("-" if row.get(key) is None else fmt.format(row[key]))
+        lines.append(cells)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True)) for line in lines
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10,100")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--idle", type=float, default=10.0, help="idle window in seconds (0: skip)")
+    parser.add_argument("--venv", default="/tmp/nodehost-bench-venv")
+    parser.add_argument("--only", default="nodehost,supervisord,circus")
+    parser.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
+    args = parser.parse_args()
+    venv = Path(args.venv)
+    systems = args.only.split(",")
+    if {"supervisord", "circus"} & set(systems):
+        ensure_venv(venv)
+    rows, raw = [], []
+    unique = 864000 + os.getpid() % 1000 * 100
+    for n in (int(size) for size in args.sizes.split(",")):
+        for name in systems:
+            results = []
+            for attempt in range(args.repeat):
+                unique += 1
+                command = ["sleep", str(unique)]
+                with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as folder:
+                    workdir = Path(folder)
+                    if name == "nodehost":
+                        launch = nodehost_launch(workdir, command, n)
+                    elif name == "supervisord":
+                        launch = supervisord_launch(workdir, command, n, venv)
+                    else:
+                        launch = circus_launch(workdir, command, n, venv)
+                    idle = args.idle if attempt == 0 else 0.0
+                    result = measure(name, launch, workdir, command, n, idle)
+                results.append(result)
+                raw.append({"supervisor": name, "n": n, **result})
+                print(f"{name} N={n} run {attempt + 1}: {result}", file=sys.stderr)
+            rows.append((name, n, median_row(results)))
+    print(render(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(raw, indent=2))
+
+
+if __name__ == "__main__":
+    main()

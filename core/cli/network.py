@@ -1,0 +1,175 @@
+"""``nodehost network``: prove the node's pod network works, and remove what nodehost created.
+
+* ``check`` -- in a throw-away namespace, run the configured CNI chain for
+  real (ADD, CHECK, DEL), verify the interface, its addresses and the way to
+  the gateway, clean up everything, print a report (:mod:`nodehost.cni.check`);
+* ``cleanup`` -- remove the CNI configuration files and bridges nodehost
+  created, as recorded in the state directory (:mod:`nodehost.cni.ledger`).
+
+Both read the config exactly as ``start`` does (plugins, their sections,
+validation) and find the network through the component that describes it
+(``cni_network``), never through a provider's name.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from nodehost.cli.options import load_inventory, plugin_options
+from nodehost.errors import RuntimeFailure
+
+_CONFIG_HELP = "The node config, read as 'nodehost start --config' reads it."
+_STATE_HELP = "nodehost's state directory, as for 'start' (env NODEHOST_STATE_DIR)."
+
+
+@click.group()
+def network() -> None:
+    """Check the node's pod network (CNI), or remove what nodehost created for it."""
+
+
+@network.command()
+@click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
+@click.option("--state-dir", metavar="DIR", help=_STATE_HELP)
+@plugin_options
+def check(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
+    """Run the configured CNI chain in a throw-away namespace and report (needs root).
+
+    ADD, then CHECK, then DEL, as a container runtime does for a pod; the
+    interface, its addresses and a TCP connection to the gateway are verified.
+    Everything it creates is removed again.  Exit 0 when the network works, 1
+    with the failing plugin's error otherwise (or without root).
+    """
+    from nodehost.cni.check import run_check
+    from nodehost.cni.sandbox import unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        raise RuntimeFailure(f"nodehost network check {reason}; run it as root")
+    target = NetworkTarget.resolve(config_path, state_dir, plugin_flags)
+    target.plan()
+    network_ = target.network()
+    click.echo(f"network check: provider {network_.provider}, config {config_path}")
+    try:
+        run_check(network_, click.echo)
+    except RuntimeFailure:
+        click.echo("network check failed")
+        raise
+    click.echo("network check passed")
+
+
+@network.command()
+@click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
+@click.option("--state-dir", metavar="DIR", help=_STATE_HELP)
+@plugin_options
+def cleanup(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
+    """Remove the CNI configuration files and bridge that nodehost created, and nothing else.
+
+    Files are those nodehost recorded in the state directory and those in the
+    configured CNI directory, removed only while they carry nodehost's marker;
+    a bridge only if it did not exist before nodehost first wrote its
+    configuration.  Stop the node first: attached pods lose their network.
+    """
+    from nodehost.cni.conflist import is_marked, network_files
+    from nodehost.cni.ledger import LEDGER_NAME, clean_up
+
+    target = NetworkTarget.resolve(config_path, state_dir, plugin_flags)
+    ledger = os.path.join(target.context.state_dir, LEDGER_NAME)
+    network_ = target.network(required=False)
+    marked = (
+        [] if network_ is None else [p for p in network_files(network_.conf_dir) if is_marked(p)]
+    )
+    report = clean_up(ledger, marked)
+    for line in report:
+        click.echo(line)
+    if not report:
+        click.echo(f"nothing to clean up (no CNI files or bridge of nodehost's; record: {ledger})")
+
+
+class NetworkTarget:
+    """The resolved config, the component that describes the network, and its plan context."""
+
+    def __init__(self, inventory: Any, resolved: Any, options: Any, name: str, state_dir: str):
+        from nodehost.plan import plan_context
+
+        self.inventory = inventory
+        self.resolved = resolved
+        self.options = options
+        self.name = name
+        self.state_dir = state_dir
+        self.context = plan_context(inventory, resolved, options, name, state_dir)
+
+    @classmethod
+    def resolve(
+        cls, config_path: str, state_dir: str | None, plugin_flags: dict[str, Any]
+    ) -> NetworkTarget:
+        """Load plugins and the config as ``start`` does, validated for the network component."""
+        from nodehost.options import StartOptions
+        from nodehost.plan import default_state_dir
+        from nodehost.resolve import resolve_config, selection_for
+
+        inventory = load_inventory(
+            plugin_flags["disable_plugins"],
+            plugin_flags["strict_plugins"],
+            plugin_flags["no_plugins"],
+        )
+        name = network_component(inventory)
+        options = StartOptions(
+            config=config_path,
+            components=name,
+            config_dir=os.path.dirname(os.path.abspath(config_path)),
+            state_dir=state_dir,
+        )
+        resolved = resolve_config(options, inventory, selection_for(options, inventory))
+        for problem in resolved.warnings:
+            click.echo(f"warning: {resolved.config.source}: {problem.render()}", err=True)
+        state = os.path.abspath(state_dir) if state_dir else default_state_dir()
+        return cls(inventory, resolved, options, name, state)
+
+    def plan(self) -> Any:
+        """The component's plan, built as ``start`` builds it (its environment checks run)."""
+        from nodehost.plan import build_plan
+
+        plan = (
+            build_plan(
+                self.inventory,
+                self.resolved,
+                self.options,
+                state_dir=self.state_dir,
+                overrides={},
+                resolve_programs=False,
+            )
+            .get(self.name)
+            .plan
+        )
+        if plan.inactive_reason:
+            raise RuntimeFailure(f"component {self.name} is inactive: {plan.inactive_reason}")
+        return plan
+
+    def network(self, *, required: bool = True) -> Any:
+        """The configured network (:class:`nodehost.cni.CniNetwork`); None only if not required."""
+        component = self.inventory.catalog.records[self.name].component
+        described = component.cni_network(self.context)
+        if described is None and required:
+            provider = self.resolved.config.network_config.network_plugin_name or "none"
+            raise RuntimeFailure(
+                f"network provider {provider!r} describes no CNI network; nothing to check"
+            )
+        return described
+
+
+def network_component(inventory: Any) -> str:
+    """The component that describes the pod network: the first (by name) with ``cni_network``."""
+    names = sorted(
+        name
+        for name, record in inventory.catalog.records.items()
+        if callable(getattr(record.component, "cni_network", None))
+    )
+    if not names:
+        raise RuntimeFailure(
+            "no component describes the pod network (none has cni_network); "
+            "is the plugin that provides it disabled?"
+        )
+    return names[0]

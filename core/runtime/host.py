@@ -1,0 +1,392 @@
+"""The host: runs a :class:`~nodehost.plan.Plan` as a graph of supervised components.
+
+Start: every component starts as soon as each component it names in
+``after`` is ready, so independent components start together.  The node is
+ready when every component is; then ``READY=1`` goes to systemd (once), and
+in exit-on-ready mode the readiness summary is printed and the host stops.
+
+Stop (SIGTERM, SIGINT, exit-on-ready, or a failed component): ``STOPPING=1``,
+then each component stops once every component that starts after it has
+stopped -- reverse order, independent ones in parallel.  A second SIGINT
+forces: every remaining process group is killed at once.
+
+Before anything starts the host takes ``<state-dir>/run/host.lock`` (one host
+per state directory), becomes a child subreaper and ends the leftovers of an
+earlier run (:mod:`nodehost.runtime.pidfiles`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from typing import Any, Protocol, TextIO
+
+from nodehost.errors import EXIT_FAILURE, EXIT_OK, RuntimeFailure
+from nodehost.plan import Plan
+from nodehost.runtime import pidfiles, proc
+from nodehost.runtime.notify import Notifier
+from nodehost.runtime.process import Launcher, Reaper
+from nodehost.runtime.settings import HostSettings
+from nodehost.runtime.supervisor import ComponentSupervisor
+
+#: Grace period for ending an earlier run's leftovers (unless a stop grace is set).
+LEFTOVER_GRACE = 10.0
+HEALTH_ADDRESS_FILE = "health.address"
+
+
+class LifecycleHooks(Protocol):
+    """The run-time hooks the host calls (the plugin facade has these methods).
+
+    Called from the event loop with keyword arguments; they must not block.
+    An exception is logged and the host carries on.
+    """
+
+    def component_started(self, *, name: str, pid: int | None) -> None: ...
+    def component_ready(self, *, name: str, seconds: float) -> None: ...
+    def component_exited(self, *, name: str, returncode: int | None, restarting: bool) -> None: ...
+    def component_stopped(self, *, name: str) -> None: ...
+
+
+class NoHooks:
+    """Lifecycle hooks that do nothing."""
+
+    def component_started(self, *, name: str, pid: int | None) -> None:
+        """Nothing."""
+
+    def component_ready(self, *, name: str, seconds: float) -> None:
+        """Nothing."""
+
+    def component_exited(self, *, name: str, returncode: int | None, restarting: bool) -> None:
+        """Nothing."""
+
+    def component_stopped(self, *, name: str) -> None:
+        """Nothing."""
+
+
+class Host:
+    """Runs one plan to its end; see the module docstring."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        hooks: LifecycleHooks | None,
+        settings: HostSettings,
+        log: Any,
+        out: TextIO | None = None,
+    ) -> None:
+        self.plan = plan
+        self.hooks = hooks if hooks is not None else NoHooks()
+        self.settings = settings
+        self.log = log
+        self.out = out if out is not None else sys.stdout
+        self.state_dir = plan.state_dir
+        self.reaper = Reaper()
+        self.launcher: Any = None
+        self.force = asyncio.Event()
+        self.shutdown = asyncio.Event()
+        self.notifier = Notifier.from_environ() if settings.notify else Notifier(None)
+        self.supervisors = {c.name: ComponentSupervisor(c, self) for c in plan.components}
+        self.started_at = time.monotonic()
+        self.node_ready_at: float | None = None
+        self.phase = "starting"
+        self.failures: list[str] = []
+        self.exit_code = EXIT_OK
+        self.stop_reason = ""
+        self.health_address: tuple[str, int] | None = None
+        self._status_text = ""
+        self._check_scheduled = False
+        self._interrupts = 0
+        self._timers: list[asyncio.TimerHandle] = []
+        self._background: list[asyncio.Task[None]] = []
+        self.server: Any = None
+        self.extra_servers: list[Any] = []
+        self.profile_mode: str | None = None
+
+    # --- HostServices for the supervisors -------------------------------------------
+
+    def supervisor(self, name: str) -> ComponentSupervisor:
+        return self.supervisors[name]
+
+    def call_hook(self, hook: str, **kwargs: Any) -> None:
+        try:
+            getattr(self.hooks, hook)(**kwargs)
+        except Exception as error:
+            self.log.error("lifecycle hook failed", hook=hook, error=repr(error), **kwargs)
+
+    def changed(self, supervisor: ComponentSupervisor) -> None:
+        """A component changed state: re-check the node on the next loop turn (once per turn)."""
+        if not self._check_scheduled:
+            self._check_scheduled = True
+            asyncio.get_running_loop().call_soon(self._check_node)
+
+    def _check_node(self) -> None:
+        """Update ``STATUS=`` and see whether the node became ready."""
+        self._check_scheduled = False
+        if self.phase == "starting" and self.node_ready:
+            self._node_became_ready()
+        self._publish_status()
+
+    def component_failed(self, supervisor: ComponentSupervisor) -> None:
+        self.failures.append(supervisor.failure_report())
+        self.request_stop(f"component {supervisor.name} failed", EXIT_FAILURE)
+
+    # --- state --------------------------------------------------------------------
+
+    @property
+    def node_ready(self) -> bool:
+        return all(s.ready for s in self.supervisors.values())
+
+    @property
+    def healthy(self) -> bool:
+        return all(s.healthy for s in self.supervisors.values())
+
+    def status_document(self) -> dict[str, Any]:
+        """The status of the host and every component (``/status``)."""
+        from nodehost import __version__
+
+        return {
+            "ready": self.node_ready and self.phase == "running",
+            "state": self.phase,
+            "pid": os.getpid(),
+            "version": __version__,
+            "uptime_seconds": round(time.monotonic() - self.started_at, 3),
+            "ready_after_seconds": (
+                None
+                if self.node_ready_at is None
+                else round(self.node_ready_at - self.started_at, 6)
+            ),
+            "config": self.plan.config_source,
+            "state_dir": self.state_dir,
+            "components": [s.status() for s in self.supervisors.values()],
+        }
+
+    def status_text(self) -> str:
+        """One line for ``STATUS=``: what the node is doing or waiting for."""
+        if self.phase == "stopping":
+            return f"stopping: {self.stop_reason}"
+        waiting = [s for s in self.supervisors.values() if not s.ready]
+        if not waiting:
+            return f"ready: {len(self.supervisors)} component(s)"
+        text = "; ".join(s.waiting_for() for s in waiting[:3])
+        return text + (f"; and {len(waiting) - 3} more" if len(waiting) > 3 else "")
+
+    def _publish_status(self) -> None:
+        if not self.notifier.enabled:
+            return
+        text = self.status_text()
+        if text != self._status_text:
+            self._status_text = text
+            self.notifier.status(text)
+
+    # --- run ------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Run the plan until stopped; return the exit code or raise :class:`RuntimeFailure`."""
+        lock = pidfiles.StateLock(self.state_dir)
+        lock.acquire()
+        loop = asyncio.get_running_loop()
+        try:
+            self._install(loop)
+            try:
+                await self._prepare()
+                self._start_components()
+                await self.shutdown.wait()
+                await self._stop_components()
+            finally:
+                await self._uninstall(loop)
+        finally:
+            lock.release()
+        if self.failures:
+            raise RuntimeFailure("\n".join(self.failures))
+        return self.exit_code
+
+    def _install(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.launcher = Launcher()  # before the reaper: it may run setpriv --help
+        proc.set_child_subreaper(True)
+        self.reaper.install(loop)
+        loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
+        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+
+    async def _uninstall(self, loop: asyncio.AbstractEventLoop) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        if self.server is not None:
+            await self.server.close()
+            (pidfiles.run_directory(self.state_dir) / HEALTH_ADDRESS_FILE).unlink(missing_ok=True)
+        for server in self.extra_servers:
+            await server.close()
+        loop.remove_signal_handler(signal.SIGTERM)
+        loop.remove_signal_handler(signal.SIGINT)
+        self.reaper.reap()
+        self.reaper.uninstall()
+        if self.launcher is not None:
+            self.launcher.close()
+        with contextlib.suppress(OSError):
+            proc.set_child_subreaper(False)
+        self.notifier.close()
+
+    async def _prepare(self) -> None:
+        await self._end_leftovers()
+        if self.settings.health_address is not None:
+            await self._start_health_server(*self.settings.health_address)
+        if self.profile_mode == "web":
+            await self._start_profile_server()
+        interval = self.notifier.watchdog_interval() if self.settings.watchdog else None
+        if interval:
+            self._background.append(asyncio.create_task(self._watchdog(interval)))
+        if self.settings.ready_timeout is not None:
+            loop = asyncio.get_running_loop()
+            self._timers.append(loop.call_later(self.settings.ready_timeout, self._ready_timeout))
+
+    async def _end_leftovers(self) -> None:
+        verified, pids = pidfiles.find_leftovers(self.state_dir)
+        if pids:
+            for record in verified:
+                self.log.warning(
+                    "ending a leftover of an earlier run",
+                    component=record.component,
+                    pid=record.pid,
+                    executable=record.executable,
+                )
+            grace = self.settings.stop_grace
+            killed = await pidfiles.end_processes(pids, LEFTOVER_GRACE if grace is None else grace)
+            self.log.warning("leftovers ended", pids=pids, killed=killed)
+        pidfiles.clear_pid_files(self.state_dir)
+
+    async def _start_health_server(self, host: str, port: int) -> None:
+        from nodehost.runtime.endpoints import health_routes
+        from nodehost.runtime.server import HttpServer
+
+        self.server = HttpServer(health_routes(self.status_document), self.log)
+        try:
+            self.health_address = await self.server.start(host, port)
+        except OSError as error:
+            self.server = None
+            raise RuntimeFailure(
+                f"cannot serve health and status on {host}:{port}: "
+                f"{error.strerror or error} (choose another health address, or disable it)"
+            ) from None
+        bound = f"{self.health_address[0]}:{self.health_address[1]}"
+        (pidfiles.run_directory(self.state_dir) / HEALTH_ADDRESS_FILE).write_text(bound + "\n")
+        self.log.info("serving health and status", address=bound)
+
+    async def _start_profile_server(self) -> None:
+        from nodehost.runtime.profile import debug_routes, web_address
+        from nodehost.runtime.server import HttpServer
+
+        host, port = web_address()
+        server = HttpServer(debug_routes(), self.log)
+        try:
+            await server.start(host, port)
+        except OSError as error:
+            raise RuntimeFailure(
+                f"NODEHOST_PROFILE=web: cannot listen on {host}:{port}: {error.strerror or error}"
+            ) from None
+        self.extra_servers.append(server)
+        self.log.info("serving profiling pages", url=f"http://{host}:{port}/debug/pprof/")
+
+    def _start_components(self) -> None:
+        self.phase = "starting"
+        self.log.info("starting node", components=list(self.supervisors), state_dir=self.state_dir)
+        for supervisor in self.supervisors.values():
+            supervisor.start()
+        if self.node_ready:  # nothing to wait for (no component, or all inactive)
+            self._node_became_ready()
+        self._publish_status()
+
+    def _node_became_ready(self) -> None:
+        self.node_ready_at = time.monotonic()
+        self.phase = "running"
+        for timer in self._timers:
+            timer.cancel()
+        seconds = self.node_ready_at - self.started_at
+        self.log.info("node ready", seconds=round(seconds, 3))
+        self.notifier.ready(f"ready: {len(self.supervisors)} component(s)")
+        self._status_text = ""
+        if self.settings.exit_on_ready:
+            self.out.write(self.readiness_summary())
+            self.out.flush()
+            self.request_stop("exit on ready", EXIT_OK)
+
+    def readiness_summary(self) -> str:
+        """The exit-on-ready report: each component and its time to ready."""
+        assert self.node_ready_at is not None
+        lines = [f"node ready after {self.node_ready_at - self.started_at:.3f}s"]
+        width = max([len("COMPONENT"), *(len(name) for name in self.supervisors)])
+        lines.append(f"  {'COMPONENT':<{width}}  {'READY AFTER':>11}  RESTARTS")
+        for name, supervisor in self.supervisors.items():
+            if supervisor.ready_at is None:
+                after = "inactive"
+            else:
+                after = f"{supervisor.ready_at - self.started_at:.3f}s"
+            lines.append(f"  {name:<{width}}  {after:>11}  {supervisor.restarts}")
+        return "\n".join(lines) + "\n"
+
+    def _ready_timeout(self) -> None:
+        if self.phase != "starting":
+            return
+        timeout = self.settings.ready_timeout
+        reports = [
+            s.failure_report() for s in self.supervisors.values() if not s.ready and not s.failure
+        ]
+        self.failures.append(f"node not ready after {timeout:g}s")
+        self.failures.extend(report.replace(" failed: ", " not ready: ", 1) for report in reports)
+        self.request_stop("ready timeout", EXIT_FAILURE)
+
+    async def _watchdog(self, interval: float) -> None:
+        while True:
+            if self.healthy and self.phase in ("starting", "running"):
+                self.notifier.watchdog()
+            await asyncio.sleep(interval)
+
+    # --- stop -----------------------------------------------------------------------------
+
+    def _on_sigterm(self) -> None:
+        self.request_stop("SIGTERM", EXIT_OK)
+
+    def _on_sigint(self) -> None:
+        self._interrupts += 1
+        if self._interrupts == 1:
+            self.request_stop("SIGINT", EXIT_OK)
+            return
+        self.log.warning("second SIGINT: forcing the stop, killing every component now")
+        self.exit_code = EXIT_FAILURE
+        self.force.set()
+
+    def request_stop(self, reason: str, exit_code: int) -> None:
+        """Begin the ordered stop (the first request's reason and exit code win)."""
+        if self.shutdown.is_set():
+            return
+        self.stop_reason = reason
+        self.exit_code = exit_code
+        self.shutdown.set()
+
+    async def _stop_components(self) -> None:
+        self.phase = "stopping"
+        self.log.info("stopping node", reason=self.stop_reason)
+        self.notifier.stopping(f"stopping: {self.stop_reason}")
+        for task in self._background:
+            task.cancel()
+        stops: dict[str, asyncio.Task[None]] = {}
+        for name in reversed(list(self.supervisors)):
+            dependants = [
+                stops[other]
+                for other, s in self.supervisors.items()
+                if name in s.planned.after and other in stops
+            ]
+            stops[name] = asyncio.create_task(self._stop_after(name, dependants))
+        await asyncio.gather(*stops.values())
+        self.phase = "stopped" if not self.failures else "failed"
+        self.log.info("node stopped", reason=self.stop_reason)
+
+    async def _stop_after(self, name: str, dependants: list[asyncio.Task[None]]) -> None:
+        if dependants:
+            await asyncio.gather(*dependants)
+        try:
+            await self.supervisors[name].stop()
+        except Exception as error:
+            self.log.error("stopping a component failed", component=name, error=repr(error))

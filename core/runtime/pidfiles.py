@@ -1,0 +1,191 @@
+"""Pid files, the state-directory lock, and the leftovers of an earlier run.
+
+Every child gets two marker variables: ``NODEHOST_MANAGED=<state-dir>`` and
+``NODEHOST_COMPONENT=<name>``.  Its pid file ``<state-dir>/run/<name>.pid``
+holds three lines: the pid, the executable (``/proc/<pid>/exe`` right after
+start) and the start time (clock ticks since boot, ``/proc/<pid>/stat``); the
+first line alone is a conventional pid file.  A clean stop removes it.
+
+At start, a pid file left behind means the earlier host died without
+stopping.  Its process is a leftover -- and is ended -- only if it is alive,
+its executable and start time match the record and its environment holds
+the marker for this state directory: a recycled pid belonging to anything
+else is never touched.  Processes of those components that carry both
+markers (descendants in or out of the process group, which have no pid file
+of their own) are ended too.  Pid files are written with a rename but without
+fsync: after a power loss no process survives to be found anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from nodehost.errors import RuntimeFailure
+from nodehost.runtime import proc
+
+MARKER_VARIABLE = "NODEHOST_MANAGED"
+COMPONENT_VARIABLE = "NODEHOST_COMPONENT"
+RUN_DIRECTORY = "run"
+LOCK_FILE = "host.lock"
+
+
+def run_directory(state_dir: str) -> Path:
+    return Path(state_dir) / RUN_DIRECTORY
+
+
+def pid_file(state_dir: str, component: str) -> Path:
+    return run_directory(state_dir) / f"{component}.pid"
+
+
+def marker_environment(state_dir: str, component: str) -> dict[str, str]:
+    """The variables that mark a child as this host's (see the module docstring)."""
+    return {MARKER_VARIABLE: state_dir, COMPONENT_VARIABLE: component}
+
+
+@dataclass(frozen=True)
+class PidRecord:
+    """What a pid file says about a child."""
+
+    component: str
+    pid: int
+    executable: str | None
+    start_time: int | None
+
+
+def write_pid_file(state_dir: str, component: str, pid: int) -> PidRecord:
+    """Record ``pid`` (read from /proc now) for ``component``; return the record."""
+    record = PidRecord(component, pid, proc.executable(pid), proc.start_time(pid))
+    path = str(pid_file(state_dir, component))
+    temporary = f"{path}.tmp"
+    lines = [str(pid), record.executable or "", str(record.start_time or "")]
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, ("\n".join(lines) + "\n").encode())
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+    return record
+
+
+def remove_pid_file(state_dir: str, component: str) -> None:
+    pid_file(state_dir, component).unlink(missing_ok=True)
+
+
+def read_pid_files(state_dir: str) -> list[PidRecord]:
+    """Every readable pid file in the run directory (malformed ones are skipped)."""
+    records = []
+    folder = run_directory(state_dir)
+    if not folder.is_dir():
+        return records
+    for path in sorted(folder.glob("*.pid")):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            executable = lines[1] if len(lines) > 1 and lines[1] else None
+            started = int(lines[2]) if len(lines) > 2 and lines[2] else None
+            records.append(PidRecord(path.stem, int(lines[0]), executable, started))
+    return records
+
+
+def is_recorded_process(record: PidRecord, state_dir: str) -> bool:
+    """True only if ``record.pid`` is still the very process the record describes."""
+    if record.pid <= 1 or record.pid == os.getpid() or not proc.is_alive(record.pid):
+        return False
+    if record.executable is None or proc.executable(record.pid) != record.executable:
+        return False
+    if record.start_time is not None and proc.start_time(record.pid) != record.start_time:
+        return False
+    return proc.environment(record.pid).get(MARKER_VARIABLE) == state_dir
+
+
+def find_leftovers(state_dir: str) -> tuple[list[PidRecord], list[int]]:
+    """The live processes an earlier run left: ``(verified pid records, all pids to end)``."""
+    records = read_pid_files(state_dir)
+    if not records:
+        return [], []
+    verified = [record for record in records if is_recorded_process(record, state_dir)]
+    recorded_pids = {record.pid for record in records}
+    components = {record.component for record in records}
+    pids = {record.pid for record in verified}
+    for pid in proc.all_pids():
+        if pid in recorded_pids or pid == os.getpid() or not proc.is_alive(pid):
+            continue
+        environment = proc.environment(pid)
+        if (
+            environment.get(MARKER_VARIABLE) == state_dir
+            and environment.get(COMPONENT_VARIABLE) in components
+        ):
+            pids.add(pid)
+    return verified, sorted(pids)
+
+
+async def end_processes(pids: list[int], grace: float) -> list[int]:
+    """SIGTERM ``pids``, SIGKILL those alive after ``grace`` seconds; return the killed ones."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    alive = await wait_gone(pids, grace)
+    for pid in alive:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    await wait_gone(alive, 10.0)
+    return alive
+
+
+async def wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait until none of ``pids`` is alive or ``timeout`` passed; return those still alive."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    delay = 0.002
+    alive = [pid for pid in pids if proc.is_alive(pid)]
+    while alive and loop.time() < deadline:
+        await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
+        delay = min(delay * 2, 0.1)
+        alive = [pid for pid in alive if proc.is_alive(pid)]
+    return alive
+
+
+def clear_pid_files(state_dir: str) -> None:
+    for path in run_directory(state_dir).glob("*.pid"):
+        path.unlink(missing_ok=True)
+
+
+class StateLock:
+    """An exclusive ``flock`` on ``<state-dir>/run/host.lock``: one host per state directory."""
+
+    def __init__(self, state_dir: str) -> None:
+        self.path = run_directory(state_dir) / LOCK_FILE
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise :class:`RuntimeFailure` naming the holder (or the OS error)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as error:
+            raise RuntimeFailure(
+                f"cannot use state directory {self.path.parent.parent}: "
+                f"{error.strerror or error} (see --state-dir)"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise RuntimeFailure(
+                f"another nodehost (pid {holder}) is running with state directory "
+                f"{self.path.parent.parent}; stop it or use another --state-dir"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None

@@ -1,0 +1,122 @@
+"""What Linux tells us about processes: ``/proc`` reads and the two ``prctl`` calls we need.
+
+Every reader returns None (or an empty value) for a process that is gone or
+not readable by us, so callers treat "cannot tell" as "not ours".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+from collections.abc import Iterator
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option: int, value: int) -> None:
+    """Call ``prctl(option, value)``; raise OSError on failure."""
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+
+
+def set_child_subreaper(enabled: bool = True) -> None:
+    """Make orphaned descendants of this process re-parent to it (and not to init)."""
+    prctl(PR_SET_CHILD_SUBREAPER, 1 if enabled else 0)
+
+
+def set_parent_death_signal(signum: int) -> None:
+    """Ask for ``signum`` when the parent *thread* dies (call in the child before exec)."""
+    prctl(PR_SET_PDEATHSIG, signum)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def executable(pid: int) -> str | None:
+    """``/proc/<pid>/exe``, without the " (deleted)" suffix of a replaced binary."""
+    try:
+        target = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+    return target.removesuffix(" (deleted)")
+
+
+def environment(pid: int) -> dict[str, str]:
+    """The environment ``pid`` was started with (empty if unreadable)."""
+    data = _read(f"/proc/{pid}/environ")
+    if not data:
+        return {}
+    entries = (item.decode(errors="replace") for item in data.split(b"\0") if b"=" in item)
+    return dict(entry.split("=", 1) for entry in entries)
+
+
+def stat_fields(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` split into fields; field 0 is the pid, field 1 the state.
+
+    The command name (which may hold spaces) is dropped, so index ``i`` here is
+    field ``i + 2`` of proc(5) minus one: state=0, ppid=1, pgrp=2, starttime=19.
+    """
+    data = _read(f"/proc/{pid}/stat")
+    if data is None:
+        return None
+    return data[data.rfind(b")") + 2 :].decode().split()
+
+
+def start_time(pid: int) -> int | None:
+    """The process start time in clock ticks since boot (identifies a pid's owner)."""
+    fields = stat_fields(pid)
+    return int(fields[19]) if fields else None
+
+
+def is_alive(pid: int) -> bool:
+    """True if ``pid`` exists and is not a zombie."""
+    fields = stat_fields(pid)
+    return fields is not None and fields[0] not in ("Z", "X")
+
+
+def all_pids() -> Iterator[int]:
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                yield int(name)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes in process group ``pgid`` (a full ``/proc`` scan)."""
+    members = []
+    for pid in all_pids():
+        fields = stat_fields(pid)
+        if fields and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            members.append(pid)
+    return members
+
+
+def own_children() -> set[int]:
+    """Direct children of this process, adopted orphans included (all threads)."""
+    children: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            data = _read(f"/proc/self/task/{task}/children") or b""
+            children.update(int(pid) for pid in data.split())
+    return children
+
+
+def group_exists(pgid: int) -> bool:
+    """True while any process (a zombie too) is in process group ``pgid``."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,412 @@
+"""One component at run time: prepare, start, probe, watch, restart, stop.
+
+A :class:`ComponentSupervisor` runs the lifecycle of one planned component,
+process or in-loop task alike, under one restart policy and one readiness
+model.  Its states (``status()["state"]``):
+
+``pending``   waiting for the components it starts after to be ready;
+``starting``  running, readiness probe not passed yet;
+``ready``     running and ready;
+``backoff``   exited on its own, restarting after a delay (``crash_looping``
+              once two quick exits came in a row);
+``failed``    past the restart budget, or cannot be started at all -- the
+              node fails;
+``stopping``, ``stopped``; ``inactive`` (planned with nothing to run: ready).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+from nodehost.component import ProcessSpec, ReportedProbe, StartedProbe, TaskSpec
+from nodehost.plan import PlannedComponent
+from nodehost.runtime import pidfiles, probes
+from nodehost.runtime.output import ComponentOutput
+from nodehost.runtime.process import ChildProcess, Launcher, Reaper, child_environment
+from nodehost.runtime.restart import RestartTracker
+from nodehost.runtime.settings import HostSettings
+from nodehost.runtime.task import HostTaskContext, TaskRun
+
+PENDING = "pending"
+STARTING = "starting"
+READY = "ready"
+BACKOFF = "backoff"
+FAILED = "failed"
+STOPPING = "stopping"
+STOPPED = "stopped"
+INACTIVE = "inactive"
+
+
+class HostServices(Protocol):
+    """What a supervisor needs from the host that runs it."""
+
+    settings: HostSettings
+    state_dir: str
+    reaper: Reaper
+    launcher: Launcher
+    hooks: Any
+    log: Any
+    force: asyncio.Event
+
+    def supervisor(self, name: str) -> ComponentSupervisor: ...
+    def changed(self, supervisor: ComponentSupervisor) -> None: ...
+    def component_failed(self, supervisor: ComponentSupervisor) -> None: ...
+    def call_hook(self, hook: str, **kwargs: Any) -> None: ...
+
+
+def describe_exit(code: int | None) -> str:
+    """``exit code 1``, ``killed by SIGKILL`` or ``raised an exception``."""
+    if code is None:
+        return "raised an exception"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class ComponentSupervisor:
+    """Runs one :class:`~nodehost.plan.PlannedComponent` under the host's policy."""
+
+    def __init__(self, planned: PlannedComponent, host: HostServices) -> None:
+        self.planned = planned
+        self.name = planned.name
+        self.spec = planned.plan.run
+        self.host = host
+        self.state = PENDING if self.spec is not None else INACTIVE
+        self.reason = "" if self.spec is not None else planned.plan.inactive_reason or "inactive"
+        self.run: ChildProcess | TaskRun | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.tracker = RestartTracker(host.settings.restart)
+        self.output = ComponentOutput(
+            self.name, host.log, host.settings.tail_lines, host.settings.log_output
+        )
+        self.first_ready = asyncio.Event()
+        self.restarts = 0
+        self.ever_started = False
+        self.started_at: float | None = None
+        self.ready_at: float | None = None
+        self.start_latency: float | None = None
+        self.backoff_until: float | None = None
+        self.last_exit: tuple[int | None, float] | None = None
+        self.failure: str | None = None
+        if self.spec is None:
+            self.first_ready.set()
+
+    # --- what others read ---------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self.state in (READY, INACTIVE)
+
+    @property
+    def pid(self) -> int | None:
+        run = self.run
+        return run.pid if run is not None and run.running else None
+
+    @property
+    def crash_looping(self) -> bool:
+        return self.state == BACKOFF and self.tracker.crash_looping
+
+    @property
+    def healthy(self) -> bool:
+        """Not failed and not crash looping (gates the systemd watchdog)."""
+        return self.state != FAILED and not self.crash_looping
+
+    def waiting_for(self) -> str:
+        """A short phrase for ``STATUS=``: what this component is waiting for."""
+        if self.state == PENDING:
+            return f"{self.name} waits for {', '.join(self._unready_dependencies()) or 'start'}"
+        if self.state == STARTING and self.spec is not None:
+            return f"waiting for {self.name}: {self.spec.readiness.describe()}"
+        if self.state == BACKOFF:
+            return f"{self.name} restarting ({self.reason})"
+        return f"{self.name} {self.state}"
+
+    def status(self) -> dict[str, Any]:
+        """The JSON-ready status of this component (``/status``)."""
+        now = time.monotonic()
+        backoff = max(0.0, self.backoff_until - now) if self.state == BACKOFF else None
+        last_exit = None
+        if self.last_exit is not None:
+            code, when = self.last_exit
+            last_exit = {
+                "code": code,
+                "description": describe_exit(code),
+                "seconds_ago": round(now - when, 3),
+            }
+        return {
+            "name": self.name,
+            "state": self.state,
+            "ready": self.ready,
+            "up": self.run is not None and self.run.running,
+            "pid": self.pid,
+            "restarts": self.restarts,
+            "crash_looping": self.crash_looping,
+            "backoff_remaining_seconds": None if backoff is None else round(backoff, 3),
+            "last_exit": last_exit,
+            "readiness": self.spec.readiness.describe() if self.spec is not None else None,
+            "reason": self.reason,
+            "start_latency_seconds": self.start_latency,
+            "uptime_seconds": (
+                round(now - self.started_at, 3)
+                if self.started_at is not None and self.pid_or_task_running()
+                else None
+            ),
+            "after": list(self.planned.after),
+        }
+
+    def pid_or_task_running(self) -> bool:
+        return self.run is not None and self.run.running
+
+    def failure_report(self) -> str:
+        """The message for a failed node: the component, why, and its last output lines."""
+        lines = [f"component {self.name} failed: {self.failure or self.reason}"]
+        tail = self.output.last_lines()
+        if tail:
+            lines.append(f"last output of {self.name}:")
+            lines.extend(f"  {line}" for line in tail)
+        else:
+            lines.append(f"{self.name} printed nothing")
+        return "\n".join(lines)
+
+    # --- the lifecycle ------------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin supervising (in the running loop)."""
+        self.task = asyncio.create_task(self._supervise(), name=f"nodehost-{self.name}")
+        self.task.add_done_callback(self._supervise_ended)
+
+    def _supervise_ended(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        error = task.exception()
+        self.host.log.error(
+            "supervisor crashed", component=self.name, error=repr(error), exc_info=error
+        )
+        self._fail(f"internal error in the supervisor: {error!r}")
+
+    async def _supervise(self) -> None:
+        if self.spec is None:
+            self.host.changed(self)
+            return
+        await self._wait_for_dependencies()
+        if not self._write_files():
+            return
+        while True:
+            if not self._start_run():
+                return
+            code, run_seconds = await self._watch_run()
+            verdict = self.tracker.on_exit(run_seconds)
+            self.host.call_hook(
+                "component_exited", name=self.name, returncode=code, restarting=verdict.restart
+            )
+            if not verdict.restart:
+                self._fail(
+                    f"exited {verdict.consecutive_failures} times in a row, each run shorter "
+                    f"than {self.host.settings.restart.stable_period:g}s "
+                    f"(last: {describe_exit(code)}); giving up"
+                )
+                return
+            self._enter_backoff(code, verdict.delay)
+            await asyncio.sleep(verdict.delay)
+            self.restarts += 1
+
+    async def _wait_for_dependencies(self) -> None:
+        waiting = self._unready_dependencies()
+        if waiting:
+            self.reason = f"waiting for {', '.join(waiting)} to be ready"
+            self.host.changed(self)
+        for name in self.planned.after:
+            await self.host.supervisor(name).first_ready.wait()
+
+    def _unready_dependencies(self) -> list[str]:
+        return [n for n in self.planned.after if not self.host.supervisor(n).first_ready.is_set()]
+
+    def _write_files(self) -> bool:
+        """Write the plan's files atomically with their modes; fail the component on error."""
+        from nodehost.pki.atomic import make_directories, write_atomic
+
+        for spec in self.planned.plan.files:
+            path = Path(spec.path)
+            try:
+                make_directories(path.parent)
+                write_atomic(path, spec.content, spec.mode)
+            except OSError as error:
+                self._fail(f"cannot write {spec.path}: {error.strerror or error}")
+                return False
+        return True
+
+    def _start_run(self) -> bool:
+        spec = self.spec
+        try:
+            if isinstance(spec, ProcessSpec):
+                self.run = self._spawn(spec)
+            else:
+                assert isinstance(spec, TaskSpec)
+                context = HostTaskContext(self.name, self.host.log, self._task_status)
+                self.run = TaskRun(spec, context, self.host.log)
+        except OSError as error:
+            program = spec.argv[0] if isinstance(spec, ProcessSpec) else self.name
+            self._fail(f"cannot start {program}: {error.strerror or error}")
+            return False
+        self.ever_started = True
+        self.started_at = time.monotonic()
+        self.ready_at = None
+        self.state = STARTING
+        self.reason = f"waiting for {spec.readiness.describe()}"
+        self.output.new_run(self.run.pid, self.restarts, self.tracker.crash_looping)
+        self.host.log.info(
+            "component started", component=self.name, pid=self.run.pid, restarts=self.restarts
+        )
+        self.host.call_hook("component_started", name=self.name, pid=self.run.pid)
+        self.host.changed(self)
+        return True
+
+    def _spawn(self, spec: ProcessSpec) -> ChildProcess:
+        state_dir = self.host.state_dir
+        environment = child_environment(
+            os.environ, spec.env, pidfiles.marker_environment(state_dir, self.name)
+        )
+        return ChildProcess.spawn(
+            spec.argv,
+            environment,
+            spec.cwd,
+            self.host.launcher,
+            self.host.reaper,
+            self.output,
+            self.name,
+            state_dir,
+        )
+
+    def _task_status(self, message: str) -> None:
+        self.reason = message
+        self.host.changed(self)
+
+    async def _watch_run(self) -> tuple[int | None, float]:
+        """Wait for the run to end on its own; clean up what it left; ``(code, seconds)``."""
+        run = self.run
+        assert run is not None and self.started_at is not None
+        probing = asyncio.create_task(self._probe_until_ready(run))
+        try:
+            code = await asyncio.shield(run.exited)
+        finally:
+            probing.cancel()
+        run_seconds = time.monotonic() - self.started_at
+        self.last_exit = (code, time.monotonic())
+        self.host.log.warning(
+            "component exited",
+            component=self.name,
+            pid=run.pid,
+            exit=describe_exit(code),
+            run_seconds=round(run_seconds, 3),
+        )
+        await self._end_run(run)
+        return code, run_seconds
+
+    async def _end_run(self, run: ChildProcess | TaskRun) -> None:
+        """Make sure nothing of ``run`` is left (its group, adopted descendants)."""
+        if isinstance(run, ChildProcess):
+            await run.terminate(self._stop_signal(), self._stop_grace(), self.host.force)
+            await run.forget_pid_file()
+
+    async def _probe_until_ready(self, run: ChildProcess | TaskRun) -> None:
+        assert self.spec is not None
+        probe = self.spec.readiness
+        if isinstance(probe, ReportedProbe) and isinstance(run, TaskRun):
+            await run.context.reported.wait()
+        elif not isinstance(probe, (StartedProbe, ReportedProbe)):
+            for delay in probes.poll_delays(probe):
+                passed, detail = await probes.check(probe)
+                if passed:
+                    break
+                self.reason = f"waiting for {probe.describe()} ({detail})"
+                await asyncio.sleep(delay)
+        self._mark_ready()
+
+    def _mark_ready(self) -> None:
+        assert self.started_at is not None
+        self.ready_at = time.monotonic()
+        self.start_latency = round(self.ready_at - self.started_at, 6)
+        self.state = READY
+        self.reason = "ready"
+        self.first_ready.set()
+        self.host.log.info(
+            "component ready", component=self.name, seconds=round(self.start_latency, 3)
+        )
+        self.host.call_hook("component_ready", name=self.name, seconds=self.start_latency)
+        self.host.changed(self)
+
+    def _enter_backoff(self, code: int | None, delay: float) -> None:
+        self.state = BACKOFF
+        self.backoff_until = time.monotonic() + delay
+        loop = "crash loop, " if self.tracker.crash_looping else ""
+        self.reason = (
+            f"{loop}{describe_exit(code)}, restart {self.restarts + 1} in {delay:.3g}s "
+            f"({self.tracker.consecutive_failures} quick exit(s) in a row)"
+        )
+        self.host.log.info(
+            "component restarting",
+            component=self.name,
+            delay=round(delay, 4),
+            consecutive_failures=self.tracker.consecutive_failures,
+        )
+        self.host.changed(self)
+
+    def _fail(self, message: str) -> None:
+        if self.state == FAILED:
+            return
+        self.state = FAILED
+        self.failure = message
+        self.reason = message
+        self.output.flush_suppressed()
+        self.host.log.error("component failed", component=self.name, reason=message)
+        self.host.component_failed(self)
+
+    def _stop_grace(self) -> float:
+        override = self.host.settings.stop_grace
+        assert self.spec is not None
+        return self.spec.stop_grace if override is None else override
+
+    def _stop_signal(self) -> int:
+        spec = self.spec
+        return spec.stop_signal if isinstance(spec, ProcessSpec) else signal.SIGTERM
+
+    async def stop(self) -> None:
+        """Stop supervising and end the run; returns when every descendant is gone."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+        run = self.run
+        if run is not None:
+            if self.state != FAILED:
+                self.state = STOPPING
+                self.reason = "stopping"
+                self.host.changed(self)
+            if isinstance(run, ChildProcess):
+                graceful = await run.terminate(
+                    self._stop_signal(), self._stop_grace(), self.host.force
+                )
+                await run.forget_pid_file()
+            else:
+                graceful = await run.terminate(self._stop_grace(), self.host.force)
+            if not graceful:
+                self.host.log.warning(
+                    "component did not stop within its grace period; killed",
+                    component=self.name,
+                    grace=self._stop_grace(),
+                )
+        self.output.flush_suppressed()
+        if self.state != FAILED:
+            self.state = STOPPED if self.spec is not None else INACTIVE
+            self.reason = "stopped" if self.spec is not None else self.reason
+        if self.ever_started:
+            self.host.log.info("component stopped", component=self.name)
+            self.host.call_hook("component_stopped", name=self.name)
+        self.host.changed(self)

@@ -1,0 +1,80 @@
+"""In-loop components: a :class:`~nodehost.component.TaskSpec` coroutine as one run.
+
+A task run looks like a process run to the supervisor: it has an exit
+(``exited``), a readiness report (``reported``) and a stop (cancel, then wait
+the grace period).  A task that returns exits with code 0; one that raises
+exits with code None after its traceback is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from nodehost.component import TaskSpec
+
+
+class HostTaskContext:
+    """The :class:`~nodehost.component.TaskContext` the host gives a task."""
+
+    def __init__(self, name: str, log: Any, on_status: Callable[[str], None]) -> None:
+        self.name = name
+        self.log = log
+        self.reported = asyncio.Event()
+        self._on_status = on_status
+
+    def ready(self) -> None:
+        self.reported.set()
+
+    def status(self, message: str) -> None:
+        self._on_status(message)
+
+
+class TaskRun:
+    """One run of a task component."""
+
+    pid = None
+
+    def __init__(self, spec: TaskSpec, context: HostTaskContext, log: Any) -> None:
+        self.context = context
+        self.log = log
+        self.returncode: int | None = None
+        self.exited: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        self.task = asyncio.create_task(self._run(spec), name=f"nodehost-task-{context.name}")
+
+    async def _run(self, spec: TaskSpec) -> None:
+        code: int | None = 0
+        try:
+            await spec.run(self.context)
+        except asyncio.CancelledError:
+            code = 0
+            raise
+        except Exception:
+            code = None
+            self.log.exception("component task raised", component=self.context.name)
+        finally:
+            self.returncode = code
+            if not self.exited.done():
+                self.exited.set_result(code)
+
+    @property
+    def running(self) -> bool:
+        return not self.task.done()
+
+    async def terminate(self, grace: float, force: asyncio.Event) -> bool:
+        """Cancel the task and wait up to ``grace`` seconds; True if it ended in time."""
+        if self.task.done():
+            return True
+        self.task.cancel()
+        force_wait = asyncio.ensure_future(force.wait())
+        await asyncio.wait({self.task, force_wait}, timeout=grace, return_when="FIRST_COMPLETED")
+        force_wait.cancel()
+        if not self.task.done():
+            self.log.warning(
+                "component task did not end within its stop grace period; left behind",
+                component=self.context.name,
+                grace=grace,
+            )
+            return False
+        return True

@@ -1,0 +1,20 @@
+"""Stand-in programs and helpers that let tests, users' CI and plugin authors drive nodehost.
+
+* :mod:`nodehost.testing.standin` -- the generic stand-in behaviour engine
+  (``/healthz``, clean SIGTERM exit, crash / slow-ready / hang / grandchild
+  behaviours chosen by ``NODEHOST_STANDIN_*`` environment variables) and the
+  ``nodehost-standin`` console script;
+* ``fake_kubelet`` and ``fake_kube_proxy`` (on ``fake_program``) -- stand-ins
+  for the kubelet and kube-proxy built on it (``nodehost-standin-kubelet``,
+  ``nodehost-standin-kube-proxy``);
+* :mod:`nodehost.testing.planhost` -- run the host on a plan written as JSON,
+  without configuration or plugins (runtime tests and ``bench/supervisor.py``).
+
+Nothing here is imported by ``import nodehost``.
+"""
+
+#: The stand-in console script for each program it replaces (``nodehost start --standins``).
+STANDINS = {
+    "kubelet": "nodehost-standin-kubelet",
+    "kube-proxy": "nodehost-standin-kube-proxy",
+}

@@ -1,0 +1,176 @@
+"""``nodehost start`` running a node for real: the installed executable, stand-ins, systemd."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from nodehost.testing.notify import NotifyReceiver
+
+WAIT = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(predicate, what: str, timeout: float = WAIT):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def standin_pids() -> set[int]:
+    """Every running stand-in process (by its command line)."""
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"nodehost-standin" in cmdline or b"nodehost.testing.fake_" in cmdline:
+                pids.add(int(entry))
+    return pids
+
+
+@pytest.fixture
+def start_args(node_dir: Path, tmp_path: Path):
+    executable = Path(sys.executable).parent / "nodehost"
+    if not executable.exists():
+        pytest.skip("the nodehost console script is not installed next to this interpreter")
+
+    def args(*extra: str, health: int | None = None) -> list[str]:
+        health_address = f"127.0.0.1:{health}" if health else "none"
+        return [
+            str(executable),
+            "start",
+            f"--config={node_dir / 'node-config.yaml'}",
+            "--components=kubelet,proxy",
+            "--standins=always",
+            f"--state-dir={tmp_path / 'state'}",
+            f"--health-address={health_address}",
+            "--log-format=json",
+            *extra,
+        ]
+
+    return args
+
+
+def test_exit_on_ready_runs_the_lifecycle_and_exits_zero(start_args) -> None:
+    before = standin_pids()
+    done = subprocess.run(
+        start_args("--exit-on-ready"), capture_output=True, text=True, timeout=WAIT
+    )
+    assert done.returncode == 0, done.stderr
+    assert "node ready after" in done.stdout
+    assert {"kubelet", "proxy"} <= {line.split()[0] for line in done.stdout.splitlines()[2:]}
+    assert "STAND-IN" in done.stderr
+    assert standin_pids() <= before
+
+
+def test_crash_loop_exits_one_naming_the_component(start_args) -> None:
+    env = {**os.environ, "NODEHOST_STANDIN_KUBELET_CRASH_AFTER": "0:3"}
+    done = subprocess.run(
+        start_args("--crash-loop-limit=2"), capture_output=True, text=True, env=env, timeout=WAIT
+    )
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors and "kubelet" in errors[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_ready_timeout_fails_and_stops_everything(start_args) -> None:
+    before = standin_pids()
+    env = {**os.environ, "NODEHOST_STANDIN_KUBE_PROXY_READY_DELAY": "30"}
+    done = subprocess.run(
+        start_args("--exit-on-ready", "--ready-timeout=1s"),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT,
+    )
+    assert done.returncode == 1
+    assert "error: node not ready after 1s" in done.stderr
+    assert "component proxy not ready: waiting for GET http://127.0.0.1:10256/healthz" in done.stderr
+    assert "last output of proxy:" in done.stderr
+    assert standin_pids() <= before
+
+
+def test_systemd_sees_ready_then_stopping_and_sigterm_stops_cleanly(
+    start_args, tmp_path: Path
+) -> None:
+    receiver = NotifyReceiver(str(tmp_path / "notify.sock"))
+    health = free_port()
+    env = {**os.environ, "NOTIFY_SOCKET": receiver.address}
+    process = subprocess.Popen(
+        start_args(health=health),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: "READY=1" in receiver.lines(), "READY=1")
+        base = f"http://127.0.0.1:{health}"
+        with urllib.request.urlopen(f"{base}/readyz?verbose", timeout=5) as response:
+            assert response.status == 200
+        with urllib.request.urlopen(f"{base}/metrics", timeout=5) as response:
+            assert 'component="kubelet"' in response.read().decode()
+        with urllib.request.urlopen(f"{base}/status", timeout=5) as response:
+            status = json.loads(response.read())
+        assert status["ready"] is True
+        exe = start_args()[0]
+        table = subprocess.run(
+            [exe, "status", f"--address=127.0.0.1:{health}"], capture_output=True, text=True
+        )
+        assert table.returncode == 0 and "kubelet" in table.stdout
+        children = (
+            {c["pid"] for c in status["components"].values()}
+            if isinstance(status["components"], dict)
+            else {c["pid"] for c in status["components"]}
+        )
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(WAIT) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+        receiver.close()
+    assert "STOPPING=1" in receiver.lines()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in children if pid)
+
+
+def test_kill_9_of_nodehost_leaves_no_component_running(start_args, tmp_path: Path) -> None:
+    receiver = NotifyReceiver(str(tmp_path / "notify.sock"))
+    env = {**os.environ, "NOTIFY_SOCKET": receiver.address}
+    before = standin_pids()
+    process = subprocess.Popen(
+        start_args(), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: "READY=1" in receiver.lines(), "READY=1")
+        started = standin_pids() - before
+        assert started
+        process.kill()
+        process.wait(WAIT)
+        wait_for(lambda: not (standin_pids() & started), "the stand-ins to die with nodehost")
+    finally:
+        if process.poll() is None:
+            process.kill()
+        receiver.close()
