@@ -1,6 +1,6 @@
 """``python -m nodehost`` runs the command-line interface."""
 
-from nodehost.cli import main
+from nodehost.entry import main
 
 if __name__ == "__main__":
     main()

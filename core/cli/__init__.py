@@ -1,7 +1,8 @@
 """The ``nodehost`` command line: a click group whose commands load lazily.
 
-Each command lives in its own module and is imported only when it runs, so
-``nodehost --help`` and ``nodehost version`` import click and nothing heavy.
+Each command lives in its own module and is imported only when it runs; the
+console script (:mod:`nodehost.entry`) answers ``--help`` and ``version``
+without importing click at all.
 Every user-facing error is rendered once, in :func:`main`, with its exit code
 (see :mod:`nodehost.errors`).
 """
@@ -15,16 +16,7 @@ from typing import Any
 import click
 
 from nodehost import __version__
-
-#: command name -> (module:attribute, one-line help shown by ``--help``).
-COMMANDS: dict[str, tuple[str, str]] = {
-    "start": ("nodehost.cli.start:start", "Resolve and validate the node config, then run it."),
-    "config": ("nodehost.cli.config:config", "Validate, show, create or describe a NodeConfig."),
-    "components": ("nodehost.cli.inventory:components", "List the components nodehost can run."),
-    "plugins": ("nodehost.cli.inventory:plugins", "List plugins: built-in, installed, failed."),
-    "ca": ("nodehost.cli.ca:ca", "Create a signer CA for node certificates."),
-    "status": ("nodehost.cli.status:status", "Show the state of a running nodehost."),
-}
+from nodehost.entry import COMMANDS, ROOT_HELP, root_help, version_line
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -46,6 +38,10 @@ class LazyGroup(click.Group):
             return getattr(importlib.import_module(module_name), attribute)
         return super().get_command(ctx, cmd_name)
 
+    def get_help(self, ctx: click.Context) -> str:
+        """The root group's help comes from :func:`nodehost.entry.root_help` (one renderer)."""
+        return root_help() if ctx.parent is None else super().get_help(ctx)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, self.lazy[name][1]) for name in self.lazy]
         for name in super().list_commands(ctx):
@@ -57,17 +53,13 @@ class LazyGroup(click.Group):
                 formatter.write_dl(sorted(rows))
 
 
-@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
+LAZY_COMMANDS = {name: entry for name, entry in COMMANDS.items() if name != "version"}
+
+
+@click.group(cls=LazyGroup, lazy=LAZY_COMMANDS, context_settings=CONTEXT_SETTINGS, help=ROOT_HELP)
 @click.version_option(__version__, prog_name="nodehost", message="%(prog)s %(version)s")
 def cli() -> None:
-    """nodehost brings up a Kubernetes node and keeps it up.
-
-    It reads an OpenShift Origin v1 NodeConfig (or generates one), validates it,
-    then starts, watches and stops the node's components: kubelet, sdn, proxy,
-    dns and bootstrap, each provided by a plugin.
-
-    Exit codes: 0 success, 1 runtime failure, 2 usage error, 255 invalid config.
-    """
+    pass
 
 
 @cli.command()
@@ -80,7 +72,7 @@ def version(as_json: bool) -> None:
         info = {"nodehost": __version__, "python": sys.version.split()[0]}
         click.echo(json.dumps(info))
     else:
-        click.echo(f"nodehost {__version__}")
+        click.echo(version_line())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("structlog", "cryptography", "yaml", "pluggy", "asyncio", "importlib.metadata")
+HEAVY = ("click", "structlog", "cryptography", "yaml", "pluggy", "asyncio", "importlib.metadata")
 
 
 def test_help_lists_every_command(nodehost) -> None:
@@ -29,11 +29,35 @@ def test_unknown_command_is_a_usage_error(nodehost) -> None:
     assert "No such command 'bogus'" in result.err
 
 
+def test_console_script_help_matches_the_click_group(nodehost) -> None:
+    from nodehost.entry import root_help
+
+    assert nodehost("--help").out == root_help() + "\n"
+
+
+def test_click_group_knows_every_command_of_the_table() -> None:
+    import click
+
+    from nodehost.cli import cli
+    from nodehost.entry import COMMANDS
+
+    with click.Context(cli) as ctx:
+        assert set(cli.list_commands(ctx)) == set(COMMANDS)
+        for name in COMMANDS:
+            assert cli.get_command(ctx, name) is not None
+
+
+def test_subcommand_help_is_rendered_by_click(nodehost) -> None:
+    result = nodehost("config", "--help")
+    assert result.code == 0
+    assert "Usage: nodehost config" in result.out and "validate" in result.out
+
+
 def test_help_and_version_import_nothing_heavy() -> None:
     script = (
         "import sys\n"
-        "from nodehost.cli import main\n"
-        "for argv in (['--help'], ['version']):\n"
+        "from nodehost.entry import main\n"
+        "for argv in (['--help'], ['-h'], ['version'], ['--version']):\n"
         "    try:\n"
         "        main(argv)\n"
         "    except SystemExit:\n"

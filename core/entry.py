@@ -1,0 +1,84 @@
+"""The ``nodehost`` console script: answers the cheapest questions before importing click.
+
+``nodehost --help`` and ``nodehost version`` are the commands people run most
+often by hand, and importing click alone costs several times the interpreter's
+own start-up.  So the root help and the version are rendered here, from the
+same :data:`COMMANDS` table and :data:`ROOT_HELP` text the click group uses
+(:mod:`nodehost.cli` renders its root help with :func:`root_help` too, so both
+paths print the same text); everything else goes to :func:`nodehost.cli.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from nodehost import __version__
+
+#: command name -> (module:attribute, one-line help shown by ``--help``).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "start": ("nodehost.cli.start:start", "Resolve and validate the node config, then run it."),
+    "config": ("nodehost.cli.config:config", "Validate, show, create or describe a NodeConfig."),
+    "components": ("nodehost.cli.inventory:components", "List the components nodehost can run."),
+    "plugins": ("nodehost.cli.inventory:plugins", "List plugins: built-in, installed, failed."),
+    "ca": ("nodehost.cli.ca:ca", "Create a signer CA for node certificates."),
+    "status": ("nodehost.cli.status:status", "Show the state of a running nodehost."),
+    "version": ("nodehost.cli:version", "Print nodehost's version."),
+}
+
+ROOT_HELP = """\
+nodehost brings up a Kubernetes node and keeps it up.
+
+It reads an OpenShift Origin v1 NodeConfig (or generates one), validates it,
+then starts, watches and stops the node's components: kubelet, sdn, proxy,
+dns and bootstrap, each provided by a plugin.
+
+Exit codes: 0 success, 1 runtime failure, 2 usage error, 255 invalid config."""
+
+ROOT_OPTIONS = (
+    ("--version", "Show the version and exit."),
+    ("-h, --help", "Show this message and exit."),
+)
+
+HELP_FLAGS = ("-h", "--help")
+
+
+def version_line() -> str:
+    return f"nodehost {__version__}"
+
+
+def root_help() -> str:
+    """The root ``--help`` text."""
+
+    def rows(pairs: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> list[str]:
+        width = max(len(name) for name, _ in pairs)
+        return [f"  {name.ljust(width)}  {text}" for name, text in pairs]
+
+    description = "\n".join(f"  {line}" if line else "" for line in ROOT_HELP.splitlines())
+    commands = sorted((name, text) for name, (_, text) in COMMANDS.items())
+    return "\n".join(
+        [
+            "Usage: nodehost [OPTIONS] COMMAND [ARGS]...",
+            "",
+            description,
+            "",
+            "Options:",
+            *rows(ROOT_OPTIONS),
+            "",
+            "Commands:",
+            *rows(commands),
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Answer ``--help``/``-h``/``--version``/``version`` here, hand the rest to click."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) == 1 and args[0] in HELP_FLAGS:
+        print(root_help())
+        sys.exit(0)
+    if args in (["version"], ["--version"]):
+        print(version_line())
+        sys.exit(0)
+    from nodehost.cli import main as cli_main
+
+    cli_main(args)
