@@ -221,7 +221,21 @@ class NetworkProvider(Protocol):
 
     The ``sdn`` component delegates to the provider that
     ``networkConfig.networkPluginName`` names.
+
+    Optional method ``cni_network(context) -> nodehost.cni.CniNetwork | None``:
+    describe the node's CNI network (configuration directory, binary
+    directories, the configuration list it writes, MTU) from the configuration
+    alone, with no side effects.  ``nodehost network check`` and container
+    runtimes find it through :func:`nodehost.cni.node_network`; None (or no
+    such method) means the provider's network is not a CNI network.  A
+    component that delegates to providers may offer the same method.
     """
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        """Return what sets up the pod network on this node; no side effects."""
+        """Return what sets up the pod network on this node; no side effects.
+
+        Raise :class:`nodehost.errors.RuntimeFailure` when the environment
+        makes the network impossible (a missing CNI plugin binary, an
+        unwritable configuration directory); :func:`nodehost.cni.conflist_plan`
+        does this for providers that write a CNI configuration list.
+        """

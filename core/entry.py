@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plugins": ("nodehost.cli.inventory:plugins", "List plugins: built-in, installed, failed."),
     "ca": ("nodehost.cli.ca:ca", "Create a signer CA for node certificates."),
     "status": ("nodehost.cli.status:status", "Show the state of a running nodehost."),
+    "network": (
+        "nodehost.cli.network:network",
+        "Check the pod network (CNI), or remove what nodehost created for it.",
+    ),
     "version": ("nodehost.cli:version", "Print nodehost's version."),
 }
 

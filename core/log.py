@@ -1,9 +1,8 @@
 """Logging: one structlog processor chain, configured once per process.
 
-``configure_logging`` is called by the commands that run the node; anything
-else gets a logger through :func:`get_logger`, which configures the defaults on
-first use.  structlog is imported only here and only when a logger is needed,
-so ``nodehost --help`` never pays for it.
+``configure_logging`` records the commands' ``-v``/``--log-format`` choice;
+:func:`get_logger` imports and configures structlog when the first logger is
+made, so commands that never log (``--help``, ``--dry-run``) never pay for it.
 
 Output goes to stderr: a console renderer when stderr is a terminal, one JSON
 object per line otherwise (``--log-format`` overrides).  Verbosity follows glog:
@@ -21,7 +20,7 @@ LogFormat = Literal["auto", "console", "json"]
 
 DEBUG_VERBOSITY = 4
 
-_state: dict[str, Any] = {"configured": False, "verbosity": 0}
+_state: dict[str, Any] = {"configured": False, "verbosity": 0, "format": "auto"}
 
 
 def verbosity() -> int:
@@ -39,13 +38,19 @@ def resolve_format(fmt: LogFormat, stream: Any = None) -> Literal["console", "js
 
 
 def configure_logging(level: int = 0, fmt: LogFormat = "auto") -> None:
-    """Set up structlog for this process: verbosity ``level``, format ``fmt``.
+    """Use verbosity ``level`` and format ``fmt`` for this process's logs.
 
-    Safe to call more than once; the last call wins.
+    Only records the choice: structlog is imported and configured when the
+    first logger is made, so commands that never log never import it.  Safe to
+    call more than once; the last call wins.
     """
+    _state.update(verbosity=level, format=fmt, configured=False)
+
+
+def _configure_structlog() -> None:
     import structlog
 
-    _state["verbosity"] = level
+    level, fmt = int(_state["verbosity"]), _state["format"]
     min_level = logging.DEBUG if level >= DEBUG_VERBOSITY else logging.INFO
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
@@ -81,5 +86,5 @@ def get_logger(name: str = "nodehost", **context: Any) -> Any:
     import structlog
 
     if not _state["configured"]:
-        configure_logging(_state["verbosity"])
+        _configure_structlog()
     return structlog.get_logger(name).bind(**context)

@@ -35,9 +35,10 @@ def network() -> None:
 @click.option("--state-dir", metavar="DIR", help=_STATE_HELP)
 @plugin_options
 def check(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
-    """Run the configured CNI chain in a throw-away namespace and report (needs root).
+    """Prove the pod network works (needs root).
 
-    ADD, then CHECK, then DEL, as a container runtime does for a pod; the
+    Runs the configured CNI chain in a throw-away network namespace -- ADD,
+    then CHECK, then DEL, as a container runtime does for a pod; the
     interface, its addresses and a TCP connection to the gateway are verified.
     Everything it creates is removed again.  Exit 0 when the network works, 1
     with the failing plugin's error otherwise (or without root).
@@ -50,10 +51,10 @@ def check(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
         raise RuntimeFailure(f"nodehost network check {reason}; run it as root")
     target = NetworkTarget.resolve(config_path, state_dir, plugin_flags)
     target.plan()
-    network_ = target.network()
-    click.echo(f"network check: provider {network_.provider}, config {config_path}")
+    pod_network = target.network()
+    click.echo(f"network check: provider {pod_network.provider}, config {config_path}")
     try:
-        run_check(network_, click.echo)
+        run_check(pod_network, click.echo)
     except RuntimeFailure:
         click.echo("network check failed")
         raise
@@ -65,22 +66,22 @@ def check(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
 @click.option("--state-dir", metavar="DIR", help=_STATE_HELP)
 @plugin_options
 def cleanup(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
-    """Remove the CNI configuration files and bridge that nodehost created, and nothing else.
+    """Remove the CNI files and bridge nodehost made.
 
-    Files are those nodehost recorded in the state directory and those in the
-    configured CNI directory, removed only while they carry nodehost's marker;
-    a bridge only if it did not exist before nodehost first wrote its
-    configuration.  Stop the node first: attached pods lose their network.
+    Removes what nodehost created for the pod network and nothing else: the
+    files it recorded in the state directory and those in the configured CNI
+    directory, only while they carry nodehost's marker; a bridge only if it did
+    not exist before nodehost first wrote its configuration.  Stop the node
+    first: attached pods lose their network.
     """
     from nodehost.cni.conflist import is_marked, network_files
     from nodehost.cni.ledger import LEDGER_NAME, clean_up
 
     target = NetworkTarget.resolve(config_path, state_dir, plugin_flags)
     ledger = os.path.join(target.context.state_dir, LEDGER_NAME)
-    network_ = target.network(required=False)
-    marked = (
-        [] if network_ is None else [p for p in network_files(network_.conf_dir) if is_marked(p)]
-    )
+    pod_network = target.network(required=False)
+    conf_dir = pod_network.conf_dir if pod_network is not None else None
+    marked = [path for path in network_files(conf_dir) if is_marked(path)] if conf_dir else []
     report = clean_up(ledger, marked)
     for line in report:
         click.echo(line)

@@ -11,7 +11,9 @@ model.  Its states (``status()["state"]``):
               once two quick exits came in a row);
 ``failed``    past the restart budget, or cannot be started at all -- the
               node fails;
-``stopping``, ``stopped``; ``inactive`` (planned with nothing to run: ready).
+``stopping``, ``stopped``; ``inactive`` (planned with an ``inactive_reason``:
+nothing to do, ready at once).  A plan with files but nothing to run is
+written once its dependencies are ready and is ready when the files are.
 """
 
 from __future__ import annotations
@@ -79,8 +81,9 @@ class ComponentSupervisor:
         self.name = planned.name
         self.spec = planned.plan.run
         self.host = host
-        self.state = PENDING if self.spec is not None else INACTIVE
-        self.reason = "" if self.spec is not None else planned.plan.inactive_reason or "inactive"
+        self.inactive = planned.plan.inactive_reason is not None
+        self.state = INACTIVE if self.inactive else PENDING
+        self.reason = planned.plan.inactive_reason or "" if self.inactive else ""
         self.run: ChildProcess | TaskRun | None = None
         self.task: asyncio.Task[None] | None = None
         self.tracker = RestartTracker(host.settings.restart)
@@ -96,7 +99,7 @@ class ComponentSupervisor:
         self.backoff_until: float | None = None
         self.last_exit: tuple[int | None, float] | None = None
         self.failure: str | None = None
-        if self.spec is None:
+        if self.inactive:
             self.first_ready.set()
 
     # --- what others read ---------------------------------------------------------
@@ -193,11 +196,15 @@ class ComponentSupervisor:
         self._fail(f"internal error in the supervisor: {error!r}")
 
     async def _supervise(self) -> None:
-        if self.spec is None:
+        if self.inactive:
             self.host.changed(self)
             return
         await self._wait_for_dependencies()
         if not self._write_files():
+            return
+        if self.spec is None:
+            self.started_at = time.monotonic()
+            self._mark_ready()
             return
         while True:
             if not self._start_run():
@@ -404,8 +411,8 @@ class ComponentSupervisor:
                 )
         self.output.flush_suppressed()
         if self.state != FAILED:
-            self.state = STOPPED if self.spec is not None else INACTIVE
-            self.reason = "stopped" if self.spec is not None else self.reason
+            self.state = INACTIVE if self.inactive else STOPPED
+            self.reason = self.reason if self.inactive else "stopped"
         if self.ever_started:
             self.host.log.info("component stopped", component=self.name)
             self.host.call_hook("component_stopped", name=self.name)

@@ -8,7 +8,10 @@
   for the kubelet and kube-proxy built on it (``nodehost-standin-kubelet``,
   ``nodehost-standin-kube-proxy``);
 * :mod:`nodehost.testing.planhost` -- run the host on a plan written as JSON,
-  without configuration or plugins (runtime tests and ``bench/supervisor.py``).
+  without configuration or plugins (runtime tests and ``bench/supervisor.py``);
+* :mod:`nodehost.testing.notify` -- the systemd side of sd_notify;
+* :mod:`nodehost.testing.cni` -- a throw-away network namespace and a real CNI
+  chain run in it (the ``cni_sandbox`` fixture for plugin authors).
 
 Nothing here is imported by ``import nodehost``.
 """

@@ -4,16 +4,24 @@ Origin's ``plugins`` component.  ``networkConfig.networkPluginName`` names the
 provider (matched case-insensitively against every provider record, built-in
 or third-party); the component delegates its plan to that provider.  With no
 name configured the component is inactive, as Origin ran no SDN then.
+
+Built-in providers: ``bridge`` (:mod:`.bridge`, writes a CNI bridge
+configuration) and ``external`` (:mod:`.external`, waits for another agent's).
+Each validates its own config section here, only when the sdn component is
+selected and it is the configured provider.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from nodehost import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope, hookimpl
+from nodehost.cni import CniNetwork, node_network
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.errors import RuntimeFailure
+from nodehost.plugins.sdn import bridge, external
 
 PATH = "networkConfig.networkPluginName"
 
@@ -23,6 +31,8 @@ OPENSHIFT_SDN_NAMES = (
     "redhat/openshift-ovs-multitenant",
     "redhat/openshift-ovs-networkpolicy",
 )
+
+BUILTIN_PROVIDERS = (bridge.BridgeProvider(), external.ExternalProvider())
 
 
 @hookimpl
@@ -40,18 +50,45 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 @hookimpl
+def nodehost_network_providers() -> list[NetworkProviderRecord]:
+    bridge_provider, external_provider = BUILTIN_PROVIDERS
+    return [
+        NetworkProviderRecord(
+            name=bridge.NAME,
+            summary=bridge.SUMMARY,
+            provider=bridge_provider,
+            config_section=bridge.SECTION,
+        ),
+        NetworkProviderRecord(
+            name=external.NAME,
+            summary=external.SUMMARY,
+            provider=external_provider,
+            config_section=external.SECTION,
+        ),
+    ]
+
+
+@hookimpl
 def nodehost_validate_config(
-    config: object,
+    config: Any,
     selected: frozenset[str],
     providers: Mapping[str, NetworkProviderRecord],
     plugin_failures: Sequence[str],
 ) -> list[Problem]:
+    """The provider name; and a built-in provider's section when it is the configured one."""
     if "sdn" not in selected:
         return []
     name = configured_provider(config)
-    if not name or name.lower() in providers:
+    if not name:
         return []
-    return [Problem.invalid(PATH, name, unknown_provider_detail(name, providers, plugin_failures))]
+    record = providers.get(name.lower())
+    if record is None:
+        return [
+            Problem.invalid(PATH, name, unknown_provider_detail(name, providers, plugin_failures))
+        ]
+    if any(record.provider is provider for provider in BUILTIN_PROVIDERS):
+        return record.provider.problems(config)
+    return []
 
 
 def configured_provider(config: object) -> str:
@@ -99,3 +136,7 @@ class Sdn:
             inactive_reason=plan.inactive_reason,
             notes=(f"network provider: {record.name}", *plan.notes),
         )
+
+    def cni_network(self, context: PlanContext) -> CniNetwork | None:
+        """The configured provider's CNI network (see :func:`nodehost.cni.node_network`)."""
+        return node_network(context)

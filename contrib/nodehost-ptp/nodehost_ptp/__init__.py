@@ -3,24 +3,31 @@
 Registered through the ``nodehost`` entry-point group as plugin ``ptp``.  Its
 settings live in the top-level ``ptp`` section of NodeConfig, which it owns and
 validates; Origin's own keys are untouched, so Origin configs load unchanged.
+
+A whole provider in three parts: its record, its validation, and the object
+that describes its CNI network -- :func:`nodehost.cni.conflist_plan` does the
+rest (plugin binaries checked, the marked list and nodehost's ledger written).
 """
 
 from __future__ import annotations
 
-import ipaddress
-import json
-import os
-from collections.abc import Mapping
 from typing import Any
 
 from nodehost import NetworkProviderRecord, Problem, hookimpl
-from nodehost.component import ComponentPlan, FileSpec, PlanContext
+from nodehost.cni import (
+    DEFAULT_BIN_DIRS,
+    DEFAULT_CONF_DIR,
+    CniNetwork,
+    SectionReader,
+    conflist_file_name,
+    conflist_plan,
+)
+from nodehost.component import ComponentPlan, PlanContext
 
 __version__ = "0.1.0"
 
+NAME = "ptp"
 SECTION = "ptp"
-DEFAULT_CNI_CONF_DIR = "/etc/cni/net.d"
-CONFLIST_NAME = "10-nodehost-ptp.conflist"
 NETWORK_NAME = "nodehost-ptp"
 
 
@@ -28,7 +35,7 @@ NETWORK_NAME = "nodehost-ptp"
 def nodehost_network_providers() -> list[NetworkProviderRecord]:
     return [
         NetworkProviderRecord(
-            name="ptp",
+            name=NAME,
             summary="Point-to-point veth pairs per pod (CNI ptp, host-local IPAM).",
             provider=PtpProvider(),
             config_section=SECTION,
@@ -40,51 +47,43 @@ def nodehost_network_providers() -> list[NetworkProviderRecord]:
 def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
     """Check the ``ptp`` section when the sdn component runs this provider."""
     name = (config.network_config.network_plugin_name or "").strip().lower()
-    if "sdn" not in selected or name != "ptp":
+    if "sdn" not in selected or name != NAME:
         return []
-    return section_problems(config.extra.get(SECTION))
+    return read_settings(config)[1]
 
 
-def section_problems(section: object) -> list[Problem]:
-    """Every problem in the ``ptp`` section (``subnet`` required, a CIDR; paths absolute)."""
-    if not isinstance(section, Mapping):
-        return [Problem.required(SECTION, "the ptp provider needs a 'ptp' section with a subnet")]
-    problems = []
-    subnet = section.get("subnet")
-    if not subnet:
-        problems.append(Problem.required(f"{SECTION}.subnet", "this node's pod CIDR"))
-    else:
-        try:
-            ipaddress.ip_network(str(subnet), strict=True)
-        except ValueError as error:
-            problems.append(Problem.invalid(f"{SECTION}.subnet", subnet, str(error)))
-    conf_dir = section.get("cniConfDir", DEFAULT_CNI_CONF_DIR)
-    if not isinstance(conf_dir, str) or not os.path.isabs(conf_dir):
-        problems.append(
-            Problem.invalid(f"{SECTION}.cniConfDir", conf_dir, "must be an absolute path")
-        )
-    if not isinstance(section.get("ipMasq", True), bool):
-        problems.append(
-            Problem.invalid(f"{SECTION}.ipMasq", section["ipMasq"], "must be true or false")
-        )
-    unknown = sorted(set(section) - {"subnet", "cniConfDir", "ipMasq"})
-    problems.extend(Problem.invalid(f"{SECTION}.{key}", key, "unknown key") for key in unknown)
-    return problems
+def read_settings(config: Any) -> tuple[dict[str, Any], list[Problem]]:
+    """The section's values (defaults applied) and every problem in it."""
+    reader = SectionReader(SECTION, config.extra.get(SECTION))
+    settings = {
+        "subnet": reader.cidr("subnet", required=True),
+        "ip_masq": reader.boolean("ipMasq", True),
+        "conf_dir": reader.absolute_path("cniConfDir", DEFAULT_CONF_DIR),
+        "bin_dirs": reader.absolute_paths("cniBinDirs", DEFAULT_BIN_DIRS),
+    }
+    reader.unknown_keys()
+    return settings, reader.problems
 
 
 class PtpProvider:
     """Writes the CNI configuration list; ready once it is written."""
 
-    def plan(self, context: PlanContext) -> ComponentPlan:
-        section = context.config.extra[SECTION]
-        conf_dir = section.get("cniConfDir", DEFAULT_CNI_CONF_DIR)
-        conflist = cni_conflist(
-            subnet=str(section["subnet"]),
-            mtu=int(context.config.network_config.mtu),
-            ip_masq=bool(section.get("ipMasq", True)),
+    def cni_network(self, context: PlanContext) -> CniNetwork:
+        settings, _ = read_settings(context.config)
+        mtu = int(context.config.network_config.mtu)
+        return CniNetwork(
+            provider=NAME,
+            conf_dir=settings["conf_dir"],
+            bin_dirs=settings["bin_dirs"],
+            conflist=cni_conflist(
+                subnet=str(settings["subnet"]), mtu=mtu, ip_masq=settings["ip_masq"]
+            ),
+            file_name=conflist_file_name(NAME),
+            mtu=mtu,
         )
-        content = (json.dumps(conflist, indent=2) + "\n").encode()
-        return ComponentPlan(files=(FileSpec(os.path.join(conf_dir, CONFLIST_NAME), content),))
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        return conflist_plan(context, self.cni_network(context))
 
 
 def cni_conflist(*, subnet: str, mtu: int, ip_masq: bool) -> dict[str, Any]:
@@ -103,6 +102,6 @@ def cni_conflist(*, subnet: str, mtu: int, ip_masq: bool) -> dict[str, Any]:
                     "routes": [{"dst": "0.0.0.0/0"}],
                 },
             },
-            {"type": "portmap", "capabilities": {"portMappings": True}},
+            {"type": "portmap", "capabilities": {"portMappings": True}, "snat": True},
         ],
     }

@@ -1,0 +1,96 @@
+"""CNI runtime mechanics: what a container runtime does with CNI, for nodehost and its providers.
+
+nodehost acts as the CNI runtime itself (there is no ``cnitool``): it finds
+plugin binaries, runs configuration lists for ADD/CHECK/DEL the way libcni
+does, makes throw-away network namespaces, and cleans up after itself.
+
+Public API (resolved lazily; ``import nodehost.cni`` costs nothing):
+
+* describing a network -- :class:`CniNetwork`, :class:`HostLink`,
+  :func:`node_network` (the configured provider's network), :data:`DEFAULT_CONF_DIR`;
+* writing one -- :func:`conflist_plan` (a provider's whole ``plan()``),
+  :func:`conflist_file_name`, :class:`SectionReader` (its config section);
+* plugins -- :data:`DEFAULT_BIN_DIRS`, :func:`find_plugin`, :func:`require_plugins`;
+* running chains -- :class:`RuntimeConf`, :func:`add_network`,
+  :func:`check_network`, :func:`delete_network`, :class:`CniError`;
+* sandboxes and checks -- :class:`Sandbox`, :func:`run_check`, :func:`clean_up`;
+* configuration files -- :func:`read_network_file`, :func:`first_network`.
+
+Modules: ``plugins`` (binary lookup), ``conflist`` (files, marker),
+``invoke`` (one plugin), ``chain`` (a list), ``netns`` (namespaces),
+``hostnet`` (links, addresses, sysctls), ``sandbox``, ``check``, ``network``,
+``provider``, ``ledger`` (what nodehost created), ``settings``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "CniNetwork": "nodehost.cni.network",
+    "HostLink": "nodehost.cni.network",
+    "node_network": "nodehost.cni.network",
+    "DEFAULT_CONF_DIR": "nodehost.cni.network",
+    "conflist_plan": "nodehost.cni.provider",
+    "conflist_file_name": "nodehost.cni.conflist",
+    "read_network_file": "nodehost.cni.conflist",
+    "first_network": "nodehost.cni.conflist",
+    "SectionReader": "nodehost.cni.settings",
+    "DEFAULT_BIN_DIRS": "nodehost.cni.plugins",
+    "find_plugin": "nodehost.cni.plugins",
+    "require_plugins": "nodehost.cni.plugins",
+    "RuntimeConf": "nodehost.cni.invoke",
+    "CniError": "nodehost.cni.invoke",
+    "add_network": "nodehost.cni.chain",
+    "check_network": "nodehost.cni.chain",
+    "delete_network": "nodehost.cni.chain",
+    "Sandbox": "nodehost.cni.sandbox",
+    "run_check": "nodehost.cni.check",
+    "clean_up": "nodehost.cni.ledger",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.cni.chain import add_network, check_network, delete_network
+    from nodehost.cni.check import run_check
+    from nodehost.cni.conflist import conflist_file_name, first_network, read_network_file
+    from nodehost.cni.invoke import CniError, RuntimeConf
+    from nodehost.cni.ledger import clean_up
+    from nodehost.cni.network import DEFAULT_CONF_DIR, CniNetwork, HostLink, node_network
+    from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin, require_plugins
+    from nodehost.cni.provider import conflist_plan
+    from nodehost.cni.sandbox import Sandbox
+    from nodehost.cni.settings import SectionReader
+
+__all__ = [
+    "DEFAULT_BIN_DIRS",
+    "DEFAULT_CONF_DIR",
+    "CniError",
+    "CniNetwork",
+    "HostLink",
+    "RuntimeConf",
+    "Sandbox",
+    "SectionReader",
+    "add_network",
+    "check_network",
+    "clean_up",
+    "conflist_file_name",
+    "conflist_plan",
+    "delete_network",
+    "find_plugin",
+    "first_network",
+    "node_network",
+    "read_network_file",
+    "require_plugins",
+    "run_check",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'nodehost.cni' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,144 @@
+"""What nodehost created for the pod network, recorded in the state directory.
+
+A provider's plan writes ``<component state dir>/cni-ledger.json`` next to its
+configuration list: the files nodehost wrote and the host links its network
+creates, each with whether it existed before nodehost first recorded it.
+``nodehost network cleanup`` removes exactly that: the files that still carry
+nodehost's marker and the links nodehost caused -- nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nodehost.cni import hostnet
+from nodehost.cni.conflist import is_marked
+from nodehost.errors import RuntimeFailure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.cni.network import HostLink
+
+LEDGER_NAME = "cni-ledger.json"
+_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class LedgerLink:
+    """A host link: ``created`` is False when it existed before nodehost recorded it."""
+
+    name: str
+    kind: str
+    created: bool
+
+
+@dataclass(frozen=True)
+class Ledger:
+    files: tuple[str, ...] = ()
+    links: tuple[LedgerLink, ...] = ()
+
+    def render(self) -> bytes:
+        data = {
+            "format": _FORMAT,
+            "comment": "what nodehost created for the pod network; 'nodehost network cleanup' "
+            "removes it",
+            "files": list(self.files),
+            "links": [vars(link) for link in self.links],
+        }
+        return (json.dumps(data, indent=2) + "\n").encode()
+
+    def with_network(
+        self, conf_path: str, host_links: Iterable[HostLink], present: Mapping[str, str]
+    ) -> Ledger:
+        """This ledger plus ``conf_path`` and ``host_links``.
+
+        A new link counts as created by nodehost when it is not ``present``
+        (a name -> kind mapping of the host's links) now; entries already
+        recorded keep what was recorded first.
+        """
+        files = self.files if conf_path in self.files else (*self.files, conf_path)
+        known = {link.name for link in self.links}
+        links = list(self.links)
+        for link in host_links:
+            if link.name not in known:
+                links.append(LedgerLink(link.name, link.kind, link.name not in present))
+        return replace(self, files=files, links=tuple(links))
+
+
+def read_ledger(path: str) -> Ledger:
+    """The ledger at ``path`` (empty if there is none); :class:`RuntimeFailure` if it is corrupt."""
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read())
+        links = tuple(
+            LedgerLink(str(item["name"]), str(item["kind"]), bool(item["created"]))
+            for item in data.get("links", ())
+        )
+        return Ledger(tuple(str(file) for file in data.get("files", ())), links)
+    except FileNotFoundError:
+        return Ledger()
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise RuntimeFailure(
+            f"state file {path} is unreadable ({error}); remove it (nodehost then keeps any "
+            "bridge it finds, as it cannot tell whether it created it)"
+        ) from None
+
+
+def clean_up(ledger_path: str, also_files: Iterable[str] = ()) -> list[str]:
+    """Remove what the ledger records (and ``also_files`` if they carry nodehost's marker).
+
+    Returns one line per thing removed or kept, and removes the ledger once
+    nothing in it is left to do.  Raises :class:`RuntimeFailure` naming every
+    removal that failed (after trying all of them).
+    """
+    ledger = read_ledger(ledger_path)
+    report: list[str] = []
+    failures: list[str] = []
+    for path in dict.fromkeys([*ledger.files, *also_files]):
+        _remove_file(path, report, failures)
+    present = hostnet.links() if ledger.links else {}
+    for link in ledger.links:
+        _remove_link(link, present, report, failures)
+    if failures:
+        raise RuntimeFailure("network cleanup incomplete: " + "; ".join(failures))
+    if os.path.exists(ledger_path):
+        Path(ledger_path).unlink()
+        report.append(f"removed {ledger_path} (nodehost's record of them)")
+    return report
+
+
+def _remove_file(path: str, report: list[str], failures: list[str]) -> None:
+    if not os.path.exists(path):
+        return
+    if not is_marked(path):
+        report.append(f"kept {path}: it does not carry nodehost's marker (not nodehost's)")
+        return
+    try:
+        os.unlink(path)
+    except OSError as error:
+        failures.append(f"cannot remove {path}: {error.strerror or error}")
+        return
+    report.append(f"removed {path}")
+
+
+def _remove_link(
+    link: LedgerLink, present: Mapping[str, str], report: list[str], failures: list[str]
+) -> None:
+    if link.name not in present:
+        return
+    if not link.created:
+        report.append(f"kept {link.kind} {link.name}: it existed before nodehost")
+        return
+    if present[link.name] != link.kind:
+        report.append(f"kept {link.name}: it is a {present[link.name] or 'plain'} link now")
+        return
+    try:
+        hostnet.delete_link(link.name)
+    except RuntimeFailure as error:
+        failures.append(str(error))
+        return
+    report.append(f"removed {link.kind} {link.name}")

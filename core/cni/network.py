@@ -1,0 +1,114 @@
+"""The node's pod network as a container runtime needs to know it: :class:`CniNetwork`.
+
+A network provider describes its network through the optional
+``cni_network(context)`` method of :class:`nodehost.component.NetworkProvider`;
+:func:`node_network` finds the provider the configuration selects and asks it.
+``nodehost network check`` and container-runtime components use that
+description, never a provider's name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nodehost.cni.conflist import ConflistError, as_conflist, first_network
+from nodehost.cni.plugins import DEFAULT_BIN_DIRS
+from nodehost.errors import RuntimeFailure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.component import PlanContext
+
+DEFAULT_CONF_DIR = "/etc/cni/net.d"
+
+
+@dataclass(frozen=True)
+class HostLink:
+    """A host link the network's plugins create on first use (the bridge): name and kind."""
+
+    name: str
+    kind: str = "bridge"
+
+
+@dataclass(frozen=True)
+class CniNetwork:
+    """One node's CNI network.
+
+    ``provider``   the provider's name (for messages).
+    ``conf_dir``   where runtimes look for network configurations.
+    ``bin_dirs``   where they look for plugin binaries (``CNI_PATH``), in order.
+    ``conflist``   the configuration list the provider writes, or None when
+                   another agent writes it (then :meth:`current` reads ``conf_dir``).
+    ``file_name``  the file in ``conf_dir`` the provider writes it to.
+    ``mtu``        the pod interfaces' MTU, if the provider sets one.
+    ``loopback``   whether the runtime brings each pod's ``lo`` up with the
+                   ``loopback`` plugin (CNI treats loopback as a network of its own).
+    ``host_links`` links the plugins create on the host (nodehost removes them
+                   on ``network cleanup`` when they did not exist before it).
+    """
+
+    provider: str
+    conf_dir: str = DEFAULT_CONF_DIR
+    bin_dirs: tuple[str, ...] = DEFAULT_BIN_DIRS
+    conflist: Mapping[str, Any] | None = None
+    file_name: str | None = None
+    mtu: int | None = None
+    loopback: bool = True
+    host_links: tuple[HostLink, ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.conflist is None) != (self.file_name is None):
+            raise ValueError("CniNetwork needs both conflist and file_name, or neither")
+        if self.conflist is not None:
+            as_conflist(self.conflist, f"network provider {self.provider}")
+
+    @property
+    def conf_path(self) -> str | None:
+        """Where the provider writes its list (None if it writes none)."""
+        return None if self.file_name is None else os.path.join(self.conf_dir, self.file_name)
+
+    def current(self) -> tuple[str, dict[str, Any]]:
+        """``(source, conflist)``: the provider's list, else the first valid file in ``conf_dir``.
+
+        Raises :class:`RuntimeFailure` when the provider writes none and
+        ``conf_dir`` holds no valid configuration.
+        """
+        if self.conflist is not None:
+            assert self.conf_path is not None
+            return self.conf_path, as_conflist(self.conflist, self.conf_path)
+        found = first_network(self.conf_dir)
+        if found is None:
+            raise RuntimeFailure(
+                f"network provider {self.provider}: no CNI configuration in {self.conf_dir} yet "
+                "(the agent that manages this node's network writes it)"
+            )
+        return found
+
+
+def node_network(context: PlanContext) -> CniNetwork | None:
+    """The network of the provider ``networkConfig.networkPluginName`` names.
+
+    None when no provider is configured, the name is unknown, or the provider
+    has no ``cni_network`` method (its network is not CNI, or not described).
+    Works from any component's context: providers describe their network from
+    the configuration alone.
+    """
+    name = (context.config.network_config.network_plugin_name or "").strip().lower()
+    record = context.network_providers.get(name)
+    if record is None:
+        return None
+    describe = getattr(record.provider, "cni_network", None)
+    if describe is None:
+        return None
+    network = describe(context)
+    if network is not None and not isinstance(network, CniNetwork):
+        raise RuntimeFailure(
+            f"network provider {record.name}: cni_network() returned {type(network).__name__}, "
+            "not a nodehost.cni.CniNetwork"
+        )
+    return network
+
+
+__all__ = ["DEFAULT_CONF_DIR", "CniNetwork", "ConflistError", "HostLink", "node_network"]

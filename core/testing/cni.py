@@ -1,0 +1,145 @@
+"""Run CNI chains for real from pytest: a throw-away network namespace for a provider's tests.
+
+For network-plugin authors and nodehost's own tests.  Make the fixture known
+in a ``conftest.py``::
+
+    from nodehost.testing.cni import cni_sandbox  # noqa: F401  (a pytest fixture)
+
+then prove a provider's network works the way ``nodehost network check``
+does -- the provider's configuration, read from a node config through the
+installed plugins, run for real by the test::
+
+    from nodehost.testing.cni import configured_network, exercise
+
+    def test_my_network_carries_traffic(cni_sandbox, tmp_path):
+        config = write_my_node_config(tmp_path)          # networkPluginName: mine
+        network = configured_network(config, state_dir=tmp_path / "state")
+        attachment = exercise(cni_sandbox, network)      # lo, ADD, address, gateway, CHECK, DEL
+        assert attachment.addresses()[0][0] in my_pod_cidr
+
+``cni_sandbox`` skips the test, giving the reason, where the machine cannot
+run it (not root, no iproute2, no CNI plugins), and afterwards fails the test
+if anything is left behind: the namespace, a link, a changed forwarding
+switch.  :class:`HostSnapshot` makes the same comparison for any test.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nodehost.cni import hostnet, netns
+from nodehost.cni.check import exercise as _exercise
+from nodehost.cni.network import CniNetwork
+from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin
+from nodehost.cni.sandbox import Attachment, Sandbox
+from nodehost.cni.sandbox import unavailable_reason as _sandbox_unavailable
+
+__all__ = [
+    "HostSnapshot",
+    "cni_sandbox",
+    "configured_network",
+    "exercise",
+    "unavailable_reason",
+]
+
+
+def unavailable_reason(bin_dirs: Sequence[str] = DEFAULT_BIN_DIRS) -> str | None:
+    """Why real CNI runs are impossible here, or None: root, iproute2, the reference plugins."""
+    reason = _sandbox_unavailable()
+    if reason:
+        return reason
+    if find_plugin("loopback", bin_dirs) is None:
+        return (
+            f"no CNI plugins in {', '.join(bin_dirs)} (apt-get install containernetworking-plugins)"
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class HostSnapshot:
+    """The host state CNI runs may change: named namespaces, links, forwarding switches."""
+
+    namespaces: frozenset[str]
+    links: frozenset[str]
+    sysctls: hostnet.Sysctls
+
+    @classmethod
+    def take(cls) -> HostSnapshot:
+        return cls(frozenset(netns.names()), frozenset(hostnet.links()), hostnet.Sysctls.snapshot())
+
+    def leftovers(self, later: HostSnapshot | None = None) -> list[str]:
+        """What exists in ``later`` (default: now) but not in this snapshot, one line each."""
+        later = later or HostSnapshot.take()
+        found = [f"namespace {name}" for name in sorted(later.namespaces - self.namespaces)]
+        found += [f"link {name}" for name in sorted(later.links - self.links)]
+        found += [
+            f"sysctl {name} is {later.sysctls.values.get(name)}, was {value}"
+            for name, value in self.sysctls.values.items()
+            if later.sysctls.values.get(name) != value
+        ]
+        return found
+
+
+@pytest.fixture
+def cni_sandbox() -> Iterator[Sandbox]:
+    """An open :class:`~nodehost.cni.sandbox.Sandbox` with the default binary directories.
+
+    Skips where :func:`unavailable_reason` says so; after the test, fails it
+    if the sandbox left a namespace, a link or a changed forwarding switch.
+    """
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(f"real CNI runs {reason}")
+    before = HostSnapshot.take()
+    sandbox = Sandbox(prefix="nh-test")
+    with sandbox:
+        yield sandbox
+    leftovers = before.leftovers()
+    assert not leftovers, f"the CNI sandbox left {', '.join(leftovers)} behind"
+
+
+def exercise(
+    sandbox: Sandbox,
+    network: CniNetwork,
+    *,
+    echo: Callable[[str], None] | None = None,
+) -> Attachment:
+    """Run ``network`` in ``sandbox`` as ``nodehost network check`` does; the detached attachment.
+
+    Loopback (if the network says so), ADD, the interface and its addresses
+    inside the namespace, TCP to the gateway, CHECK, DEL.  Raises the first
+    failure (:class:`nodehost.cni.CniError` names the failing plugin).
+    """
+    _, conflist = network.current()
+    sandbox.bin_dirs = network.bin_dirs
+    return _exercise(sandbox, conflist, echo or (lambda line: None), loopback=network.loopback)
+
+
+def configured_network(
+    config: str | os.PathLike[str],
+    *,
+    state_dir: str | os.PathLike[str],
+    disable_plugins: Sequence[str] = (),
+) -> CniNetwork:
+    """The network ``config`` configures, resolved as ``nodehost network check`` resolves it.
+
+    Loads the installed plugins (entry points included), reads and validates
+    the config (:class:`nodehost.errors.ConfigInvalid` on errors), plans the
+    network component (its environment checks run) and returns its network.
+    """
+    from nodehost.cli.network import NetworkTarget
+
+    flags: dict[str, Any] = {
+        "disable_plugins": tuple(disable_plugins),
+        "strict_plugins": False,
+        "no_plugins": False,
+    }
+    target = NetworkTarget.resolve(str(config), str(Path(state_dir)), flags)
+    target.plan()
+    return target.network()

@@ -1,0 +1,86 @@
+"""End to end: ``nodehost start`` with the bridge provider and the kubelet stand-in.
+
+The kubelet starts after the sdn component, and the sdn component is ready
+once the CNI configuration is written, so the configuration must exist before
+the kubelet is started; stopping leaves it in place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from datetime import datetime
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def events(stderr: str) -> list[dict]:
+    """The JSON log events among the lines of ``stderr``."""
+    found = []
+    for line in stderr.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and "event" in event:
+            found.append(event)
+    return found
+
+
+def node_with_kubelet_port(node) -> Path:
+    config = node.use_bridge()
+    text = config.read_text().replace(
+        'fail-swap-on: ["false"]', f'fail-swap-on: ["false"]\n  healthz-port: ["{free_port()}"]'
+    )
+    config.write_text(text)
+    return config
+
+
+def test_kubelet_starts_only_after_the_network_configuration_is_written(
+    needs_cni, nodehost_exe, node
+) -> None:
+    config = node_with_kubelet_port(node)
+    result = nodehost_exe(
+        "start",
+        "--config", str(config),
+        "--components=sdn,kubelet",
+        "--exit-on-ready",
+        "--standins=always",
+        "--state-dir", str(node.state_dir),
+        "--log-format", "json",
+        "--health-address", "none",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    conflist = node.conf_dir / "10-nodehost-bridge.conflist"
+    assert conflist.exists(), "stop must leave the CNI configuration in place"
+    written = os.stat(conflist).st_mtime
+    (started,) = [
+        e for e in events(result.err)
+        if e["event"] == "component started" and e.get("component") == "kubelet"
+    ]  # fmt: skip
+    assert datetime.fromisoformat(started["timestamp"]).timestamp() >= written
+    assert json.loads(conflist.read_text())["plugins"][0]["bridge"] == node.bridge
+
+
+def test_a_network_that_cannot_work_starts_nothing(nodehost_exe, node, tmp_path: Path) -> None:
+    config = node_with_kubelet_port(node)
+    config.write_text(config.read_text() + f"  cniBinDirs: [{tmp_path / 'no-plugins'}]\n")
+    result = nodehost_exe(
+        "start",
+        "--config", str(config),
+        "--components=sdn,kubelet",
+        "--standins=always",
+        "--state-dir", str(node.state_dir),
+        "--log-format", "json",
+        "--health-address", "none",
+    )  # fmt: skip
+    assert result.code == 1
+    assert "CNI plugins bridge, portmap, host-local, loopback not found in" in result.err
+    assert not [e for e in events(result.err) if e["event"] == "component started"]
+    assert not node.conf_dir.exists()
