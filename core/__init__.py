@@ -13,7 +13,9 @@ Attributes are resolved lazily so that ``import nodehost`` (and therefore
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nodehost.lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -40,12 +42,4 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["PROJECT_NAME", "__version__", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'nodehost' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)

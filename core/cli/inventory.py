@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from nodehost.cli.options import load_inventory, plugin_options
+from nodehost.cli.table import format_table
 
 
 @click.command()
@@ -76,13 +77,3 @@ def plugins(as_json: bool, **plugin_flags: Any) -> None:
         hooks = ",".join(hook.removeprefix("nodehost_") for hook in info.hooks) or "-"
         table.append((info.name, info.dist_label, status, hooks))
     click.echo(format_table(table))
-
-
-def format_table(rows: list[tuple[str, ...]]) -> str:
-    """Left-aligned columns separated by two spaces; the last column is not padded."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    lines = []
-    for row in rows:
-        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        lines.append("  ".join([*cells, row[-1]]).rstrip())
-    return "\n".join(lines)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from nodehost.cli.options import parse_address_flag
+from nodehost.cli.table import format_table
 from nodehost.errors import RuntimeFailure
 from nodehost.runtime.settings import DEFAULT_HEALTH_ADDRESS
 
@@ -73,11 +74,7 @@ def render_table(document: dict[str, Any]) -> str:
                 component["reason"] or "",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
-    for row in rows:
-        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        lines.append("  ".join([*cells, row[-1]]).rstrip())
-    return "\n".join(lines)
+    return "\n".join([*lines, format_table(rows)])
 
 
 @click.command()

@@ -24,7 +24,9 @@ Modules: ``plugins`` (binary lookup), ``conflist`` (files, marker),
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nodehost.lazy import lazy_attributes
 
 _LAZY = {
     "CniNetwork": "nodehost.cni.network",
@@ -85,12 +87,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'nodehost.cni' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)

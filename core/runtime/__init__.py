@@ -20,7 +20,9 @@ with no orphans), ``task`` (in-loop components), ``probes`` (readiness),
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nodehost.lazy import lazy_attributes
 
 _LAZY = {
     "run_plan": "nodehost.runtime.run",
@@ -51,12 +53,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'nodehost.runtime' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY)
