@@ -27,7 +27,13 @@ from nodehost.markers import hookspec
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
 
-    from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
+    from nodehost.records import (
+        ComponentRecord,
+        DnsRecordSourceRecord,
+        NetworkProviderRecord,
+        Problem,
+        ValidationScope,
+    )
 
 # --- registration ---------------------------------------------------------------
 
@@ -224,4 +230,30 @@ def nodehost_component_stopped(name: str) -> None:
 
     **Errors**: logged with the plugin named; the host carries on, so one
     failing plugin cannot stop the others from seeing the event.
+    """
+
+
+# --- DNS record sources ----------------------------------------------------------------
+
+
+@hookspec
+def nodehost_dns_record_sources() -> Sequence[DnsRecordSourceRecord]:
+    """Announce sources of cluster DNS records (services and endpoints) for the DNS server.
+
+    **When**: once each time the ``dns`` component plans (``start``, ``start
+    --dry-run``), and only when the DNS server is active (``dnsBindAddress`` set).
+
+    **Arguments**: none.
+
+    **Returns**: a sequence of :class:`nodehost.records.DnsRecordSourceRecord`
+    (possibly empty).  The ``dns`` component calls each record's ``factory``
+    and runs every source that it returns (or those that its ``recordSources``
+    setting names); two records with the same name are an error naming both
+    plugins.
+
+    **Kind**: broadcast; results are flattened in call order.
+
+    **Errors**: as :func:`nodehost_components`: an exception marks the plugin
+    failed and its sources are unknown; naming one of them in
+    ``recordSources`` is then an error naming the failure.
     """

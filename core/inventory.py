@@ -48,9 +48,9 @@ class Inventory:
         return {key: item.record for key, item in self.providers.items()}
 
     def known_sections(self) -> frozenset[str]:
-        """Top-level NodeConfig keys that plugins own (providers' config sections)."""
+        """Top-level NodeConfig keys that plugins own: components' and providers' sections."""
+        owned = [record.config_sections for record in self.catalog.records.values()]
+        providers = [item.record.config_section for item in unique(self.providers)]
         return frozenset(
-            item.record.config_section
-            for item in unique(self.providers)
-            if item.record.config_section
+            [*(section for sections in owned for section in sections), *filter(None, providers)]
         )

@@ -26,11 +26,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pluggy
+
 from nodehost import PROJECT_NAME
 from nodehost.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
+    from nodehost.records import (
+        ComponentRecord,
+        DnsRecordSourceRecord,
+        NetworkProviderRecord,
+        Problem,
+        ValidationScope,
+    )
 
 #: Built-in plugins, loaded by module name exactly as entry points are.
 BUILTIN_PLUGINS: tuple[str, ...] = (
@@ -409,6 +416,11 @@ class Hooks:
 
     def component_stopped(self, name: str) -> None:
         self._notify("nodehost_component_stopped", name=name)
+
+    # DNS record sources
+    def dns_record_sources(self) -> list[Provided[DnsRecordSourceRecord]]:
+        """Every DNS record-source record, with the plugin that provided it."""
+        return self._provided("nodehost_dns_record_sources")
 
 
 def index_by_name(

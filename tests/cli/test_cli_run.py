@@ -107,7 +107,9 @@ def test_ready_timeout_fails_and_stops_everything(start_args) -> None:
     )
     assert done.returncode == 1
     assert "error: node not ready after 1s" in done.stderr
-    assert "component proxy not ready: waiting for GET http://127.0.0.1:10256/healthz" in done.stderr
+    assert (
+        "component proxy not ready: waiting for GET http://127.0.0.1:10256/healthz" in done.stderr
+    )
     assert "last output of proxy:" in done.stderr
     assert standin_pids() <= before
 

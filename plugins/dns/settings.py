@@ -1,0 +1,193 @@
+"""The DNS server's settings, derived from NodeConfig as Origin did (reference §9.4).
+
+* listen address: ``dnsBindAddress`` (``host:port``; an empty or wildcard host
+  listens on every address, IPv6 and IPv4, as Go did);
+* cluster domain: the kubelet's ``cluster-domain`` argument when
+  ``kubeletArguments`` sets it, else ``dnsDomain``, else ``cluster.local``;
+* upstream resolvers: ``dnsNameservers`` (``ip:port``), then every nameserver of
+  ``dnsRecursiveResolvConf`` on port 53; when both give none, those of
+  ``/etc/resolv.conf``.  The server's own address is left out (a loop);
+* the plugin's own section, ``dnsServerConfig``::
+
+      dnsServerConfig:
+        recordsFile: dns-records.yaml   # the file source (relative to the config file)
+        recordSources: [file]           # default: every source with something to serve
+        forwardTimeout: 2s              # per upstream and question (Go duration)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nodehost import Problem
+from nodehost.config.hostport import join_host_port, parse_ip, split_host_port
+
+SECTION = "dnsServerConfig"
+SECTION_KEYS = ("recordsFile", "recordSources", "forwardTimeout")
+DEFAULT_DOMAIN = "cluster.local"
+DEFAULT_FORWARD_TIMEOUT = 2.0
+HOST_RESOLV_CONF = "/etc/resolv.conf"
+
+Upstream = tuple[str, int]
+
+
+class SettingsError(ValueError):
+    """A setting cannot be used; ``problem`` says where and why."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.render())
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class DnsSettings:
+    """Everything the server needs; ``record_sources`` None means "every source that applies"."""
+
+    bind_host: str
+    bind_port: int
+    domain: str = DEFAULT_DOMAIN
+    upstreams: tuple[Upstream, ...] = ()
+    records_file: str | None = None
+    record_sources: tuple[str, ...] | None = None
+    forward_timeout: float = DEFAULT_FORWARD_TIMEOUT
+
+    @property
+    def address(self) -> str:
+        return join_host_port(self.bind_host, self.bind_port)
+
+
+def settings_from_config(config: Any, host_resolv_conf: str = HOST_RESOLV_CONF) -> DnsSettings:
+    """The settings for ``config`` (with ``dnsBindAddress`` set); :class:`SettingsError` if bad."""
+    host, port = bind_address(config.dns_bind_address)
+    section = section_of(config)
+    upstreams = [
+        upstream
+        for upstream in upstreams_of(config, host_resolv_conf)
+        if not _is_self(upstream, host, port)
+    ]
+    return DnsSettings(
+        bind_host=host,
+        bind_port=port,
+        domain=cluster_domain(config),
+        upstreams=tuple(upstreams),
+        records_file=_records_file(section, config.base_dir),
+        record_sources=_record_sources(section),
+        forward_timeout=_forward_timeout(section),
+    )
+
+
+def bind_address(text: str) -> tuple[str, int]:
+    try:
+        host, port_text = split_host_port(text)
+        port = int(port_text)
+    except ValueError as error:
+        raise SettingsError(Problem.invalid("dnsBindAddress", text, str(error))) from None
+    if not 0 <= port <= 65535:
+        raise SettingsError(Problem.invalid("dnsBindAddress", text, "port out of range"))
+    return host, port
+
+
+def cluster_domain(config: Any) -> str:
+    values = config.kubelet_arguments.get("cluster-domain") or ()
+    domain = values[-1] if values and values[-1] else config.dns_domain
+    return (domain or DEFAULT_DOMAIN).strip(".").lower()
+
+
+def upstreams_of(config: Any, host_resolv_conf: str = HOST_RESOLV_CONF) -> list[Upstream]:
+    """Origin's nameserver list; ``SettingsError`` when a resolv.conf cannot be read."""
+    from nodehost.plugins.dns.forward import resolv_conf_nameservers
+
+    upstreams = []
+    for index, text in enumerate(config.dns_nameservers):
+        try:
+            host, port = split_host_port(text)
+            upstreams.append((host, int(port)))
+        except ValueError as error:
+            path = f"dnsNameservers[{index}]"
+            raise SettingsError(Problem.invalid(path, text, str(error))) from None
+    path = config.dns_recursive_resolv_conf
+    if path:
+        upstreams += [(server, 53) for server in _read_resolv_conf(path, "dnsRecursiveResolvConf")]
+    if not upstreams:
+        try:
+            upstreams = [(server, 53) for server in resolv_conf_nameservers(host_resolv_conf)]
+        except OSError:
+            upstreams = []
+    return [(host, port) for host, port in upstreams if parse_ip(host) is not None]
+
+
+def _read_resolv_conf(path: str, field: str) -> list[str]:
+    from nodehost.plugins.dns.forward import resolv_conf_nameservers
+
+    try:
+        return resolv_conf_nameservers(path)
+    except OSError as error:
+        detail = f"could not start DNS, unable to read config file: {error.strerror or error}"
+        raise SettingsError(Problem.invalid(field, path, detail)) from None
+
+
+def _is_self(upstream: Upstream, host: str, port: int) -> bool:
+    """Whether ``upstream`` is this server (forwarding there would loop)."""
+    if upstream[1] != port:
+        return False
+    bound = parse_ip(host) if host else None
+    target = ipaddress.ip_address(upstream[0])
+    if bound is None or bound.is_unspecified:
+        return target.is_loopback or target.is_unspecified
+    return target == bound
+
+
+# --- the plugin's own section ------------------------------------------------------------------
+
+
+def section_of(config: Any) -> Mapping[str, Any]:
+    section = config.extra.get(SECTION)
+    if section is None:
+        return {}
+    if not isinstance(section, Mapping):
+        raise SettingsError(Problem.invalid(SECTION, str(section), "must be a mapping"))
+    for key in section:
+        if key not in SECTION_KEYS:
+            detail = f"unknown key; known: {', '.join(SECTION_KEYS)}"
+            raise SettingsError(Problem.invalid(f"{SECTION}.{key}", str(key), detail))
+    return section
+
+
+def _records_file(section: Mapping[str, Any], base_dir: str) -> str | None:
+    value = section.get("recordsFile")
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise SettingsError(Problem.invalid(f"{SECTION}.recordsFile", value, "must be a path"))
+    import os
+
+    return os.path.normpath(os.path.join(base_dir, value))
+
+
+def _record_sources(section: Mapping[str, Any]) -> tuple[str, ...] | None:
+    value = section.get("recordSources")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        detail = "must be a list of record source names"
+        raise SettingsError(Problem.invalid(f"{SECTION}.recordSources", str(value), detail))
+    return tuple(value)
+
+
+def _forward_timeout(section: Mapping[str, Any]) -> float:
+    from nodehost.config.goduration import parse_go_duration
+
+    value = section.get("forwardTimeout")
+    if value is None:
+        return DEFAULT_FORWARD_TIMEOUT
+    path = f"{SECTION}.forwardTimeout"
+    try:
+        seconds = parse_go_duration(str(value))
+    except ValueError as error:
+        raise SettingsError(Problem.invalid(path, str(value), str(error))) from None
+    if seconds <= 0:
+        raise SettingsError(Problem.invalid(path, str(value), "must be greater than zero"))
+    return seconds

@@ -1,0 +1,133 @@
+"""The ``file`` record source: the format, its errors, and reloading while running."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+from dnsrun import RECORDS, write_records
+
+from nodehost.plugins.dns.records import ClusterRecords, Service, ServicePort
+from nodehost.plugins.dns.sources.file import FileSource, RecordsFileError, load_records_file
+
+
+def test_the_example_records_load_with_their_defaults(tmp_path: Path) -> None:
+    records = load_records_file(str(write_records(tmp_path / "r.yaml", RECORDS)))
+    by_name = {service.name: service for service in records.services}
+    assert by_name["web"] == Service(
+        "default",
+        "web",
+        "172.30.0.10",
+        ports=(ServicePort("http", 80, "TCP"), ServicePort("dns", 53, "UDP")),
+    )
+    assert by_name["search"].type == "ExternalName"
+    assert by_name["search"].namespace == "default"
+    assert by_name["db"].cluster_ip == "None"
+    assert len(records.endpoints) == 4
+
+
+def test_an_empty_mapping_is_no_records(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text("services: []\n")
+    assert load_records_file(str(path)).services == ()
+
+
+BAD = [
+    ("services: {}\n", "services: must be a list"),
+    ("servics: []\n", "servics: unknown key; known: services, endpoints"),
+    ("services:\n- {name: Web}\n", "services[0].name: 'Web' is not a DNS-1123 label"),
+    ("services:\n- {name: a, clusterIP: 1.2.3}\n", "services[0].clusterIP: '1.2.3' is not an IP"),
+    ("services:\n- {name: a, ports: [{port: 0}]}\n", "services[0].ports[0].port: must be a port"),
+    ("services:\n- {name: a, ports: [{port: 1, protocol: tcp}]}\n", "protocol: must be one of"),
+    ("services:\n- {name: a, type: ExternalName}\n", "externalName: is required exactly"),
+    ("services:\n- {name: a}\n- {name: a}\n", "services[1]: default/a is listed twice"),
+    (
+        "endpoints:\n- name: a\n  subsets:\n  - addresses: [{ip: 10.0.0.1, hostname: A_B}]\n",
+        "endpoints[0].subsets[0].addresses[0].hostname: 'A_B' is not a DNS-1123 label",
+    ),
+    ("services: [\n", "DNS records file"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD, ids=[message for _, message in BAD])
+def test_a_bad_file_is_one_line_naming_the_file_and_the_field(
+    tmp_path: Path, text, message
+) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(text)
+    with pytest.raises(RecordsFileError) as caught:
+        load_records_file(str(path))
+    assert str(caught.value).startswith(f"DNS records file {path}: ")
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_field_error_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text("services:\n- name: a\n  clusterIP: nope\n")
+    with pytest.raises(RecordsFileError, match=r"\(line 3, column 14\)"):
+        load_records_file(str(path))
+
+
+def test_a_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(RecordsFileError, match="no such file"):
+        load_records_file(str(tmp_path / "absent.yaml"))
+
+
+# --- running -------------------------------------------------------------------------------------
+
+
+async def _wait_for(predicate, timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
+
+
+def _service(name: str, ip: str) -> dict:
+    return {"name": name, "clusterIP": ip}
+
+
+def test_the_source_loads_then_follows_changes_and_keeps_records_over_a_bad_edit(
+    tmp_path: Path,
+) -> None:
+    path = write_records(tmp_path / "r.yaml", {"services": [_service("a", "172.30.0.1")]})
+    store = ClusterRecords()
+    sink = store.sink("file")
+    source = FileSource(str(path), poll_interval=0.02)
+
+    def ip_of(name: str) -> str | None:
+        service = store.services.get(("default", name))
+        return service.cluster_ip if service else None
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(source.run(sink))
+        await _wait_for(lambda: sink.is_synced)
+        assert ip_of("a") == "172.30.0.1"
+        write_records(
+            path, {"services": [_service("a", "172.30.0.2"), _service("b", "172.30.0.3")]}
+        )
+        await _wait_for(lambda: ip_of("b") == "172.30.0.3")
+        assert ip_of("a") == "172.30.0.2"
+        path.write_text("services: [oops\n")
+        await asyncio.sleep(0.2)
+        assert ip_of("a") == "172.30.0.2"
+        os.remove(path)
+        await asyncio.sleep(0.2)
+        assert ip_of("b") == "172.30.0.3"
+        write_records(path, {"services": []})
+        await _wait_for(lambda: not store.services)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+
+
+def test_the_source_fails_when_the_file_cannot_be_loaded_at_start(tmp_path: Path) -> None:
+    source = FileSource(str(tmp_path / "absent.yaml"))
+    with pytest.raises(RecordsFileError):
+        asyncio.run(source.run(ClusterRecords().sink("file")))
