@@ -12,7 +12,16 @@ HEAVY = ("click", "structlog", "cryptography", "yaml", "pluggy", "asyncio", "imp
 def test_help_lists_every_command(nodehost) -> None:
     result = nodehost("--help")
     assert result.code == 0
-    for command in ("start", "config", "components", "plugins", "version", "ca", "status", "network"):
+    for command in (
+        "start",
+        "config",
+        "components",
+        "plugins",
+        "version",
+        "ca",
+        "status",
+        "network",
+    ):
         assert f"  {command} " in result.out
 
 
