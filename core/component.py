@@ -78,6 +78,21 @@ class UnixProbe(Probe):
 
 
 @dataclass(frozen=True)
+class GrpcHealthProbe(Probe):
+    """Ready when the gRPC server on the unix socket ``path`` reports ``SERVING``.
+
+    One ``grpc.health.v1.Health/Check`` call for ``service`` ("" is the
+    server as a whole): a real request, not just an accepted connection.
+    """
+
+    path: str = ""
+    service: str = ""
+
+    def describe(self) -> str:
+        return f"grpc health {self.path}" + (f" ({self.service})" if self.service else "")
+
+
+@dataclass(frozen=True)
 class FileProbe(Probe):
     """Ready when ``path`` exists."""
 
@@ -185,6 +200,8 @@ class PlanContext:
     ``selected``    names of every selected component.
     ``state_dir``   the directory the component may write its files under
                     (``<state-dir>/<component>``).
+    ``node_state_dir`` the node's state directory (``--state-dir``), parent of
+                    every component's ``state_dir``.
     ``network_providers`` every registered provider, by lower-case name.
     ``hooks``       the core's hook facade (e.g. ``hooks.kubelet_arguments``).
     """
@@ -196,6 +213,7 @@ class PlanContext:
     state_dir: str
     network_providers: Mapping[str, NetworkProviderRecord]
     hooks: Any
+    node_state_dir: str = ""
 
 
 @runtime_checkable

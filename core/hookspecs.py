@@ -139,7 +139,7 @@ def nodehost_validate_config(
 
 @hookspec
 def nodehost_kubelet_arguments(
-    config: Any, selected: frozenset[str]
+    config: Any, selected: frozenset[str], state_dir: str
 ) -> Mapping[str, Sequence[str]]:
     """Contribute kubelet arguments (e.g. a network provider's CNI directories).
 
@@ -148,7 +148,8 @@ def nodehost_kubelet_arguments(
     the user's ``kubeletArguments`` always win.
 
     **Arguments**: ``config`` -- the resolved NodeConfig; ``selected`` -- the
-    names of the selected components.
+    names of the selected components; ``state_dir`` -- the node's state
+    directory (component ``X`` keeps its files under ``state_dir/X``).
 
     **Returns**: a mapping of flag name (without ``--``) to its values, or None.
     Contributions are merged in call order; a later plugin's key replaces an

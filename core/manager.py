@@ -46,6 +46,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "nodehost.plugins.proxy",
     "nodehost.plugins.dns",
     "nodehost.plugins.bootstrap",
+    "nodehost.plugins.runtime",
 )
 
 ENTRY_POINT_GROUP = PROJECT_NAME
@@ -380,10 +381,12 @@ class Hooks:
                 problems.append(Problem.forbidden(plugin, f"validation failed: {_one_line(error)}"))
         return problems
 
-    def kubelet_arguments(self, config: Any, selected: frozenset[str]) -> dict[str, list[str]]:
+    def kubelet_arguments(
+        self, config: Any, selected: frozenset[str], state_dir: str
+    ) -> dict[str, list[str]]:
         merged: dict[str, list[str]] = {}
         for plugin, contribution in self._call_each(
-            "nodehost_kubelet_arguments", config=config, selected=selected
+            "nodehost_kubelet_arguments", config=config, selected=selected, state_dir=state_dir
         ):
             for key, values in (contribution or {}).items():
                 if isinstance(values, str) or not isinstance(values, Sequence):

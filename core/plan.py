@@ -116,6 +116,7 @@ def plan_context(
         state_dir=os.path.join(state_dir, name),
         network_providers=inventory.provider_records(),
         hooks=inventory.host.hooks,
+        node_state_dir=state_dir,
     )
 
 

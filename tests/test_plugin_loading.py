@@ -27,7 +27,14 @@ def test_builtins_register_as_plugins_with_hooks() -> None:
 
 def test_builtin_components_are_all_known() -> None:
     inventory = Inventory.from_host(load(entry_points=False))
-    assert set(inventory.catalog.records) == {"kubelet", "sdn", "proxy", "dns", "bootstrap"}
+    assert set(inventory.catalog.records) == {
+        "kubelet",
+        "sdn",
+        "proxy",
+        "dns",
+        "bootstrap",
+        "runtime",
+    }
     assert inventory.component("plugins").record.name == "sdn"
 
 

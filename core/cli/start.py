@@ -251,12 +251,11 @@ def _print_warnings(source: str, warnings: Any) -> None:
 
 
 def _plan(inventory: Any, resolved: Any, options: StartOptions, flags: dict[str, Any]) -> Any:
-    import os
 
     from nodehost.binaries import parse_binary_overrides
-    from nodehost.plan import build_plan, default_state_dir
+    from nodehost.plan import build_plan
 
-    state_dir = os.path.abspath(flags["state_dir"]) if flags["state_dir"] else default_state_dir()
+    state_dir = _state_dir(options)
     return build_plan(
         inventory,
         resolved,
@@ -267,6 +266,15 @@ def _plan(inventory: Any, resolved: Any, options: StartOptions, flags: dict[str,
     )
 
 
+def _state_dir(options: StartOptions) -> str:
+    """``--state-dir`` made absolute, else the default state directory."""
+    import os
+
+    from nodehost.plan import default_state_dir
+
+    return os.path.abspath(options.state_dir) if options.state_dir else default_state_dir()
+
+
 def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
     """Origin's ``--write-flags``: the arguments of the components that print flags.
 
@@ -275,7 +283,7 @@ def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
     """
     from nodehost.errors import UsageError
     from nodehost.flagsline import format_flags_line
-    from nodehost.plan import default_state_dir, plan_context
+    from nodehost.plan import plan_context
 
     printers = sorted(
         name for name in resolved.selected if inventory.catalog.records[name].write_flags
@@ -285,7 +293,7 @@ def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
     lines = []
     for name in printers:
         component = inventory.catalog.records[name].component
-        context = plan_context(inventory, resolved, options, name, default_state_dir())
+        context = plan_context(inventory, resolved, options, name, _state_dir(options))
         if hasattr(component, "flag_arguments"):
             arguments = component.flag_arguments(context)
         else:

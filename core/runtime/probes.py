@@ -11,7 +11,14 @@ import asyncio
 import os
 from collections.abc import Iterator
 
-from nodehost.component import FileProbe, HttpProbe, Probe, TcpProbe, UnixProbe
+from nodehost.component import (
+    FileProbe,
+    GrpcHealthProbe,
+    HttpProbe,
+    Probe,
+    TcpProbe,
+    UnixProbe,
+)
 
 FIRST_POLL_DELAY = 0.005
 
@@ -45,9 +52,18 @@ async def _attempt(probe: Probe) -> tuple[bool, str]:
     if isinstance(probe, UnixProbe):
         await _connect_and_close(asyncio.open_unix_connection(probe.path))
         return True, "accepted"
+    if isinstance(probe, GrpcHealthProbe):
+        return await _grpc_health(probe)
     if isinstance(probe, FileProbe):
         return (True, "exists") if os.path.exists(probe.path) else (False, "does not exist")
     return True, "started"
+
+
+async def _grpc_health(probe: GrpcHealthProbe) -> tuple[bool, str]:
+    from nodehost.runtime.grpchealth import check_health
+
+    status = await check_health(probe.path, probe.service)
+    return status == "SERVING", status
 
 
 async def _connect_and_close(connecting) -> None:

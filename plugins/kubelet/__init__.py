@@ -178,7 +178,7 @@ class Kubelet:
     @staticmethod
     def _arguments(context: PlanContext) -> args.KubeletArguments:
         contributions = context.hooks.kubelet_arguments(
-            config=context.config, selected=context.selected
+            config=context.config, selected=context.selected, state_dir=context.node_state_dir
         )
         try:
             return args.kubelet_arguments(context.config, contributions)

@@ -54,6 +54,15 @@ def start_args(node_dir: Path, tmp_path: Path):
     executable = Path(sys.executable).parent / "nodehost"
     if not executable.exists():
         pytest.skip("the nodehost console script is not installed next to this interpreter")
+    config = node_dir / "node-config.yaml"
+    kubelet_port, proxy_port = free_port(), free_port()
+    config.write_text(
+        config.read_text().replace(
+            'kubeletArguments:\n  fail-swap-on: ["false"]\n',
+            f'kubeletArguments:\n  fail-swap-on: ["false"]\n  healthz-port: ["{kubelet_port}"]\n'
+            f'proxyArguments:\n  healthz-port: ["{proxy_port}"]\n',
+        )
+    )
 
     def args(*extra: str, health: int | None = None) -> list[str]:
         health_address = f"127.0.0.1:{health}" if health else "none"
@@ -107,9 +116,7 @@ def test_ready_timeout_fails_and_stops_everything(start_args) -> None:
     )
     assert done.returncode == 1
     assert "error: node not ready after 1s" in done.stderr
-    assert (
-        "component proxy not ready: waiting for GET http://127.0.0.1:10256/healthz" in done.stderr
-    )
+    assert "component proxy not ready: waiting for GET http://127.0.0.1:" in done.stderr
     assert "last output of proxy:" in done.stderr
     assert standin_pids() <= before
 

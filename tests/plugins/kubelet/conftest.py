@@ -73,7 +73,9 @@ class FakeHooks:
         self.contributions = {key: list(values) for key, values in (contributions or {}).items()}
         self.calls: list[tuple[Any, frozenset[str]]] = []
 
-    def kubelet_arguments(self, config: Any, selected: frozenset[str]) -> dict[str, list[str]]:
+    def kubelet_arguments(
+        self, config: Any, selected: frozenset[str], state_dir: str = ""
+    ) -> dict[str, list[str]]:
         self.calls.append((config, selected))
         return dict(self.contributions)
 

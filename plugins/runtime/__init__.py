@@ -1,0 +1,181 @@
+"""The ``runtime`` component: the node's container runtime (containerd), or the wait for one.
+
+In the default selection whenever the kubelet is; the kubelet's record starts
+it after ``runtime``, so the kubelet never starts before the runtime answers
+(k0s#523: a kubelet crash-looping on a socket that never appeared, with
+nothing saying why).
+
+* **Managed** (no external endpoint configured): nodehost writes a
+  containerd configuration of its own (:mod:`.containerd`: root, state,
+  sockets and opt plugins under ``<state-dir>/runtime``, or the standard
+  paths with ``containerRuntime.paths: standard``; the CRI plugin's CNI
+  directories from the node's network provider; runc's cgroup driver) and
+  runs ``containerd --config <state-dir>/runtime/containerd.toml`` as a
+  supervised child.  Ready when containerd answers a gRPC health check on
+  its socket (a real call, :class:`~nodehost.component.GrpcHealthProbe`).
+  The kubelet gets ``container-runtime-endpoint``, ``image-service-endpoint``
+  and ``cgroup-driver`` from this plugin's ``nodehost_kubelet_arguments``.
+* **External** (``containerRuntime.endpoint``, the kubelet's
+  ``container-runtime-endpoint`` in ``kubeletArguments``, or a non-default
+  ``dockerConfig.dockerShimSocket``): no containerd; the component waits for
+  that socket (:mod:`.external`) with a ``STATUS=`` line naming it.
+
+If containerd exits, the restart policy starts it again and ends what the
+run left (shims carry nodehost's marker variables); the kubelet is not
+restarted -- it reconnects to the same socket by itself, as it does when a
+runtime restarts under systemd.  Settings: :mod:`.settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
+from nodehost.component import (
+    ComponentPlan,
+    FileSpec,
+    GrpcHealthProbe,
+    PlanContext,
+    ProcessSpec,
+    ReportedProbe,
+    TaskSpec,
+)
+from nodehost.errors import RuntimeFailure
+from nodehost.plugins.runtime import containerd
+from nodehost.plugins.runtime.external import wait_task
+from nodehost.plugins.runtime.settings import (
+    MAX_SOCKET_PATH,
+    SECTION,
+    External,
+    Paths,
+    RuntimeSettings,
+    read_settings,
+)
+
+NAME = "runtime"
+
+
+@hookimpl
+def nodehost_components() -> list[ComponentRecord]:
+    return [
+        ComponentRecord(
+            name=NAME,
+            summary="Container runtime: containerd for the kubelet, or a wait for an external one.",
+            component=RUNTIME,
+            validation_scope=ValidationScope.NETWORK,
+            config_sections=(SECTION,),
+        )
+    ]
+
+
+@hookimpl
+def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
+    """Every problem of the ``containerRuntime`` section, when the runtime is selected."""
+    if NAME not in selected:
+        return []
+    return read_settings(config)[1].problems
+
+
+@hookimpl
+def nodehost_kubelet_arguments(
+    config: Any, selected: frozenset[str], state_dir: str
+) -> dict[str, list[str]]:
+    """Point the kubelet at the runtime's socket and give it the runtime's cgroup driver.
+
+    Nothing when the runtime is not selected, or when ``kubeletArguments`` (or
+    ``dockerConfig``) already name the endpoint: the kubelet uses that itself.
+    """
+    if NAME not in selected:
+        return {}
+    settings, _ = read_settings(config)
+    if settings.external is None:
+        endpoint = settings.paths(os.path.join(state_dir, NAME)).endpoint
+    elif settings.external.source == f"{SECTION}.endpoint":
+        endpoint = settings.external.endpoint
+    else:
+        return {}
+    return {
+        "container-runtime-endpoint": [endpoint],
+        "image-service-endpoint": [endpoint],
+        "cgroup-driver": [settings.cgroup_driver],
+    }
+
+
+class Runtime:
+    """Plans containerd (managed) or the wait for an external runtime."""
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        default_selection = context.options is None or (
+            getattr(context.options, "components", None) is None
+            and getattr(context.options, "enable", None) is None
+        )
+        if default_selection and "kubelet" not in context.selected:
+            return ComponentPlan(
+                inactive_reason="the kubelet is not selected (name runtime in --components "
+                "to run the container runtime alone)"
+            )
+        settings, reader = read_settings(context.config)
+        if reader.problems:
+            raise RuntimeFailure(f"component {NAME}: {reader.problems[0].render()}")
+        if settings.external is not None:
+            return self._wait_plan(settings.external)
+        return self._containerd_plan(context, settings.paths(context.state_dir), settings)
+
+    @staticmethod
+    def _wait_plan(external: External) -> ComponentPlan:
+        return ComponentPlan(
+            run=TaskSpec(
+                run=wait_task(external),
+                readiness=ReportedProbe(),
+                stop_grace=2.0,
+                description=f"wait for the external container runtime at {external.endpoint}",
+            ),
+            notes=(f"external container runtime {external.endpoint} ({external.source})",),
+        )
+
+    @staticmethod
+    def _containerd_plan(
+        context: PlanContext, paths: Paths, settings: RuntimeSettings
+    ) -> ComponentPlan:
+        from nodehost.cni import node_network
+
+        check_socket_path(paths.socket)
+        network = node_network(context)
+        config_path = os.path.join(context.state_dir, containerd.CONFIG_FILE_NAME)
+        content = containerd.render_config(paths, network, settings.cgroup_driver)
+        return ComponentPlan(
+            run=ProcessSpec(
+                argv=containerd.containerd_argv(config_path),
+                readiness=GrpcHealthProbe(path=paths.socket, interval=0.5, timeout=2.0),
+                stop_grace=containerd.STOP_GRACE,
+            ),
+            files=(FileSpec(config_path, content, 0o644),),
+            notes=(
+                f"writes {config_path} (root {paths.root}, state {paths.state})",
+                f"socket {paths.socket}; cgroup driver {settings.cgroup_driver}",
+                "CNI: "
+                + (f"{network.conf_dir} (provider {network.provider})" if network else "defaults"),
+            ),
+        )
+
+
+def check_socket_path(socket: str) -> None:
+    """Raise :class:`RuntimeFailure` when containerd could not create ``socket``."""
+    if len(socket) > MAX_SOCKET_PATH:
+        raise RuntimeFailure(
+            f"component {NAME}: the socket path {socket} is {len(socket)} bytes, longer than "
+            f"a unix socket allows ({MAX_SOCKET_PATH}); use a shorter --state-dir or set "
+            f"{SECTION}.socket"
+        )
+    existing = os.path.dirname(socket)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
+        raise RuntimeFailure(
+            f"component {NAME}: cannot create the socket {socket}: {existing} is not a "
+            f"writable directory; set {SECTION}.socket or use another --state-dir"
+        )
+
+
+RUNTIME = Runtime()

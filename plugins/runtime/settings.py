@@ -1,0 +1,195 @@
+"""The container runtime's settings: the ``containerRuntime`` section and what the kubelet says.
+
+::
+
+    containerRuntime:
+      endpoint: unix:///run/crio/crio.sock  # an external runtime: nodehost runs none, waits for it
+      waitTimeout: 2m                       # how long to wait for an external runtime's socket
+      paths: state                          # state (default): under <state-dir>/runtime
+                                            # standard: /var/lib/containerd, /run/containerd, ...
+      root: /var/lib/containerd             # each path may also be given alone (absolute)
+      state: /run/containerd
+      socket: /run/containerd/containerd.sock
+      cgroupDriver: cgroupfs                # systemd or cgroupfs; default: the kubelet's
+                                            # cgroup-driver argument, else systemd when systemd
+                                            # is PID 1 and cgroupfs when it is not
+
+The runtime is *external* when ``containerRuntime.endpoint`` is set, else when
+``kubeletArguments`` name a ``container-runtime-endpoint``, else when
+``dockerConfig.dockerShimSocket`` is not Origin's default: then nodehost
+starts no containerd and the ``runtime`` component waits for that socket.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from nodehost.cni import SectionReader
+from nodehost.config.defaults import DEFAULT_DOCKER_SHIM_SOCKET
+
+SECTION = "containerRuntime"
+CGROUP_DRIVERS = ("systemd", "cgroupfs")
+PATH_MODES = ("state", "standard")
+DEFAULT_WAIT = "2m"
+#: A unix socket path must fit ``sockaddr_un.sun_path`` (108 bytes with the NUL).
+MAX_SOCKET_PATH = 107
+
+STANDARD_ROOT = "/var/lib/containerd"
+STANDARD_STATE = "/run/containerd"
+STANDARD_SOCKET = "/run/containerd/containerd.sock"
+STANDARD_OPT = "/opt/containerd"
+
+
+@dataclass(frozen=True)
+class External:
+    """An external runtime: its unix socket and where the config names it."""
+
+    socket: str
+    source: str
+    wait_timeout: float
+
+    @property
+    def endpoint(self) -> str:
+        return f"unix://{self.socket}"
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where a managed containerd keeps its data, state, sockets and opt plugins."""
+
+    root: str
+    state: str
+    socket: str
+    opt: str
+
+    @property
+    def endpoint(self) -> str:
+        return f"unix://{self.socket}"
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """The runtime's settings; ``external`` None means nodehost runs containerd itself."""
+
+    external: External | None
+    path_mode: str
+    root: str | None
+    state: str | None
+    socket: str | None
+    cgroup_driver: str
+
+    def paths(self, component_dir: str) -> Paths:
+        """The managed runtime's paths; ``component_dir`` is ``<state-dir>/runtime``."""
+        if self.path_mode == "standard":
+            defaults = Paths(STANDARD_ROOT, STANDARD_STATE, STANDARD_SOCKET, STANDARD_OPT)
+        else:
+            defaults = Paths(
+                os.path.join(component_dir, "root"),
+                os.path.join(component_dir, "state"),
+                os.path.join(component_dir, "containerd.sock"),
+                os.path.join(component_dir, "opt"),
+            )
+        return Paths(
+            self.root or defaults.root,
+            self.state or defaults.state,
+            self.socket or defaults.socket,
+            defaults.opt,
+        )
+
+
+def read_settings(config: Any) -> tuple[RuntimeSettings, SectionReader]:
+    """The settings from ``config``, and the reader holding every problem found."""
+    reader = SectionReader(SECTION, config.extra.get(SECTION))
+    endpoint = reader.text("endpoint")
+    wait = reader.duration("waitTimeout", DEFAULT_WAIT)
+    mode = reader.text("paths", "state")
+    if mode not in PATH_MODES:
+        reader.problems.append(_not_supported(reader, "paths", mode, PATH_MODES))
+        mode = "state"
+    root, state, socket = (_optional_path(reader, key) for key in ("root", "state", "socket"))
+    driver = reader.text("cgroupDriver")
+    if driver is not None and driver not in CGROUP_DRIVERS:
+        reader.problems.append(_not_supported(reader, "cgroupDriver", driver, CGROUP_DRIVERS))
+        driver = None
+    reader.unknown_keys()
+    external = _external(reader, config, endpoint, wait)
+    if socket and len(socket) > MAX_SOCKET_PATH:
+        reader.problems.append(
+            _invalid(reader, "socket", socket, f"longer than {MAX_SOCKET_PATH} bytes")
+        )
+    settings = RuntimeSettings(
+        external=external,
+        path_mode=mode or "state",
+        root=root,
+        state=state,
+        socket=socket,
+        cgroup_driver=driver or kubelet_cgroup_driver(config) or host_cgroup_driver(),
+    )
+    return settings, reader
+
+
+def _external(
+    reader: SectionReader, config: Any, endpoint: str | None, wait: float
+) -> External | None:
+    if endpoint is not None:
+        socket = unix_socket(endpoint)
+        if socket is None:
+            reader.problems.append(
+                _invalid(reader, "endpoint", endpoint, "must be unix:///absolute/path.sock")
+            )
+            return None
+        return External(socket, f"{SECTION}.endpoint", wait)
+    kubelet = config.kubelet_arguments.get("container-runtime-endpoint") or []
+    if kubelet:
+        socket = unix_socket(kubelet[-1])
+        return (
+            External(socket, "kubeletArguments.container-runtime-endpoint", wait)
+            if (socket)
+            else None
+        )
+    shim = config.docker_config.docker_shim_socket
+    if shim and shim != DEFAULT_DOCKER_SHIM_SOCKET:
+        socket = unix_socket(shim)
+        return External(socket, "dockerConfig.dockerShimSocket", wait) if socket else None
+    return None
+
+
+def unix_socket(endpoint: str) -> str | None:
+    """The absolute socket path of ``unix:///path`` (or a bare absolute path); else None."""
+    path = endpoint[len("unix://") :] if endpoint.startswith("unix://") else endpoint
+    return os.path.normpath(path) if os.path.isabs(path) else None
+
+
+def kubelet_cgroup_driver(config: Any) -> str | None:
+    """The ``cgroup-driver`` that ``kubeletArguments`` give, if any."""
+    values = config.kubelet_arguments.get("cgroup-driver") or []
+    return values[-1] if values and values[-1] in CGROUP_DRIVERS else None
+
+
+def host_cgroup_driver() -> str:
+    """``systemd`` if systemd is PID 1 (/run/systemd/system exists), else ``cgroupfs``."""
+    return "systemd" if os.path.isdir("/run/systemd/system") else "cgroupfs"
+
+
+def _optional_path(reader: SectionReader, key: str) -> str | None:
+    value = reader.text(key)
+    if value is None:
+        return None
+    if not os.path.isabs(value):
+        reader.problems.append(_invalid(reader, key, value, "must be an absolute path"))
+        return None
+    return os.path.normpath(value)
+
+
+def _invalid(reader: SectionReader, key: str, value: str, detail: str) -> Any:
+    from nodehost import Problem
+
+    return Problem.invalid(reader.path(key), value, detail)
+
+
+def _not_supported(reader: SectionReader, key: str, value: str, allowed: tuple[str, ...]) -> Any:
+    from nodehost import Problem
+
+    return Problem.not_supported(reader.path(key), value, allowed)

@@ -1,0 +1,69 @@
+"""Driving a real containerd in tests: ctr, a busybox root filesystem, the processes left."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+NODEHOST = os.path.join(os.path.dirname(sys.executable), "nodehost")
+PROGRAMS = ("containerd", "containerd-shim-runc-v2", "ctr", "runc", "busybox")
+NAMESPACE = "nodehost-test"
+
+needs_containerd = pytest.mark.skipif(
+    os.geteuid() != 0 or not all(shutil.which(program) for program in PROGRAMS),
+    reason="needs root and Debian's containerd, runc and busybox-static "
+    "(apt-get install --no-install-recommends containerd runc busybox-static)",
+)
+
+
+def managed_pids(state_dir: Path) -> list[int]:
+    """Processes whose environment marks them as this state directory's (containerd, shims)."""
+    marker = f"NODEHOST_MANAGED={state_dir}".encode()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0"):
+            pids.append(int(entry))
+    return pids
+
+
+def busybox_rootfs(folder: Path) -> Path:
+    """A root filesystem of busybox-static: /bin/busybox and /bin/sh."""
+    rootfs = folder / "rootfs"
+    (rootfs / "bin").mkdir(parents=True)
+    shutil.copy2(shutil.which("busybox") or "", rootfs / "bin" / "busybox")
+    os.symlink("busybox", rootfs / "bin" / "sh")
+    return rootfs
+
+
+def ctr(socket: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["ctr", "--address", str(socket), "--namespace", NAMESPACE, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "it") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.05)

@@ -1,0 +1,125 @@
+"""A real containerd as the ``runtime`` component, under ``nodehost start``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from realruntime import (
+    NODEHOST,
+    busybox_rootfs,
+    ctr,
+    managed_pids,
+    needs_containerd,
+    wait_for,
+)
+
+pytestmark = [needs_containerd, pytest.mark.usefixtures("outside_guard")]
+
+BASE = ("--components=runtime,kubelet", "--standins=always", "--health-address=127.0.0.1:0")
+
+
+def start(config: Path, state: Path, env: dict[str, str], *extra: str, **kwargs):
+    argv = [NODEHOST, "start", f"--config={config}", f"--state-dir={state}", *BASE, *extra]
+    return subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **kwargs
+    )
+
+
+def events(stderr: str) -> list[dict]:
+    return [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+
+
+def pid_of(state: Path, component: str) -> int | None:
+    try:
+        return int((state / "run" / f"{component}.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def test_exit_on_ready_starts_the_kubelet_only_after_containerd_answers(
+    node_folder, short_dir, plugin_env
+) -> None:
+    state = short_dir / "state"
+    host = start(node_folder(), state, plugin_env, "--exit-on-ready", "--ready-timeout=30s")
+    out, err = host.communicate(timeout=60)
+    assert host.returncode == 0, err[-3000:]
+    assert [line.split()[0] for line in out.splitlines()[2:4]] == ["runtime", "kubelet"]
+    order = [
+        (event.get("component"), event["event"])
+        for event in events(err)
+        if event["event"] in ("component ready", "component started")
+    ]
+    assert order.index(("runtime", "component ready")) < order.index(
+        ("kubelet", "component started")
+    )
+    kubelet_config = (state / "kubelet" / "kubelet-config.yaml").read_text()
+    assert f"containerRuntimeEndpoint: unix://{state}/runtime/containerd.sock" in kubelet_config
+    assert f"imageServiceEndpoint: unix://{state}/runtime/containerd.sock" in kubelet_config
+    assert managed_pids(state) == []
+
+
+def test_a_running_node_runs_containers_restarts_containerd_and_stops_without_leftovers(
+    node_folder, short_dir, plugin_env
+) -> None:
+    state = short_dir / "state"
+    socket = state / "runtime" / "containerd.sock"
+    host = start(node_folder(), state, plugin_env)
+    try:
+        wait_for(lambda: pid_of(state, "kubelet"), what="the kubelet stand-in to start")
+        version = ctr(socket, "version")
+        assert version.returncode == 0 and "Server:" in version.stdout, version.stderr
+
+        rootfs = busybox_rootfs(short_dir)
+        run = ctr(
+            socket, "run", "--rm", "--rootfs", "--cgroup", "", "--fifo-dir",
+            str(short_dir / "fifo"), "--runc-root", str(short_dir / "runc"),
+            str(rootfs), "nh-test-1", "/bin/sh", "-c", "echo ok",
+        )  # fmt: skip
+        assert (run.returncode, run.stdout.strip()) == (0, "ok"), run.stderr
+
+        first, kubelet = pid_of(state, "runtime"), pid_of(state, "kubelet")
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        second = wait_for(
+            lambda: pid_of(state, "runtime") not in (None, first) and pid_of(state, "runtime"),
+            what="containerd to be restarted",
+        )
+        wait_for(lambda: ctr(socket, "version").returncode == 0, what="containerd to answer")
+        assert pid_of(state, "kubelet") == kubelet  # the kubelet reconnects; not restarted
+        assert second in managed_pids(state)
+    finally:
+        host.send_signal(signal.SIGTERM)
+        _, err = host.communicate(timeout=60)
+    assert host.returncode == 0, err[-3000:]
+    assert managed_pids(state) == []
+    assert not socket.exists()
+
+
+def test_containerd_that_cannot_start_fails_the_node_naming_the_component_and_cause(
+    node_folder, short_dir, plugin_env
+) -> None:
+    state = short_dir / "state"
+    (state / "runtime").mkdir(parents=True)
+    (state / "runtime" / "root").write_text("a file where containerd's root folder belongs\n")
+    host = start(node_folder(), state, plugin_env, "--exit-on-ready", "--ready-timeout=30s")
+    _, err = host.communicate(timeout=60)
+    assert host.returncode == 1
+    assert "component runtime failed: exited 5 times in a row" in err
+    assert "root: not a directory" in err
+    assert managed_pids(state) == []
+
+
+def test_a_state_directory_too_long_for_the_socket_is_refused_before_anything_starts(
+    node_folder, short_dir, plugin_env
+) -> None:
+    state = short_dir / ("s" * 90)
+    host = start(node_folder(), state, plugin_env, "--exit-on-ready")
+    _, err = host.communicate(timeout=60)
+    assert host.returncode == 1
+    assert "component runtime: the socket path" in err
+    assert "longer than a unix socket allows" in err

@@ -1,0 +1,192 @@
+"""The runtime's plan: containerd's configuration, the kubelet's arguments, external runtimes."""
+
+from __future__ import annotations
+
+import tomllib
+from types import SimpleNamespace
+
+import pytest
+
+from nodehost.component import GrpcHealthProbe, ProcessSpec, TaskSpec
+from nodehost.errors import RuntimeFailure
+from nodehost.plugins.runtime import RUNTIME, nodehost_kubelet_arguments, nodehost_validate_config
+from nodehost.plugins.runtime.containerd import render_config
+from nodehost.plugins.runtime.settings import Paths
+
+BRIDGE = {"podCIDR": "10.244.1.0/24", "cniConfDir": "/srv/cni/net.d", "cniBinDirs": ["/srv/cni"]}
+SELECTED = frozenset({"runtime", "kubelet"})
+
+
+def config_toml(plan) -> dict:
+    (spec,) = plan.files
+    return tomllib.loads(spec.content.decode())
+
+
+def test_containerd_keeps_root_state_sockets_and_opt_under_the_component_folder(
+    make_config, make_context, tmp_path
+) -> None:
+    plan = RUNTIME.plan(make_context(make_config()))
+    folder = str(tmp_path / "state" / "runtime")
+    document = config_toml(plan)
+    assert document["version"] == 2
+    assert document["root"] == f"{folder}/root"
+    assert document["state"] == f"{folder}/state"
+    assert document["grpc"]["address"] == f"{folder}/containerd.sock"
+    assert document["ttrpc"]["address"] == f"{folder}/containerd.sock.ttrpc"
+    assert document["debug"]["address"] == document["metrics"]["address"] == ""
+    assert document["plugins"]["io.containerd.internal.v1.opt"]["path"] == f"{folder}/opt"
+    runc = document["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["runc"]
+    assert runc["options"]["Root"] == f"{folder}/state/runc"
+
+
+def test_the_cri_plugin_uses_the_network_providers_cni_directories(
+    make_config, make_context
+) -> None:
+    config = make_config(networkConfig={"networkPluginName": "bridge"}, bridgeNetwork=BRIDGE)
+    cni = config_toml(RUNTIME.plan(make_context(config)))["plugins"]["io.containerd.grpc.v1.cri"]
+    assert cni["cni"] == {"conf_dir": "/srv/cni/net.d", "bin_dir": "/srv/cni"}
+
+
+@pytest.mark.parametrize(("driver", "systemd_cgroup"), [("systemd", True), ("cgroupfs", False)])
+def test_runc_uses_the_kubelets_cgroup_driver(
+    make_config, make_context, driver, systemd_cgroup
+) -> None:
+    config = make_config(kubeletArguments={"cgroup-driver": [driver]})
+    document = config_toml(RUNTIME.plan(make_context(config)))
+    runc = document["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["runc"]
+    assert runc["options"]["SystemdCgroup"] is systemd_cgroup
+
+
+def test_standard_paths_are_containerds_own(make_config, make_context) -> None:
+    document = config_toml(
+        RUNTIME.plan(make_context(make_config(containerRuntime={"paths": "standard"})))
+    )
+    assert (document["root"], document["state"]) == ("/var/lib/containerd", "/run/containerd")
+    assert document["grpc"]["address"] == "/run/containerd/containerd.sock"
+    assert document["plugins"]["io.containerd.internal.v1.opt"]["path"] == "/opt/containerd"
+
+
+def test_paths_that_need_quoting_stay_valid_toml() -> None:
+    odd = '/tmp/a "quoted" \\ dir'
+    paths = Paths(odd, odd, odd + "/c.sock", odd)
+    assert tomllib.loads(render_config(paths, None, "cgroupfs").decode())["root"] == odd
+
+
+def test_containerd_is_ready_when_its_grpc_health_service_answers(
+    make_config, make_context, tmp_path
+) -> None:
+    run = RUNTIME.plan(make_context(make_config())).run
+    assert isinstance(run, ProcessSpec)
+    assert run.argv[:2] == ("containerd", "--config")
+    assert run.readiness == GrpcHealthProbe(
+        path=str(tmp_path / "state" / "runtime" / "containerd.sock"), interval=0.5, timeout=2.0
+    )
+
+
+def test_the_kubelet_is_pointed_at_the_managed_runtimes_socket(
+    make_config, make_context, tmp_path
+) -> None:
+    config = make_config()
+    endpoint = f"unix://{tmp_path}/state/runtime/containerd.sock"
+    contributed = nodehost_kubelet_arguments(
+        config=config, selected=SELECTED, state_dir=str(tmp_path / "state")
+    )
+    assert contributed["container-runtime-endpoint"] == [endpoint]
+    assert contributed["image-service-endpoint"] == [endpoint]
+    assert contributed["cgroup-driver"][0] in ("systemd", "cgroupfs")
+
+
+def test_the_kubelet_keeps_an_endpoint_that_kubelet_arguments_name(make_config) -> None:
+    config = make_config(kubeletArguments={"container-runtime-endpoint": ["unix:///run/x.sock"]})
+    assert nodehost_kubelet_arguments(config=config, selected=SELECTED, state_dir="/x") == {}
+
+
+def test_the_kubelet_gets_nothing_when_the_runtime_is_not_selected(make_config) -> None:
+    assert (
+        nodehost_kubelet_arguments(
+            config=make_config(), selected=frozenset({"kubelet"}), state_dir="/x"
+        )
+        == {}
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "source"),
+    [
+        ({"containerRuntime": {"endpoint": "unix:///run/crio/crio.sock"}}, "containerRuntime"),
+        (
+            {"kubeletArguments": {"container-runtime-endpoint": ["unix:///run/crio/crio.sock"]}},
+            "kube",
+        ),
+        ({"dockerConfig": {"dockerShimSocket": "unix:///run/crio/crio.sock"}}, "dockerConfig"),
+    ],
+)
+def test_an_external_endpoint_replaces_containerd_with_a_wait_for_its_socket(
+    make_config, make_context, changes, source
+) -> None:
+    plan = RUNTIME.plan(make_context(make_config(**changes)))
+    assert isinstance(plan.run, TaskSpec)
+    assert plan.run.description.endswith("unix:///run/crio/crio.sock")
+    assert plan.files == ()
+    assert source in plan.notes[0]
+
+
+def test_a_section_endpoint_is_passed_to_the_kubelet(make_config) -> None:
+    config = make_config(containerRuntime={"endpoint": "unix:///run/crio/crio.sock"})
+    contributed = nodehost_kubelet_arguments(config=config, selected=SELECTED, state_dir="/x")
+    assert contributed["container-runtime-endpoint"] == ["unix:///run/crio/crio.sock"]
+
+
+def test_in_the_default_selection_the_runtime_runs_only_with_the_kubelet(
+    make_config, make_context
+) -> None:
+    options = SimpleNamespace(components=None, enable=None)
+    context = make_context(make_config(), selected=frozenset({"runtime", "proxy"}), options=options)
+    assert "kubelet is not selected" in RUNTIME.plan(context).inactive_reason
+
+
+def test_named_explicitly_the_runtime_runs_without_the_kubelet(make_config, make_context) -> None:
+    options = SimpleNamespace(components="runtime", enable=None)
+    context = make_context(make_config(), selected=frozenset({"runtime"}), options=options)
+    assert isinstance(RUNTIME.plan(context).run, ProcessSpec)
+
+
+def test_a_socket_path_too_long_for_unix_sockets_is_an_error_naming_the_component(
+    make_config, make_context, tmp_path
+) -> None:
+    context = make_context(make_config(), state_dir=str(tmp_path / ("x" * 100) / "runtime"))
+    with pytest.raises(RuntimeFailure, match=r"^component runtime: the socket path .* bytes"):
+        RUNTIME.plan(context)
+
+
+def test_a_socket_in_an_unwritable_place_is_an_error_naming_the_component(
+    make_config, make_context, tmp_path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory\n")
+    config = make_config(containerRuntime={"socket": f"{blocker}/run/c.sock"})
+    with pytest.raises(RuntimeFailure, match=f"cannot create the socket .*: {blocker} is not a"):
+        RUNTIME.plan(make_context(config))
+
+
+def test_every_bad_setting_is_reported_at_its_field(make_config) -> None:
+    config = make_config(
+        containerRuntime={
+            "endpoint": "tcp://1.2.3.4:5",
+            "paths": "elsewhere",
+            "root": "relative",
+            "cgroupDriver": "cgroupv3",
+            "waitTimeout": "soon",
+            "sokcet": "/x",
+        }
+    )
+    problems = nodehost_validate_config(config=config, selected=SELECTED)
+    assert sorted(problem.path for problem in problems) == [
+        "containerRuntime.cgroupDriver",
+        "containerRuntime.endpoint",
+        "containerRuntime.paths",
+        "containerRuntime.root",
+        "containerRuntime.sokcet",
+        "containerRuntime.waitTimeout",
+    ]
+    assert 'did you mean "socket"?' in next(p.detail for p in problems if "sokcet" in p.path)
