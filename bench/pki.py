@@ -130,8 +130,11 @@ def main() -> None:
         + figures[("in-process create_node_folder", "ecdsa")]
     )
     command = figures[("nodehost config create (command)", "ecdsa")]
-    print(f"budget: in-process ECDSA <= 10 ms; command ECDSA {command:.1f} ms "
-          f"<= 1.5 x (--help + in-process) = {budget:.1f} ms")  # fmt: skip
+    ecdsa = figures[("in-process create_node_folder", "ecdsa")]
+    print(f"budget: in-process ECDSA {ecdsa:.1f} ms <= 10 ms: "
+          f"{'met' if ecdsa <= 10 else 'MISSED'}")  # fmt: skip
+    print(f"budget: command ECDSA {command:.1f} ms <= 1.5 x (--help + in-process) = "
+          f"{budget:.1f} ms: {'met' if command <= budget else 'MISSED'}")  # fmt: skip
 
 
 if __name__ == "__main__":
