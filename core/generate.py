@@ -20,6 +20,18 @@ from nodehost.options import default_cluster_domain
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
 
+#: ``config create``'s flags, as ``start`` spells what feeds them.
+START_FLAG_FOR = {
+    "--certificate-authority": "--master-cert-dir",
+    "--node-client-certificate-authority": "--master-cert-dir",
+    "--signer-cert": "--master-cert-dir",
+    "--signer-key": "--master-cert-dir",
+    "--signer-serial": "--master-cert-dir",
+    "--hostnames": "--hostname",
+    "--node": "--hostname",
+    "--node-dir": "--config-dir",
+}
+
 KUBECONFIG_REQUIRED = "--kubeconfig must be set to provide API server connection information"
 
 
@@ -56,7 +68,10 @@ def generate_node_folder(options: StartOptions) -> str:
         signer_serial=os.path.join(master_dir, "ca.serial.txt"),
         kubelet_arguments={"fail-swap-on": ("false",)},
     )
-    result = create_node_folder(request)
+    try:
+        result = create_node_folder(request)
+    except UsageError as error:
+        raise UsageError(str(error), START_FLAG_FOR.get(error.param or "", error.param)) from error
     for warning in result.warnings:
         click.echo(warning, err=True)
     return str(result.node_config)

@@ -62,7 +62,10 @@ def _configure_structlog() -> None:
         processors.append(structlog.dev.ConsoleRenderer(colors=colors))
     else:
         processors += [
-            structlog.processors.dict_tracebacks,
+            # Tracebacks as data, without local variables: they may hold key material.
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            ),
             structlog.processors.JSONRenderer(sort_keys=False),
         ]
     structlog.configure(

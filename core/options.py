@@ -68,13 +68,26 @@ class StartOptions:
         return bool(self.bootstrap_config_name)
 
 
+#: The longest certificate lifetime accepted (100 years; X.509 dates end at 9999).
+MAX_EXPIRE_DAYS = 36500
+
+
+def check_expire_days(days: int) -> None:
+    """``--expire-days`` must be 0 (the default lifetime) up to :data:`MAX_EXPIRE_DAYS`."""
+    if days < 0:
+        raise UsageError("expire-days must be valid number of days", "--expire-days")
+    if days > MAX_EXPIRE_DAYS:
+        raise UsageError(
+            f"expire-days must be at most {MAX_EXPIRE_DAYS} (100 years)", "--expire-days"
+        )
+
+
 def check_start_options(options: StartOptions) -> None:
     """Origin's ``NodeOptions.Validate`` (reference §1.4); raises ``UsageError``."""
     if options.extra_args:
         raise UsageError("no arguments are supported for start node")
     _check_listen(options.listen)
-    if options.expire_days < 0:
-        raise UsageError("expire-days must be valid number of days", "--expire-days")
+    check_expire_days(options.expire_days)
     if options.kubernetes is not None:
         raise UsageError(
             "--kubernetes is no longer allowed, try using --kubeconfig", "--kubernetes"

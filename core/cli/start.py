@@ -179,7 +179,11 @@ def start(ctx: click.Context, **flags: Any) -> None:
     """
     options = _start_options(ctx, flags)
     check_start_options(options)
+    settings = _host_settings(flags)
+    from nodehost.binaries import parse_binary_overrides
     from nodehost.log import configure_logging
+
+    overrides = parse_binary_overrides(flags["binaries"])
 
     configure_logging(flags["loglevel"], flags["log_format"])
     inventory = load_inventory(
@@ -199,13 +203,13 @@ def start(ctx: click.Context, **flags: Any) -> None:
     if options.write_flags:
         click.echo(_flags_line(inventory, resolved, options))
         return
-    plan = _plan(inventory, resolved, options, flags)
+    plan = _plan(inventory, resolved, options, overrides, flags["standins"])
     if options.dry_run:
         click.echo(
             json.dumps(plan_as_dict(plan), indent=2) if flags["as_json"] else render_plan(plan)
         )
         return
-    raise click.exceptions.Exit(_run(plan, inventory, flags))
+    raise click.exceptions.Exit(_run(plan, inventory, settings, flags["no_exec"]))
 
 
 def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
@@ -250,19 +254,22 @@ def _print_warnings(source: str, warnings: Any) -> None:
         click.echo(f"warning: {source}: {problem.render()}", err=True)
 
 
-def _plan(inventory: Any, resolved: Any, options: StartOptions, flags: dict[str, Any]) -> Any:
-
-    from nodehost.binaries import parse_binary_overrides
+def _plan(
+    inventory: Any,
+    resolved: Any,
+    options: StartOptions,
+    overrides: dict[str, str],
+    standins: Any,
+) -> Any:
     from nodehost.plan import build_plan
 
-    state_dir = _state_dir(options)
     return build_plan(
         inventory,
         resolved,
         options,
-        state_dir=state_dir,
-        overrides=parse_binary_overrides(flags["binaries"]),
-        standins=flags["standins"],
+        state_dir=_state_dir(options),
+        overrides=overrides,
+        standins=standins,
     )
 
 
@@ -352,7 +359,7 @@ def plan_as_dict(plan: Any) -> dict[str, Any]:
     return {"config": plan.config_source, "state_dir": plan.state_dir, "components": components}
 
 
-def _run(plan: Any, inventory: Any, flags: dict[str, Any]) -> int:
+def _run(plan: Any, inventory: Any, settings: Any, no_exec: bool) -> int:
     """Run the plan under the host (or exec the kubelet alone, as Origin did)."""
     from nodehost.log import get_logger
     from nodehost.runtime import can_exec, exec_single, run_plan
@@ -364,15 +371,19 @@ def _run(plan: Any, inventory: Any, flags: dict[str, Any]) -> int:
                 component=component.name,
                 program=component.plan.run.argv[0],
             )
-    if len(plan.components) == 1 and not (flags["no_exec"] or flags["exit_on_ready"]):
+    if len(plan.components) == 1 and not (no_exec or settings.exit_on_ready):
         only = plan.components[0]
         if can_exec(only):
             exec_single(only)
-    return run_plan(plan, inventory.host.hooks, _host_settings(flags))
+    return run_plan(plan, inventory.host.hooks, settings)
 
 
 def _host_settings(flags: dict[str, Any]) -> Any:
+    """The host's settings from the flags, checked before anything is loaded or planned."""
     from nodehost.runtime import HostSettings, RestartPolicy
+    from nodehost.runtime.profile import check_profile_environment
+
+    check_profile_environment()
 
     address = flags["health_address"].strip()
     health = (

@@ -87,7 +87,13 @@ def render_table(document: dict[str, Any]) -> str:
     help="Where the running nodehost serves /status (env NODEHOST_HEALTH_ADDRESS).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the status document as JSON.")
-@click.option("--timeout", default=5.0, show_default=True, help="Seconds to wait for an answer.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True, max=3600),
+    default=5.0,
+    show_default=True,
+    help="Seconds to wait for an answer.",
+)
 def status(address: str, as_json: bool, timeout: float) -> None:
     """Show the state of a running nodehost; exit 0 if the node is ready, 1 if not."""
     host, port = parse_address_flag(address, "--address")

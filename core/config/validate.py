@@ -15,7 +15,6 @@ resolved (absolute) paths the NodeConfig holds.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from nodehost.config.goduration import parse_go_duration_ns
 from nodehost.config.hostport import (
     PORT_RANGE_MESSAGE,
     go_atoi,
+    is_dns1123_label,
     is_unspecified,
     is_valid_port,
     parse_ip,
@@ -35,7 +35,6 @@ from nodehost.records import Problem, Severity, ValidationScope
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NamedCertificate, PodManifestConfig
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _BOOTSTRAP_KUBECONFIG = "bootstrap-kubeconfig"
 
 
@@ -427,11 +426,6 @@ def _named_certificate_name(
             )
         ]
     return []
-
-
-def is_dns1123_label(label: str) -> bool:
-    """Kubernetes' ``IsDNS1123Label``."""
-    return len(label) <= 63 and _DNS1123_LABEL.match(label) is not None
 
 
 def hostname_matches(hostname: str, match_spec: str) -> bool:

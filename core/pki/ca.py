@@ -18,6 +18,7 @@ from pathlib import Path
 from cryptography import x509
 
 from nodehost.errors import PKIError, UsageError
+from nodehost.options import check_expire_days
 from nodehost.pki import DEFAULT_KEY_TYPE
 from nodehost.pki.certs import (
     certificate_days_and_warning,
@@ -132,8 +133,7 @@ def create_signer_ca(
     name = name or default_signer_name()
     if len(name) > MAX_COMMON_NAME:
         raise UsageError(f"{name!r} is longer than {MAX_COMMON_NAME} characters", "--name")
-    if expire_days < 0:
-        raise UsageError("expire-days must be valid number of days", "--expire-days")
+    check_expire_days(expire_days)
     directory = Path(directory).absolute()
     existing = [
         directory / f

@@ -15,15 +15,13 @@ as Go does); duplicates after that collapse.  No ``cryptography`` here.
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nodehost.config.hostport import IPAddress, parse_ip
+from nodehost.config.hostport import IPAddress, is_dns1123_label, parse_ip
 
 # Kubernetes' IsDNS1123Label, as in nodehost.config.validate (not imported: it costs
 # ~15 ms of start-up that ``nodehost config create`` does not otherwise need).
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 _MAX_DNS_NAME = 253
 #: X.509's upper bound for a common name (RFC 5280 ub-common-name).
@@ -98,4 +96,4 @@ def _is_dns_name(name: str) -> bool:
     labels = name.split(".")
     if labels[0] == "*" and len(labels) > 1:
         labels = labels[1:]
-    return all(_DNS1123_LABEL.match(label) for label in labels)
+    return all(is_dns1123_label(label) for label in labels)

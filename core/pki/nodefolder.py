@@ -26,7 +26,12 @@ from pathlib import Path
 
 from nodehost.config.listen import ListenAddress, parse_listen
 from nodehost.errors import PKIError, UsageError
-from nodehost.options import DEFAULT_EXPIRE_DAYS, DEFAULT_IMAGE_FORMAT, DEFAULT_VOLUME_DIR
+from nodehost.options import (
+    DEFAULT_EXPIRE_DAYS,
+    DEFAULT_IMAGE_FORMAT,
+    DEFAULT_VOLUME_DIR,
+    check_expire_days,
+)
 from nodehost.pki import (
     DEFAULT_DNS_DOMAIN,
     DEFAULT_KEY_TYPE,
@@ -189,8 +194,7 @@ def _validate_origin_rules(r: NodeFolderRequest) -> None:
         ):
             if not value:
                 raise UsageError(f"{flag} must be provided to create certificates", flag)
-    if r.expire_days < 0:
-        raise UsageError("expire-days must be valid number of days", "--expire-days")
+    check_expire_days(r.expire_days)
 
 
 def _validate_certificate_authorities(files: tuple[str, ...]) -> None:

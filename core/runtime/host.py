@@ -26,6 +26,7 @@ import time
 from typing import Any, Protocol, TextIO
 
 from nodehost.errors import EXIT_FAILURE, EXIT_OK, RuntimeFailure
+from nodehost.pki.atomic import write_atomic
 from nodehost.plan import Plan
 from nodehost.runtime import pidfiles, proc
 from nodehost.runtime.notify import Notifier
@@ -271,7 +272,8 @@ class Host:
                 f"{error.strerror or error} (choose another health address, or disable it)"
             ) from None
         bound = f"{self.health_address[0]}:{self.health_address[1]}"
-        (pidfiles.run_directory(self.state_dir) / HEALTH_ADDRESS_FILE).write_text(bound + "\n")
+        address_file = pidfiles.run_directory(self.state_dir) / HEALTH_ADDRESS_FILE
+        write_atomic(address_file, f"{bound}\n".encode(), 0o644, sync_directory=False)
         self.log.info("serving health and status", address=bound)
 
     async def _start_profile_server(self) -> None:

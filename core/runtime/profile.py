@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from nodehost.pki.atomic import write_atomic
 from nodehost.runtime.server import Response, Route, text
 
 PROFILE_VARIABLE = "NODEHOST_PROFILE"
@@ -39,6 +40,28 @@ MODES = ("cpu", "mem", "web")
 def profile_mode(environ: Mapping[str, str] | None = None) -> str | None:
     value = (os.environ if environ is None else environ).get(PROFILE_VARIABLE, "").strip()
     return value or None
+
+
+def check_profile_environment(environ: Mapping[str, str] | None = None) -> None:
+    """Refuse unusable profiling settings before anything starts (``UsageError`` naming them)."""
+    from nodehost.errors import UsageError
+
+    environ = os.environ if environ is None else environ
+    mode = (environ.get(PROFILE_VARIABLE) or "").strip()
+    if not mode:
+        return
+    if mode not in MODES:
+        raise UsageError(f"{mode!r} is not one of {', '.join(MODES)}", PROFILE_VARIABLE)
+    folder = environ.get("NODEHOST_PROFILE_DIR")
+    if (
+        mode in ("cpu", "mem")
+        and folder
+        and not (os.path.isdir(folder) and os.access(folder, os.W_OK))
+    ):
+        raise UsageError(f"{folder} is not a writable directory", "NODEHOST_PROFILE_DIR")
+    port = environ.get("NODEHOST_PROFILE_PORT")
+    if mode == "web" and port and not (port.isdigit() and 0 < int(port) < 65536):
+        raise UsageError(f"{port!r} is not a port (1-65535)", "NODEHOST_PROFILE_PORT")
 
 
 def _output_path(kind: str, suffix: str) -> Path:
@@ -63,8 +86,11 @@ def profiling(log: Any) -> Iterator[str | None]:
         finally:
             profiler.disable()
             path = _output_path("cpu", "prof")
-            profiler.dump_stats(path)
-            log.info("CPU profile written", path=str(path))
+            try:
+                profiler.dump_stats(path)
+                log.info("CPU profile written", path=str(path))
+            except OSError as error:
+                log.error("cannot write the CPU profile", path=str(path), error=str(error))
     elif mode == "mem":
         import tracemalloc
 
@@ -76,8 +102,11 @@ def profiling(log: Any) -> Iterator[str | None]:
             tracemalloc.stop()
             path = _output_path("mem", "txt")
             lines = [str(stat) for stat in snapshot.statistics("lineno")[:50]]
-            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            log.info("memory profile written", path=str(path))
+            try:
+                write_atomic(path, ("\n".join(lines) + "\n").encode(), 0o644)
+                log.info("memory profile written", path=str(path))
+            except OSError as error:
+                log.error("cannot write the memory profile", path=str(path), error=str(error))
     else:
         yield mode
 

@@ -43,7 +43,6 @@ from nodehost.component import (
 )
 from nodehost.errors import RuntimeFailure
 from nodehost.plugins.runtime import containerd
-from nodehost.plugins.runtime.external import wait_task
 from nodehost.plugins.runtime.settings import (
     MAX_SOCKET_PATH,
     SECTION,
@@ -126,7 +125,7 @@ class Runtime:
     def _wait_plan(external: External) -> ComponentPlan:
         return ComponentPlan(
             run=TaskSpec(
-                run=wait_task(external),
+                run=_wait_task(external),
                 readiness=ReportedProbe(),
                 stop_grace=2.0,
                 description=f"wait for the external container runtime at {external.endpoint}",
@@ -179,3 +178,10 @@ def check_socket_path(socket: str) -> None:
 
 
 RUNTIME = Runtime()
+
+
+def _wait_task(external: External) -> Any:
+    """The waiting task; imported late because ``external`` needs asyncio."""
+    from nodehost.plugins.runtime.external import wait_task
+
+    return wait_task(external)

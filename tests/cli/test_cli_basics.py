@@ -83,3 +83,9 @@ def test_installed_executable_runs(nodehost_exe) -> None:
     result = nodehost_exe("version")
     assert result.code == 0
     assert result.out.startswith("nodehost ")
+
+
+def test_status_refuses_a_negative_timeout(nodehost) -> None:
+    result = nodehost("status", "--timeout=-1")
+    assert result.code == 2
+    assert "--timeout" in result.err

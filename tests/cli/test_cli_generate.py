@@ -96,3 +96,21 @@ def test_bad_listen_is_a_usage_error(nodehost) -> None:
     result = nodehost("start", "--listen=ftp://x:1", "--dry-run")
     assert result.code == 2
     assert "--listen" in result.err
+
+
+def test_missing_signer_files_are_blamed_on_master_cert_dir(
+    nodehost, master: Path, tmp_path: Path
+) -> None:
+    (master / "ca-bundle.crt").unlink()
+    result = nodehost(*generate_args(master, f"--write-config={tmp_path / 'n'}"))
+    assert result.code == 2
+    assert result.err.startswith("error: invalid value for --master-cert-dir:")
+    assert "ca-bundle.crt" in result.err
+
+
+def test_a_bad_hostname_is_blamed_on_hostname(nodehost, master: Path, tmp_path: Path) -> None:
+    result = nodehost(
+        *generate_args(master, f"--write-config={tmp_path / 'n'}", "--hostname=Bad Host!")
+    )
+    assert result.code == 2
+    assert "invalid value for --hostname" in result.err

@@ -136,6 +136,9 @@ def test_strict_config_makes_unknown_keys_errors(nodehost, node_dir: Path) -> No
         ),
         (("positional",), "no arguments are supported for start node"),
         (("--binary=kubelet",), "'kubelet' is not NAME=PATH"),
+        (("--expire-days=999999999",), "expire-days must be at most 36500"),
+        (("--health-address=garbage",), "invalid value for --health-address"),
+        (("--ready-timeout=soon",), "invalid value for --ready-timeout"),
     ],
 )
 def test_flag_misuse_is_a_usage_error(
@@ -179,3 +182,22 @@ def test_installed_executable_dry_run_exits_zero(nodehost_exe, node_dir: Path) -
     result = nodehost_exe("start", "--config", config, "--dry-run", "--standins=always")
     assert result.code == 0, result.err
     assert "kubelet" in result.out
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("NODEHOST_PROFILE", "gpu", "invalid value for NODEHOST_PROFILE"),
+        ("NODEHOST_PROFILE_PORT", "99999", "invalid value for NODEHOST_PROFILE_PORT"),
+        ("NODEHOST_PROFILE_DIR", "/no/such/dir", "invalid value for NODEHOST_PROFILE_DIR"),
+    ],
+)
+def test_unusable_profiling_settings_are_refused_before_starting(
+    nodehost, node_dir: Path, monkeypatch, variable: str, value: str, message: str
+) -> None:
+    mode = {"NODEHOST_PROFILE_PORT": "web", "NODEHOST_PROFILE_DIR": "cpu"}.get(variable, value)
+    monkeypatch.setenv("NODEHOST_PROFILE", mode)
+    monkeypatch.setenv(variable, value)
+    result = nodehost("start", "--config", str(node_dir / "node-config.yaml"), "--dry-run")
+    assert result.code == 2
+    assert message in result.err

@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nodehost.config.hostport import is_dns1123_label
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
     HEADLESS,
@@ -54,7 +55,6 @@ from nodehost.plugins.dns.sources import RecordSink, SourceContext
 NAME = "file"
 POLL_INTERVAL = 1.0
 
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
 _SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", EXTERNAL_NAME)
@@ -129,7 +129,7 @@ class _Reader:
         text = self.text(value, where, default)
         if not text:
             raise self.fail(where, "is required")
-        if len(text) > 63 or not _LABEL.match(text):
+        if not is_dns1123_label(text):
             raise self.fail(where, f"{text!r} is not a DNS-1123 label (a-z, 0-9, '-')")
         return text
 
