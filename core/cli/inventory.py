@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from nodehost.cli.options import load_inventory, plugin_options
-from nodehost.cli.table import format_table
+from nodehost.table import format_table
 
 
 @click.command()

@@ -12,9 +12,9 @@ from typing import Any
 import click
 
 from nodehost.cli.options import parse_address_flag
-from nodehost.cli.table import format_table
 from nodehost.errors import RuntimeFailure
 from nodehost.runtime.settings import DEFAULT_HEALTH_ADDRESS
+from nodehost.table import format_table
 
 
 def fetch_status(host: str, port: int, timeout: float) -> dict[str, Any]:

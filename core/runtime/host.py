@@ -317,16 +317,15 @@ class Host:
     def readiness_summary(self) -> str:
         """The exit-on-ready report: each component and its time to ready."""
         assert self.node_ready_at is not None
-        lines = [f"node ready after {self.node_ready_at - self.started_at:.3f}s"]
-        width = max([len("COMPONENT"), *(len(name) for name in self.supervisors)])
-        lines.append(f"  {'COMPONENT':<{width}}  {'READY AFTER':>11}  RESTARTS")
+        from nodehost.table import format_table
+
+        rows = [("COMPONENT", "READY AFTER", "RESTARTS")]
         for name, supervisor in self.supervisors.items():
-            if supervisor.ready_at is None:
-                after = "inactive"
-            else:
-                after = f"{supervisor.ready_at - self.started_at:.3f}s"
-            lines.append(f"  {name:<{width}}  {after:>11}  {supervisor.restarts}")
-        return "\n".join(lines) + "\n"
+            ready_at = supervisor.ready_at
+            after = "inactive" if ready_at is None else f"{ready_at - self.started_at:.3f}s"
+            rows.append((name, after, str(supervisor.restarts)))
+        table = "\n".join(f"  {line}" for line in format_table(rows).splitlines())
+        return f"node ready after {self.node_ready_at - self.started_at:.3f}s\n{table}\n"
 
     def _ready_timeout(self) -> None:
         if self.phase != "starting":

@@ -1,4 +1,4 @@
-"""Plain-text tables for the listing commands (``components``, ``plugins``, ``status``)."""
+"""Plain-text tables: ``components``, ``plugins``, ``status`` and the readiness summary."""
 
 from __future__ import annotations
 
