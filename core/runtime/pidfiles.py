@@ -59,7 +59,12 @@ class PidRecord:
 
 
 def write_pid_file(state_dir: str, component: str, pid: int) -> PidRecord:
-    """Record ``pid`` (read from /proc now) for ``component``; return the record."""
+    """Record ``pid`` (read from /proc now) for ``component``; return the record.
+
+    Written to a temporary file and renamed into place, so a reader never sees a
+    half-written record, but not fsynced: spawning stays cheap (it is on every
+    start and restart) and a pid file only describes processes of this boot.
+    """
     record = PidRecord(component, pid, proc.executable(pid), proc.start_time(pid))
     path = str(pid_file(state_dir, component))
     temporary = f"{path}.tmp"
