@@ -156,6 +156,10 @@ class TaskContext(Protocol):
     def status(self, message: str) -> None:
         """Publish a progress line (``STATUS=`` to systemd, ``/status``)."""
 
+    def report(self, details: Any = None, problems: Any = ()) -> None:
+        """Publish details for ``/status`` and ``/metrics`` (e.g. ``{"certificates": [...]}``)
+        and the problems that make the component not ready (empty: healthy)."""
+
 
 @dataclass(frozen=True)
 class TaskSpec:

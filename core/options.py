@@ -56,6 +56,8 @@ class StartOptions:
     kubeconfig: str = ""
     bootstrap_config_name: str = ""
     bootstrap_config_namespace: str = DEFAULT_BOOTSTRAP_NAMESPACE
+    bootstrap_timeout: float = 3600.0
+    serving_cert_wait: float = 15.0
     expire_days: int = DEFAULT_EXPIRE_DAYS
     master_cert_dir: str = DEFAULT_MASTER_CERT_DIR
     config_dir: str = DEFAULT_CONFIG_DIR

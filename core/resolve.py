@@ -21,7 +21,7 @@ import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nodehost.errors import ConfigInvalid, RuntimeFailure
+from nodehost.errors import ConfigInvalid
 from nodehost.records import Problem, ValidationScope
 from nodehost.selection import SelectionRequest, select
 
@@ -109,10 +109,10 @@ def resolve_config(
 def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConfig, list[Problem]]:
     """Step 1: the NodeConfig from ``--config``, generation or bootstrap."""
     if options.bootstrapping:
-        raise RuntimeFailure(
-            "--bootstrap-config-name: TLS bootstrap is not available in this version of "
-            "nodehost; start from --config FILE or generate one with 'nodehost config create'"
-        )
+        from nodehost.cluster.bootstrap import bootstrap_node
+
+        path = bootstrap_node(options)
+        return load_config_file(path, inventory, strict=options.strict_config)
     if options.config:
         return load_config_file(options.config, inventory, strict=options.strict_config)
     from nodehost.generate import generate_node_folder

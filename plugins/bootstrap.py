@@ -1,17 +1,26 @@
-"""The ``bootstrap`` component: TLS bootstrap and certificate rotation.
+"""The ``bootstrap`` component: certificate rotation after TLS bootstrap.
 
 Selected automatically when ``--bootstrap-config-name`` is given (Origin's
-bootstrap mode), and selectable by name.  The CSR flow and rotation are not part
-of this release; selecting the component fails at plan time and says so.
+bootstrap mode; the bootstrap itself -- CSR, ``node.kubeconfig``, config map --
+runs before the plan, in :mod:`nodehost.cluster.bootstrap`), and selectable by
+name.  While the node runs it renews the client and serving certificates
+(:mod:`nodehost.cluster.rotation`) and reports their expiry in ``/status``,
+``/metrics`` and ``/readyz``.
+
+Its files: the client certificate is the ``client-certificate`` of the
+configuration's ``masterKubeConfig``; both certificates live in that file's
+folder (``<config-dir>/certificates``).  A ``masterKubeConfig`` with inline
+credentials (a generated node folder) has nothing to rotate: the task says so
+in its status and idles.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from nodehost import ComponentRecord, ValidationScope, hookimpl
-from nodehost.component import ComponentPlan, PlanContext
-from nodehost.errors import RuntimeFailure
+from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskSpec
 
 
 def bootstrapping(options: Any) -> bool:
@@ -34,10 +43,55 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 class Bootstrap:
-    """Plans certificate bootstrap and rotation."""
+    """Plans the rotation task."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        raise RuntimeFailure(
-            "component bootstrap: TLS bootstrap and certificate rotation are not available in "
-            "this version of nodehost; leave the component out"
+        kubeconfig = context.config.master_kube_config
+        listen = context.config.serving_info.bind_address
+        bootstrap = context.options.kubeconfig if bootstrapping(context.options) else None
+        rotation = RotationTask(kubeconfig, context.config.node_name, listen, bootstrap)
+        return ComponentPlan(
+            run=TaskSpec(
+                run=rotation.run,
+                readiness=ReportedProbe(),
+                stop_grace=5.0,
+                description=f"rotate the certificates of {kubeconfig}",
+            ),
+            notes=(f"renews certificates at 70-90% of their lifetime via CSRs as {kubeconfig}",),
         )
+
+
+class RotationTask:
+    """Finds the certificate files at run time, then runs the rotation loop."""
+
+    def __init__(
+        self, kubeconfig: str, node_name: str, bind_address: str, bootstrap: str | None
+    ) -> None:
+        self.kubeconfig = kubeconfig
+        self.node_name = node_name
+        self.bind_address = bind_address
+        self.bootstrap = bootstrap
+
+    async def run(self, context: Any) -> None:
+        import asyncio
+
+        from nodehost.cluster.bootstrap import kubeconfig_entries
+        from nodehost.cluster.rotation import CertificateRotation, RotationSettings
+        from nodehost.config.hostport import split_host_port
+        from nodehost.generate import server_cert_hostnames
+
+        user = kubeconfig_entries(Path(self.kubeconfig))[1]
+        certificate = user.get("client-certificate")
+        if not certificate:
+            context.status(f"nothing to rotate: {self.kubeconfig} has no client certificate file")
+            context.ready()
+            await asyncio.Event().wait()
+        host = split_host_port(self.bind_address)[0] if self.bind_address else ""
+        settings = RotationSettings(
+            node_kubeconfig=Path(self.kubeconfig),
+            cert_dir=(Path(self.kubeconfig).parent / certificate).parent,
+            node_name=self.node_name,
+            hostnames=tuple(server_cert_hostnames(self.node_name, host)),
+            bootstrap_kubeconfig=Path(self.bootstrap).absolute() if self.bootstrap else None,
+        )
+        await CertificateRotation(settings).run(context)

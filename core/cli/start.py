@@ -137,6 +137,20 @@ def _given(ctx: click.Context, name: str) -> bool:
     help="Use nodehost.testing's stand-ins for missing programs (or always): CI smoke runs.",
 )
 @click.option(
+    "--bootstrap-timeout",
+    default="1h",
+    show_default=True,
+    metavar="DURATION",
+    help="Bootstrap: how long to wait for the API server and the client certificate.",
+)
+@click.option(
+    "--serving-cert-wait",
+    default="15s",
+    show_default=True,
+    metavar="DURATION",
+    help="Bootstrap: how long to wait for the kubelet serving certificate before going on.",
+)
+@click.option(
     "--exit-on-ready",
     is_flag=True,
     help="CI smoke mode: once every component is ready, print a summary, stop cleanly, exit 0.",
@@ -233,6 +247,8 @@ def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         kubernetes=flags["kubernetes"],
         kubeconfig=flags["kubeconfig"],
         bootstrap_config_name=flags["bootstrap_config_name"],
+        bootstrap_timeout=_duration(flags["bootstrap_timeout"], "--bootstrap-timeout"),
+        serving_cert_wait=_duration(flags["serving_cert_wait"], "--serving-cert-wait"),
         expire_days=flags["expire_days"],
         master_cert_dir=flags["master_cert_dir"],
         config_dir=flags["config_dir"] if not flags["config"] else _dirname(flags["config"]),

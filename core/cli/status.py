@@ -74,7 +74,29 @@ def render_table(document: dict[str, Any]) -> str:
                 component["reason"] or "",
             )
         )
-    return "\n".join([*lines, format_table(rows)])
+    return "\n".join([*lines, format_table(rows), *_detail_lines(document["components"])])
+
+
+def _detail_lines(components: list[dict[str, Any]]) -> list[str]:
+    """One line per certificate a component reports (``details.certificates``)."""
+    lines = []
+    for component in components:
+        for certificate in (component.get("details") or {}).get("certificates") or []:
+            where = f"certificate {certificate['name']} ({component['name']})"
+            if not certificate.get("present"):
+                lines.append(f"{where}: missing ({certificate.get('file', '?')})")
+                continue
+            remaining = certificate["remaining_seconds"]
+            left = "EXPIRED" if remaining <= 0 else f"in {_duration_text(remaining)}"
+            lines.append(f"{where}: expires {certificate['not_after']} ({left})")
+    return lines
+
+
+def _duration_text(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"
 
 
 @click.command()

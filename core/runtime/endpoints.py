@@ -104,7 +104,51 @@ def render_metrics(document: StatusDocument) -> str:
             value = by_metric[metric]
             if value is not None:
                 out.append(f'{metric}{{component="{_label(name)}"}} {value:g}')
+    out += certificate_metrics(document)
     return "\n".join(out) + "\n"
+
+
+_CERTIFICATE_METRICS = (
+    (
+        "nodehost_certificate_expiry_timestamp_seconds",
+        "not_after_timestamp",
+        "Unix time at which a certificate a component reports expires.",
+    ),
+    (
+        "nodehost_certificate_remaining_seconds",
+        "remaining_seconds",
+        "Seconds until a certificate a component reports expires (negative: expired).",
+    ),
+)
+
+
+def certificate_metrics(document: StatusDocument) -> list[str]:
+    """Gauges for the certificates components report in ``details["certificates"]``.
+
+    Each entry is a mapping with ``name`` and, when the certificate exists,
+    ``not_after_timestamp`` and ``remaining_seconds``; labels are the
+    component and the certificate name.
+    """
+    entries = [
+        (component["name"], certificate)
+        for component in document["components"]
+        for certificate in (component.get("details") or {}).get("certificates") or []
+        if isinstance(certificate, Mapping)
+    ]
+    if not entries:
+        return []
+    out: list[str] = []
+    for metric, key, help_text in _CERTIFICATE_METRICS:
+        out += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge"]
+        for component, certificate in entries:
+            value = certificate.get(key)
+            if isinstance(value, int | float):
+                labels = (
+                    f'component="{_label(component)}",'
+                    f'certificate="{_label(str(certificate.get("name", "")))}"'
+                )
+                out.append(f"{metric}{{{labels}}} {float(value):.3f}")
+    return out
 
 
 def _label(value: str) -> str:

@@ -106,7 +106,13 @@ class ComponentSupervisor:
 
     @property
     def ready(self) -> bool:
-        return self.state in (READY, INACTIVE)
+        return self.state in (READY, INACTIVE) and not self.problems
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What a running task reported as wrong (see ``HostTaskContext.report``)."""
+        run = self.run
+        return run.context.problems if isinstance(run, TaskRun) and run.running else ()
 
     @property
     def pid(self) -> int | None:
@@ -163,6 +169,7 @@ class ComponentSupervisor:
                 else None
             ),
             "after": list(self.planned.after),
+            "details": dict(self.run.context.details) if isinstance(self.run, TaskRun) else {},
         }
 
     def pid_or_task_running(self) -> bool:

@@ -9,7 +9,7 @@ exits with code None after its traceback is logged.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nodehost.component import TaskSpec
@@ -23,12 +23,31 @@ class HostTaskContext:
         self.log = log
         self.reported = asyncio.Event()
         self._on_status = on_status
+        self.details: dict[str, Any] = {}
+        self.problems: tuple[str, ...] = ()
 
     def ready(self) -> None:
         self.reported.set()
 
     def status(self, message: str) -> None:
         self._on_status(message)
+
+    def report(
+        self, details: Mapping[str, Any] | None = None, problems: Sequence[str] = ()
+    ) -> None:
+        """Publish extra status and the component's current problems.
+
+        ``details`` (JSON-ready) appear as the component's ``details`` in
+        ``/status``; a ``certificates`` entry (a list of certificate statuses,
+        see :func:`nodehost.runtime.endpoints.certificate_metrics`) also
+        becomes metrics.  While ``problems`` is not empty the component
+        counts as not ready (``/readyz`` names the problems); an empty
+        sequence clears them.
+        """
+        if details is not None:
+            self.details = dict(details)
+        self.problems = tuple(problems)
+        self._on_status("; ".join(self.problems) if self.problems else "ready")
 
 
 class TaskRun:

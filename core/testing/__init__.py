@@ -10,6 +10,10 @@
 * :mod:`nodehost.testing.planhost` -- run the host on a plan written as JSON,
   without configuration or plugins (runtime tests and ``bench/supervisor.py``);
 * :mod:`nodehost.testing.notify` -- the systemd side of sd_notify;
+* :mod:`nodehost.testing.apiserver` -- a fake Kubernetes API server (HTTPS, test CA,
+  bootstrap tokens, CSR approval and signing, watches, fault injection), runnable
+  as ``python -m nodehost.testing.apiserver``; its store is
+  :mod:`nodehost.testing.apistore`, kubectl's protobuf bodies :mod:`nodehost.testing.kubeproto`;
 * :mod:`nodehost.testing.cni` -- a throw-away network namespace and a real CNI
   chain run in it (the ``cni_sandbox`` fixture for plugin authors).
 

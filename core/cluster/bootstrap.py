@@ -1,0 +1,499 @@
+"""TLS bootstrap and config download: ``nodehost start --bootstrap-config-name NAME``.
+
+Origin's ``loadBootstrap`` (reference §3.1) with the kubelet's client
+bootstrap (§3.2) done by nodehost itself:
+
+1. ``mkdir -p <config-dir>`` (0700);
+2. client certificate: if ``<config-dir>/node.kubeconfig`` names a valid
+   certificate and key, keep it (no CSR).  Otherwise, with the bootstrap
+   ``--kubeconfig``: a new ECDSA key made here (``certificates/kubelet-client.key.tmp``
+   until its certificate arrives), a CSR for ``CN=system:node:<name>, O=system:nodes``
+   to ``kubernetes.io/kube-apiserver-client-kubelet``, wait (watch) for approval,
+   store ``certificates/kubelet-client-current.pem`` and write ``node.kubeconfig``
+   (its user points at that file, its cluster is the bootstrap kubeconfig's);
+3. serving certificate (``kubernetes.io/kubelet-serving``, SANs of §1.5): if no
+   valid ``certificates/kubelet-server-current.pem``, ask for one and wait a short
+   while (``--serving-cert-wait``, 15 s); clusters whose approver does not
+   sign serving CSRs (kubeadm's) leave it pending -- said in one warning line,
+   and the ``bootstrap`` component keeps waiting for it while the node runs;
+4. ``node-client-ca.crt`` = the cluster CA of ``node.kubeconfig``;
+5. config map NAME in the bootstrap namespace, read as the node: 403 deletes
+   ``node.kubeconfig`` (the next start bootstraps again) and fails; its keys
+   are written as files (0600) except the protected ones; ``node-config.yaml``
+   gets the CLI overrides (§1.6) and the bootstrap overrides (§3.3) -- written
+   all or nothing;
+6. the caller loads ``--config`` or ``<config-dir>/node-config.yaml``.
+
+Deviation from Origin: ``kubelet-client-current.pem`` is kept (Origin deleted
+it so the kubelet would re-bootstrap): nodehost's ``bootstrap`` component
+rotates the certificates itself.  Waiting for the API server and the CSR is
+bounded by ``--bootstrap-timeout`` (Go duration, default ``1h`` as Origin);
+progress goes to systemd as ``STATUS=`` lines.  Every failure is one line, exit 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nodehost.cluster import (
+    CLIENT_SIGNER,
+    PROTECTED_KEYS,
+    SERVING_SIGNER,
+)
+from nodehost.errors import RuntimeFailure, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.cluster.client import ClusterClient
+    from nodehost.options import StartOptions
+
+NODE_KUBECONFIG = "node.kubeconfig"
+NODE_CLIENT_CA = "node-client-ca.crt"
+NODE_CONFIG = "node-config.yaml"
+CERT_DIR = "certificates"
+CONFIG_DIR_MODE = 0o700
+FILE_MODE = 0o600
+FEATURE_GATES = "RotateKubeletClientCertificate=true,RotateKubeletServerCertificate=true"
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    """Everything the bootstrap sequence reads, taken from the start options once."""
+
+    config_dir: Path
+    bootstrap_kubeconfig: Path
+    config_map: str
+    namespace: str
+    node_name: str
+    hostnames: tuple[str, ...]
+    listen_provided: bool
+    listen_host: str
+    volume_dir: str | None
+    timeout: float
+    serving_wait: float
+
+    @property
+    def node_kubeconfig(self) -> Path:
+        return self.config_dir / NODE_KUBECONFIG
+
+    @property
+    def cert_dir(self) -> Path:
+        return self.config_dir / CERT_DIR
+
+
+def settings_from_options(options: StartOptions) -> BootstrapSettings:
+    """Check the flags bootstrap needs; ``UsageError`` naming the flag or variable."""
+    from nodehost.config.listen import parse_listen
+    from nodehost.generate import server_cert_hostnames
+
+    if not options.kubeconfig:
+        raise UsageError(
+            "--kubeconfig must name the bootstrap kubeconfig with --bootstrap-config-name",
+            "--kubeconfig",
+        )
+    listen = parse_listen(options.listen)
+    node_name = options.hostname.strip().lower()
+    return BootstrapSettings(
+        config_dir=Path(options.config_dir).absolute(),
+        bootstrap_kubeconfig=Path(options.kubeconfig).absolute(),
+        config_map=options.bootstrap_config_name,
+        namespace=options.bootstrap_config_namespace,
+        node_name=node_name,
+        hostnames=tuple(server_cert_hostnames(node_name, listen.host)),
+        listen_provided=options.listen_provided,
+        listen_host=listen.host,
+        volume_dir=options.volume_dir if options.volume_dir_provided else None,
+        timeout=options.bootstrap_timeout,
+        serving_wait=options.serving_cert_wait,
+    )
+
+
+def bootstrap_node(options: StartOptions, log: Any = None) -> str:
+    """Run the sequence of the module docstring; the path of the node-config to load."""
+    settings = settings_from_options(options)
+    from nodehost.runtime.notify import Notifier
+
+    notifier = Notifier.from_environ()
+    say = _reporter(notifier, log)
+    try:
+        asyncio.run(run_bootstrap(settings, say))
+    except OSError as error:
+        where = error.filename or settings.config_dir
+        raise RuntimeFailure(
+            f"bootstrap: cannot write {where}: {error.strerror or error}"
+        ) from None
+    finally:
+        notifier.close()
+    return options.config or str(settings.config_dir / NODE_CONFIG)
+
+
+def _reporter(notifier: Any, log: Any) -> Callable[[str], None]:
+    last = [""]
+
+    def say(message: str) -> None:
+        if message == last[0]:
+            return
+        last[0] = message
+        notifier.status(f"bootstrap: {message}")
+        if log is not None:
+            log.info("bootstrap", status=message)
+
+    return say
+
+
+async def run_bootstrap(settings: BootstrapSettings, say: Callable[[str], None]) -> None:
+    """Steps 1-5 of the module docstring (async: the API client is)."""
+    from nodehost.pki.atomic import make_directories
+
+    deadline = time.monotonic() + settings.timeout
+    try:
+        make_directories(settings.config_dir, CONFIG_DIR_MODE)
+    except OSError as error:
+        raise RuntimeFailure(
+            f"cannot create the config folder {settings.config_dir}: {error.strerror}"
+        ) from None
+    await ensure_client_certificate(settings, deadline, say)
+    from nodehost.cluster.client import ClusterClient
+
+    client = ClusterClient(str(settings.node_kubeconfig), deadline=deadline, on_retry=say)
+    try:
+        await ensure_serving_certificate(settings, client, say, log_pending=True)
+        await download_config(settings, client, say)
+    finally:
+        await client.close()
+
+
+# --- the client certificate ----------------------------------------------------------
+
+
+def usable_node_kubeconfig(path: Path) -> bool:
+    """Whether ``path`` exists and its user's certificate file holds a valid pair now."""
+    from nodehost.cluster.certstore import valid_pair
+
+    user = kubeconfig_entries(path)[1]
+    certificate = user.get("client-certificate") if user else None
+    if not certificate:
+        return False
+    certificate_path = Path(path).parent / certificate
+    return valid_pair(certificate_path) is not None
+
+
+async def ensure_client_certificate(
+    settings: BootstrapSettings, deadline: float, say: Callable[[str], None]
+) -> None:
+    """Keep a usable ``node.kubeconfig``, or get a certificate through a CSR and write one."""
+    from nodehost.cluster import certstore
+    from nodehost.cluster.client import ClusterClient
+    from nodehost.cluster.csr import (
+        CLIENT_USAGES,
+        NODES_GROUP,
+        CertificateRequest,
+        node_common_name,
+        obtain_with_pending_key,
+    )
+
+    if usable_node_kubeconfig(settings.node_kubeconfig):
+        say(f"{settings.node_kubeconfig} exists and is valid, skipping bootstrap")
+        return
+    cluster = bootstrap_cluster(settings.bootstrap_kubeconfig)
+    request = CertificateRequest(
+        signer=CLIENT_SIGNER,
+        common_name=node_common_name(settings.node_name),
+        organizations=(NODES_GROUP,),
+        usages=CLIENT_USAGES,
+    )
+    say(f"requesting a client certificate from {cluster['server']}")
+    async with ClusterClient(
+        str(settings.bootstrap_kubeconfig), deadline=deadline, on_retry=say
+    ) as client:
+        current = await obtain_with_pending_key(
+            client, settings.cert_dir, certstore.CLIENT_PREFIX, request, say
+        )
+    write_node_kubeconfig(settings.node_kubeconfig, cluster, current)
+    say(f"client certificate issued; wrote {settings.node_kubeconfig}")
+
+
+def bootstrap_cluster(path: Path) -> dict[str, Any]:
+    """The current cluster of the bootstrap kubeconfig: server, CA PEM, insecure flag."""
+    cluster = kubeconfig_entries(path, required=True)[0]
+    server = cluster.get("server") or ""
+    if not server:
+        raise RuntimeFailure(f"bootstrap kubeconfig {path}: its current context names no server")
+    ca_pem = b""
+    if cluster.get("certificate-authority-data"):
+        try:
+            ca_pem = base64.b64decode(cluster["certificate-authority-data"], validate=True)
+        except ValueError:
+            raise RuntimeFailure(
+                f"bootstrap kubeconfig {path}: certificate-authority-data is not base64"
+            ) from None
+    elif cluster.get("certificate-authority"):
+        ca_file = Path(path).parent / cluster["certificate-authority"]
+        try:
+            ca_pem = ca_file.read_bytes()
+        except OSError as error:
+            raise RuntimeFailure(
+                f"bootstrap kubeconfig {path}: cannot read {ca_file}: {error.strerror}"
+            ) from None
+    insecure = bool(cluster.get("insecure-skip-tls-verify")) and not ca_pem
+    return {"server": server, "ca_pem": ca_pem, "insecure": insecure}
+
+
+def kubeconfig_entries(path: Path, required: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(cluster, user) of the current context of kubeconfig ``path`` ({} when absent)."""
+    import yaml
+
+    try:
+        document = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        if required:
+            raise RuntimeFailure(
+                f"unable to load bootstrap kubeconfig: {path} does not exist"
+            ) from None
+        return {}, {}
+    except (OSError, yaml.YAMLError) as error:
+        if required:
+            raise RuntimeFailure(f"unable to load bootstrap kubeconfig {path}: {error}") from None
+        return {}, {}
+    if not isinstance(document, dict):
+        if required:
+            raise RuntimeFailure(f"unable to load bootstrap kubeconfig {path}: not a kubeconfig")
+        return {}, {}
+
+    def named(key: str, name: Any) -> dict[str, Any]:
+        for entry in document.get(key) or []:
+            if isinstance(entry, dict) and entry.get("name") == name:
+                return entry.get(key[:-1]) or {}
+        return {}
+
+    context = named("contexts", document.get("current-context"))
+    return named("clusters", context.get("cluster")), named("users", context.get("user"))
+
+
+def write_node_kubeconfig(path: Path, cluster: dict[str, Any], certificate: Path) -> None:
+    """Origin's bootstrap ``node.kubeconfig`` (§3.2), 0600, atomically."""
+    from nodehost.pki.atomic import write_atomic
+    from nodehost.pki.kubeconfig import dump_kubeconfig
+
+    entry: dict[str, Any] = {"server": cluster["server"]}
+    if cluster["ca_pem"]:
+        entry["certificate-authority-data"] = base64.b64encode(cluster["ca_pem"]).decode()
+    if cluster["insecure"]:
+        entry["insecure-skip-tls-verify"] = True
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "default-cluster", "cluster": entry}],
+        "users": [
+            {
+                "name": "default-auth",
+                "user": {"client-certificate": str(certificate), "client-key": str(certificate)},
+            }
+        ],
+        "contexts": [
+            {
+                "name": "default-context",
+                "context": {
+                    "cluster": "default-cluster",
+                    "namespace": "default",
+                    "user": "default-auth",
+                },
+            }
+        ],
+        "current-context": "default-context",
+        "preferences": {},
+    }
+    write_atomic(path, dump_kubeconfig(config), FILE_MODE)
+
+
+# --- the serving certificate ---------------------------------------------------------
+
+
+async def ensure_serving_certificate(
+    settings: BootstrapSettings,
+    client: ClusterClient,
+    say: Callable[[str], None],
+    *,
+    log_pending: bool,
+) -> Path | None:
+    """A valid serving pair's ``-current.pem`` path, or None while its CSR is pending."""
+    from nodehost.cluster import certstore
+
+    current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
+    if certstore.valid_pair(current) is not None:
+        return current
+    try:
+        return await asyncio.wait_for(
+            request_serving_certificate(settings, client, say), settings.serving_wait
+        )
+    except TimeoutError:
+        if log_pending:
+            import click
+
+            click.echo(
+                f"warning: the kubelet serving certificate request for {settings.node_name} "
+                f"({SERVING_SIGNER}) was not signed within {settings.serving_wait:g}s: this "
+                "cluster has no approver for serving certificates (kubeadm clusters need one, "
+                "or 'kubectl certificate approve'); the node starts without it and the "
+                "bootstrap component keeps waiting",
+                err=True,
+            )
+        return None
+
+
+async def request_serving_certificate(
+    settings: BootstrapSettings, client: ClusterClient, say: Callable[[str], None]
+) -> Path:
+    """File (or find) the serving CSR, wait for it, store the pair; its ``-current.pem``."""
+    from nodehost.cluster import certstore
+    from nodehost.cluster.csr import (
+        NODES_GROUP,
+        SERVING_USAGES,
+        CertificateRequest,
+        node_common_name,
+        obtain_with_pending_key,
+        serving_names,
+    )
+
+    dns_names, ips = serving_names(settings.hostnames)
+    request = CertificateRequest(
+        signer=SERVING_SIGNER,
+        common_name=node_common_name(settings.node_name),
+        organizations=(NODES_GROUP,),
+        usages=SERVING_USAGES,
+        dns_names=dns_names,
+        ip_addresses=ips,
+    )
+    return await obtain_with_pending_key(
+        client, settings.cert_dir, certstore.SERVING_PREFIX, request, say
+    )
+
+
+# --- the config map ------------------------------------------------------------------
+
+
+async def download_config(
+    settings: BootstrapSettings, client: ClusterClient, say: Callable[[str], None]
+) -> None:
+    """Steps 4-5: the client CA file, then the config map's files, all or nothing."""
+    from nodehost.cluster.client import ClusterRefused
+    from nodehost.pki.commit import PlannedFile, commit_files, describe_os_error
+
+    where = f"{settings.namespace}/{settings.config_map}"
+    say(f"reading config map {where}")
+    try:
+        config_map = await client.get("ConfigMap", settings.config_map, settings.namespace)
+    except ClusterRefused as error:
+        if error.code == 403:
+            settings.node_kubeconfig.unlink(missing_ok=True)
+            raise RuntimeFailure(
+                f"node {settings.node_name} is not authorised to read config map {where} "
+                f"(403 Forbidden); deleted {settings.node_kubeconfig} so the next start "
+                "bootstraps again"
+            ) from None
+        if error.code == 404:
+            raise RuntimeFailure(
+                f"config map {where} not found (--bootstrap-config-name "
+                f"{settings.config_map}, --bootstrap-config-namespace {settings.namespace})"
+            ) from None
+        raise RuntimeFailure(f"unable to read config map {where}: {error}") from None
+    files = [PlannedFile(NODE_CLIENT_CA, node_client_ca(settings.node_kubeconfig), 0o644)]
+    data = config_map.get("data") or {}
+    serving = certstore_current_if_valid(settings)
+    for key, value in sorted(data.items()):
+        if key in PROTECTED_KEYS or key in (".", "..") or "/" in key:
+            continue
+        content = str(value).encode()
+        if key == NODE_CONFIG:
+            content = rewrite_node_config(content, settings, where, serving)
+        files.append(PlannedFile(key, content, FILE_MODE))
+    if NODE_CONFIG not in data and not (settings.config_dir / NODE_CONFIG).exists():
+        raise RuntimeFailure(
+            f"config map {where} has no {NODE_CONFIG} key and {settings.config_dir / NODE_CONFIG} "
+            "does not exist"
+        )
+    try:
+        commit_files(settings.config_dir, files)
+    except OSError as error:
+        raise RuntimeFailure(
+            f"cannot write the files of config map {where} into {settings.config_dir}: "
+            f"{describe_os_error(error)}"
+        ) from None
+    say(f"wrote {len(files)} file(s) from config map {where}")
+
+
+def certstore_current_if_valid(settings: BootstrapSettings) -> Path | None:
+    from nodehost.cluster import certstore
+
+    current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
+    return current if certstore.valid_pair(current) is not None else None
+
+
+def node_client_ca(node_kubeconfig: Path) -> bytes:
+    """The CA data of ``node.kubeconfig``'s cluster (Origin's ``node-client-ca.crt``)."""
+    cluster = bootstrap_cluster(node_kubeconfig)
+    return cluster["ca_pem"]
+
+
+def rewrite_node_config(
+    content: bytes, settings: BootstrapSettings, where: str, serving: Path | None
+) -> bytes:
+    """The CLI overrides (§1.6) and the bootstrap overrides (§3.3) applied to ``content``."""
+    import yaml
+
+    from nodehost.pki.nodeconfig import dump_node_config
+
+    try:
+        raw = yaml.safe_load(content)
+    except yaml.YAMLError as error:
+        raise RuntimeFailure(f"config map {where}: {NODE_CONFIG} is not YAML: {error}") from None
+    if not isinstance(raw, dict):
+        raise RuntimeFailure(f"config map {where}: {NODE_CONFIG} is not a mapping")
+    merge_cli_overrides(raw, settings)
+    apply_bootstrap_overrides(raw, settings, serving)
+    return dump_node_config(raw)
+
+
+def merge_cli_overrides(raw: dict[str, Any], settings: BootstrapSettings) -> None:
+    """Origin's ``MergeSerializeableNodeConfig`` (§1.6) for the flags bootstrap knows."""
+    raw["nodeName"] = settings.node_name
+    if settings.listen_provided:
+        serving = raw.setdefault("servingInfo", {})
+        host = settings.listen_host
+        serving["bindAddress"] = f"[{host}]:10250" if ":" in host else f"{host}:10250"
+    if settings.volume_dir is not None:
+        raw["volumeDirectory"] = settings.volume_dir
+    raw["allowDisabledDocker"] = False
+
+
+def apply_bootstrap_overrides(
+    raw: dict[str, Any], settings: BootstrapSettings, serving: Path | None
+) -> None:
+    """Origin's ``overrideNodeConfigForBootstrap`` (§3.3).
+
+    The serving certificate is the one nodehost obtained, when it has one;
+    otherwise ``certFile``/``keyFile`` are empty as in Origin (the kubelet's own
+    rotation or a self-signed certificate).
+    """
+    from nodehost.resolve import default_local_ipv4
+
+    arguments = raw.get("kubeletArguments")
+    if not isinstance(arguments, dict):
+        arguments = raw["kubeletArguments"] = {}
+    if raw.get("dnsIP") == "0.0.0.0":
+        raw["dnsIP"] = raw.get("nodeIP") or default_local_ipv4()
+    serving_info = raw.get("servingInfo")
+    if not isinstance(serving_info, dict):
+        serving_info = raw["servingInfo"] = {}
+    serving_info["clientCA"] = NODE_CLIENT_CA
+    relative = f"{CERT_DIR}/{serving.name}" if serving is not None else ""
+    serving_info["certFile"] = relative
+    serving_info["keyFile"] = relative
+    arguments["bootstrap-kubeconfig"] = [str(settings.bootstrap_kubeconfig)]
+    arguments.setdefault("cert-dir", [f"./{CERT_DIR}"])
+    arguments.setdefault("feature-gates", [FEATURE_GATES])

@@ -1,0 +1,243 @@
+"""Certificate rotation while the node runs (the ``bootstrap`` component's task).
+
+The client certificate (``kubelet-client-current.pem``, named by
+``node.kubeconfig``) and the serving certificate (``kubelet-server-current.pem``)
+are renewed through new CSRs -- a new key each time, made on the node -- at a
+random point between 70 % and 90 % of their lifetime (drawn once per
+certificate, as the kubelet does), and swapped atomically
+(:func:`nodehost.cluster.certstore.store_pair`).  A serving certificate that
+was never issued (no approver) is asked for again until one is.
+
+Every check publishes each certificate's expiry (``/status`` details and
+``nodehost_certificate_*`` metrics) and, as problems that make the component
+(and so ``/readyz``) not ready: an expired or missing client certificate, or
+one with less than 10 % of its lifetime left.  A failed renewal is logged and
+retried with backoff; it never stops the node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nodehost.cluster import CLIENT_SIGNER, SERVING_SIGNER
+from nodehost.cluster.certstore import (
+    CLIENT_PREFIX,
+    SERVING_PREFIX,
+    StoredPair,
+    certificate_status,
+    current_path,
+    read_pair,
+)
+
+RENEW_WINDOW = (0.7, 0.9)
+SOON_FRACTION = 0.1
+CHECK_INTERVAL = 10.0
+ATTEMPT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class RotationSettings:
+    """What rotation needs: where the files are and what to ask for."""
+
+    node_kubeconfig: Path
+    cert_dir: Path
+    node_name: str
+    hostnames: tuple[str, ...]
+    bootstrap_kubeconfig: Path | None = None
+    check_interval: float = CHECK_INTERVAL
+    attempt_timeout: float = ATTEMPT_TIMEOUT
+
+    def kubeconfig_for(self, tracked: Tracked, pair: StoredPair | None) -> Path:
+        """The node's kubeconfig; the bootstrap one for a client certificate that is no
+        longer valid (as the kubelet falls back when its certificate expired)."""
+        from nodehost.cluster.certstore import valid_pair
+
+        if (
+            tracked.name == "client"
+            and self.bootstrap_kubeconfig is not None
+            and (pair is None or valid_pair(pair.path) is None)
+        ):
+            return self.bootstrap_kubeconfig
+        return self.node_kubeconfig
+
+
+@dataclass
+class Tracked:
+    """One certificate under rotation: its files, its renewal point, its retry state."""
+
+    name: str
+    prefix: str
+    signer: str
+    required: bool
+    fraction: float = field(default_factory=lambda: random.uniform(*RENEW_WINDOW))
+    fraction_for: datetime.datetime | None = None
+    retry_at: float = 0.0
+    failures: int = 0
+    last_error: str = ""
+
+    def renew_at(self, pair: StoredPair | None) -> datetime.datetime | None:
+        """When to renew ``pair`` (None: now, there is no pair)."""
+        if pair is None:
+            return None
+        if self.fraction_for != pair.not_after:
+            self.fraction = random.uniform(*RENEW_WINDOW)
+            self.fraction_for = pair.not_after
+        return pair.not_before + datetime.timedelta(seconds=pair.lifetime_seconds() * self.fraction)
+
+
+class CertificateRotation:
+    """Keeps the node's certificates fresh; ``run(context)`` is a TaskSpec coroutine."""
+
+    def __init__(
+        self,
+        settings: RotationSettings,
+        on_rotated: Callable[[str, Path], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.on_rotated = on_rotated or (lambda _name, _path: None)
+        self.tracked = [
+            Tracked("client", CLIENT_PREFIX, CLIENT_SIGNER, required=True),
+            Tracked("serving", SERVING_PREFIX, SERVING_SIGNER, required=False),
+        ]
+        self.rotations = 0
+
+    async def run(self, context: Any) -> None:
+        """Report, then keep each certificate fresh in its own task, reporting every interval."""
+        self.report(context)
+        context.ready()
+        workers = {asyncio.create_task(self._keep(t, context)) for t in self.tracked}
+        try:
+            while True:
+                done, _ = await asyncio.wait(
+                    workers, timeout=self.settings.check_interval, return_when="FIRST_COMPLETED"
+                )
+                for worker in done:
+                    worker.result()  # a worker only ends by raising: let the host see it
+                self.report(context)
+        finally:
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _keep(self, tracked: Tracked, context: Any) -> None:
+        while True:
+            if self._due(tracked):
+                await self._renew(tracked, context)
+                self.report(context)
+            await asyncio.sleep(self._sleep_seconds(tracked))
+
+    def pair(self, tracked: Tracked) -> StoredPair | None:
+        return read_pair(current_path(self.settings.cert_dir, tracked.prefix))
+
+    def _due(self, tracked: Tracked) -> bool:
+        if time.monotonic() < tracked.retry_at:
+            return False
+        renew_at = tracked.renew_at(self.pair(tracked))
+        return renew_at is None or renew_at <= datetime.datetime.now(datetime.UTC)
+
+    def _sleep_seconds(self, tracked: Tracked) -> float:
+        """Until the renewal point or the retry time, at most one check interval."""
+        waits = [self.settings.check_interval, tracked.retry_at - time.monotonic()]
+        renew_at = tracked.renew_at(self.pair(tracked))
+        if renew_at is not None:
+            waits.append((renew_at - datetime.datetime.now(datetime.UTC)).total_seconds())
+        positive = [w for w in waits if w > 0]
+        return max(0.05, min(positive)) if positive else 0.05
+
+    async def _renew(self, tracked: Tracked, context: Any) -> None:
+        from nodehost.cluster.client import ClusterError
+
+        context.log.info("renewing certificate", component=context.name, certificate=tracked.name)
+        try:
+            path = await asyncio.wait_for(self._request(tracked), self.settings.attempt_timeout)
+        except (ClusterError, OSError, TimeoutError) as error:
+            tracked.failures += 1
+            delay = min(300.0, 2.0 ** min(tracked.failures, 8))
+            tracked.retry_at = time.monotonic() + delay
+            tracked.last_error = str(error) or "no certificate issued in time"
+            context.log.warning(
+                "certificate renewal failed; retrying",
+                component=context.name,
+                certificate=tracked.name,
+                error=tracked.last_error,
+                retry_in=delay,
+            )
+            return
+        tracked.failures, tracked.retry_at, tracked.last_error = 0, 0.0, ""
+        self.rotations += 1
+        context.log.info(
+            "certificate rotated", component=context.name, certificate=tracked.name, file=str(path)
+        )
+        self.on_rotated(tracked.name, path)
+
+    async def _request(self, tracked: Tracked) -> Path:
+        """One renewal: a new key, a CSR as the node, the pair stored; the ``-current`` path."""
+        from nodehost.cluster.client import ClusterClient
+        from nodehost.cluster.csr import (
+            CLIENT_USAGES,
+            NODES_GROUP,
+            SERVING_USAGES,
+            CertificateRequest,
+            node_common_name,
+            obtain_with_pending_key,
+            serving_names,
+        )
+
+        settings = self.settings
+        dns_names, ips = (
+            serving_names(settings.hostnames) if tracked.name == "serving" else ((), ())
+        )
+        request = CertificateRequest(
+            signer=tracked.signer,
+            common_name=node_common_name(settings.node_name),
+            organizations=(NODES_GROUP,),
+            usages=CLIENT_USAGES if tracked.name == "client" else SERVING_USAGES,
+            dns_names=dns_names,
+            ip_addresses=ips,
+        )
+        deadline = time.monotonic() + settings.attempt_timeout
+        kubeconfig = settings.kubeconfig_for(tracked, self.pair(self.tracked[0]))
+        async with ClusterClient(str(kubeconfig), deadline=deadline) as client:
+            return await obtain_with_pending_key(
+                client, settings.cert_dir, tracked.prefix, request, lambda _message: None
+            )
+
+    def report(self, context: Any) -> None:
+        """Publish every certificate's status, and the problems that make the node unready."""
+        statuses, problems = [], []
+        for tracked in self.tracked:
+            path = current_path(self.settings.cert_dir, tracked.prefix)
+            pair = self.pair(tracked)
+            status = certificate_status(tracked.name, pair, path)
+            renew_at = tracked.renew_at(pair)
+            if renew_at is not None:
+                status["renew_at"] = renew_at.isoformat()
+            if tracked.last_error:
+                status["last_error"] = tracked.last_error
+            statuses.append(status)
+            problem = _problem(tracked, pair)
+            if problem:
+                problems.append(problem)
+        details = {"certificates": statuses, "rotations": self.rotations}
+        report = getattr(context, "report", None)
+        if report is not None:
+            report(details, problems)
+
+
+def _problem(tracked: Tracked, pair: StoredPair | None) -> str:
+    """Why this certificate makes the node unready ("" if it does not)."""
+    if pair is None:
+        return f"{tracked.name} certificate missing" if tracked.required else ""
+    remaining = pair.remaining_seconds()
+    if remaining <= 0:
+        return f"{tracked.name} certificate expired at {pair.not_after.isoformat()}"
+    if remaining < SOON_FRACTION * pair.lifetime_seconds():
+        return f"{tracked.name} certificate expires in {remaining:.0f}s (renewal has not succeeded)"
+    return ""

@@ -1,0 +1,874 @@
+"""A fake Kubernetes API server for tests and plugin authors' CI.
+
+HTTPS on loopback with a serving certificate from a throw-away test CA
+(made with :mod:`nodehost.pki`).  It authenticates like the real one:
+
+* client certificates signed by the test CA: user = CN, groups = O;
+* bootstrap tokens (``Authorization: Bearer <id>.<secret>``): user
+  ``system:bootstrap:<id>``, groups ``system:bootstrappers``;
+
+and authorises as a cluster with the usual node RBAC would: ``system:masters``
+may do anything; ``system:bootstrappers`` may create, get, list and watch
+CertificateSigningRequests; ``system:nodes`` may also read ConfigMaps, Nodes,
+Services and EndpointSlices (minus what :meth:`TestApiServer.forbid` takes
+away).  Anything else is a 403; no or unknown credentials a 401.
+
+It serves ``/version``, the discovery documents kubectl reads (``/api``,
+``/api/v1``, ``/apis``, ``/apis/<group>/<version>``), and get, list, watch,
+create, update and delete of ConfigMaps, Nodes, Services, EndpointSlices and
+CertificateSigningRequests (with ``/approval`` and ``/status`` as
+``kubectl certificate approve`` uses them), with the real API's JSON shapes,
+``Status`` bodies and codes.  Watches (``?watch=1&resourceVersion=N``) stream
+newline-delimited JSON events; ``fieldSelector=metadata.name=X`` is honoured.
+The CSR approver and signer are in :mod:`nodehost.testing.apistore`.
+
+Fault injection: :meth:`TestApiServer.fail_next` (the next N requests answer
+a code, 429 with ``Retry-After``), :meth:`drop_watches`, :meth:`go_down` and
+:meth:`come_up` (same port).
+
+Standalone::
+
+    python -m nodehost.testing.apiserver --port 16443 --dir /tmp/api \\
+        [--approve approve|deny|never] [--config-map NS/NAME=FILE ...]
+
+prints ``address https://127.0.0.1:16443`` and the kubeconfigs it wrote
+(``admin.kubeconfig``: a ``system:masters`` client certificate;
+``bootstrap.kubeconfig``: a bootstrap token), then serves until SIGTERM.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime
+import json
+import socket
+import ssl
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from nodehost.testing.apistore import (
+    APPROVER_MODES,
+    RESOURCES,
+    SIGNERS,
+    ObjectStore,
+    ResourceType,
+    StoreError,
+)
+
+DEFAULT_TOKEN = "abcdef.0123456789abcdef"
+DEFAULT_LIFETIME = 24 * 3600
+SERVER_VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-nodehost-test",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "go1.23.0",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+PUBLIC_PATHS = ("/version",)
+FAULT_REASONS = {
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    409: "Conflict",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+NODE_READABLE = ("configmaps", "nodes", "services", "endpointslices")
+READ_VERBS = ("get", "list", "watch")
+
+
+class TestCA:
+    """The test CA: signs the server's certificate, client certificates and CSRs."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, name: str = "nodehost-test-ca") -> None:
+        from nodehost.pki.certs import encode_certificates, make_ca_certificate
+        from nodehost.pki.keys import generate_private_key
+
+        self.key = generate_private_key("ecdsa")
+        self.certificate = make_ca_certificate(self.key, name, days=2)
+        self.pem = encode_certificates([self.certificate])
+        self._serial = 100
+        self._lock = threading.Lock()
+
+    def next_serial(self) -> int:
+        with self._lock:
+            self._serial += 1
+            return self._serial
+
+    def client_pair(self, user: str, groups: list[str]) -> tuple[bytes, bytes]:
+        """(certificate PEM, key PEM) of a new client certificate for ``user``."""
+        from nodehost.pki.certs import encode_certificates, make_client_certificate
+        from nodehost.pki.keys import encode_private_key, generate_private_key
+
+        key = generate_private_key("ecdsa")
+        cert = make_client_certificate(
+            self.certificate,
+            self.key,
+            key.public_key(),
+            user=user,
+            groups=groups,
+            serial=self.next_serial(),
+            days=1,
+        )
+        return encode_certificates([cert]), encode_private_key(key)
+
+    def serving_pair(self, names: list[str]) -> tuple[bytes, bytes]:
+        from nodehost.pki.certs import encode_certificates, make_server_certificate
+        from nodehost.pki.hostnames import parse_hostnames
+        from nodehost.pki.keys import encode_private_key, generate_private_key
+
+        key = generate_private_key("ecdsa")
+        cert = make_server_certificate(
+            self.certificate,
+            self.key,
+            key.public_key(),
+            hostnames=parse_hostnames(names),
+            serial=self.next_serial(),
+            days=1,
+        )
+        return encode_certificates([cert]), encode_private_key(key)
+
+    def sign_csr(self, csr_object: dict[str, Any], default_lifetime: int) -> bytes:
+        """The certificate for a CSR object: its subject and SANs, its usages, its lifetime."""
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.x509.oid import ExtendedKeyUsageOID
+
+        spec = csr_object["spec"]
+        request = x509.load_pem_x509_csr(base64.b64decode(spec["request"]))
+        seconds = int(spec.get("expirationSeconds") or default_lifetime)
+        now = datetime.datetime.now(datetime.UTC)
+        usages = set(spec.get("usages") or [])
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(request.subject)
+            .issuer_name(self.certificate.subject)
+            .public_key(request.public_key())
+            .serial_number(self.next_serial())
+            .not_valid_before(now - datetime.timedelta(seconds=1))
+            .not_valid_after(now + datetime.timedelta(seconds=seconds))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature="digital signature" in usages,
+                    content_commitment=False,
+                    key_encipherment="key encipherment" in usages,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=False,
+                    crl_sign=False,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+        )
+        purposes = [
+            oid
+            for usage, oid in (
+                ("client auth", ExtendedKeyUsageOID.CLIENT_AUTH),
+                ("server auth", ExtendedKeyUsageOID.SERVER_AUTH),
+            )
+            if usage in usages
+        ]
+        if purposes:
+            builder = builder.add_extension(x509.ExtendedKeyUsage(purposes), critical=False)
+        with contextlib.suppress(x509.ExtensionNotFound):
+            sans = request.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+            builder = builder.add_extension(sans.value, critical=False)
+        cert = builder.sign(self.key, hashes.SHA256())
+        return cert.public_bytes(serialization.Encoding.PEM)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], owner: TestApiServer) -> None:
+        self.owner = owner
+        super().__init__(address, _Handler)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """TLS handshake in the connection's own thread, serve it, then close it."""
+        self.owner.track(request)
+        try:
+            tls = self.owner.tls_context.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError) as error:
+            self.owner.handshake_errors.append(str(error))
+            self.owner.untrack(request)
+            return
+        self.owner.track(tls)
+        try:
+            super().finish_request(tls, client_address)
+        finally:
+            with contextlib.suppress(OSError):
+                tls.shutdown(socket.SHUT_RDWR)
+            tls.close()
+            self.owner.untrack(tls)
+            self.owner.untrack(request)
+
+
+class TestApiServer:
+    """The fake API server; see the module docstring.  ``with TestApiServer(dir) as api:``."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(
+        self,
+        directory: Path | str,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        token: str = DEFAULT_TOKEN,
+        default_lifetime: int = DEFAULT_LIFETIME,
+    ) -> None:
+        self.directory = Path(directory)
+        self.host = host
+        self.port = port or _free_port(host)
+        self.ca = TestCA()
+        token_id, secret = token.split(".", 1)
+        self.tokens = {token_id: secret}
+        self.default_lifetime = default_lifetime
+        self.store = ObjectStore(signer=lambda csr: self.ca.sign_csr(csr, self.default_lifetime))
+        self.forbidden: set[str] = set()
+        self.requests: list[tuple[str, str, str]] = []
+        self.handshake_errors: list[str] = []
+        self._faults: list[tuple[int, float | None, str]] = []
+        self._faults_lock = threading.Lock()
+        self._sockets: set[Any] = set()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.tls_context = self._tls_context()
+        self.admin_kubeconfig = self._write_kubeconfigs(token)
+
+    # --- files ---------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.host}:{self.port}"
+
+    @property
+    def ca_file(self) -> Path:
+        return self.directory / "ca.crt"
+
+    @property
+    def bootstrap_kubeconfig(self) -> Path:
+        return self.directory / "bootstrap.kubeconfig"
+
+    def _tls_context(self) -> ssl.SSLContext:
+        from nodehost.pki.atomic import write_atomic
+
+        cert_pem, key_pem = self.ca.serving_pair([self.host, "localhost"])
+        write_atomic(self.ca_file, self.ca.pem, 0o644)
+        write_atomic(self.directory / "serving.crt", cert_pem + self.ca.pem, 0o644)
+        write_atomic(self.directory / "serving.key", key_pem, 0o600)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.directory / "serving.crt", self.directory / "serving.key")
+        context.load_verify_locations(cadata=self.ca.pem.decode())
+        context.verify_mode = ssl.CERT_OPTIONAL
+        return context
+
+    def _write_kubeconfigs(self, token: str) -> Path:
+        from nodehost.pki.atomic import write_atomic
+        from nodehost.pki.kubeconfig import dump_kubeconfig, node_kubeconfig
+
+        cert, key = self.ca.client_pair("admin", ["system:masters"])
+        admin = self.directory / "admin.kubeconfig"
+        write_atomic(
+            admin,
+            dump_kubeconfig(node_kubeconfig(self.url, self.ca.pem, cert, key, "admin")),
+            0o600,
+        )
+        write_atomic(
+            self.bootstrap_kubeconfig, dump_kubeconfig(self.token_kubeconfig(token)), 0o600
+        )
+        return admin
+
+    def token_kubeconfig(self, token: str, ca_pem: bytes | None = None) -> dict[str, Any]:
+        """A kubeconfig for this server authenticating with ``token`` (CA: the test CA)."""
+        ca_data = base64.b64encode(ca_pem if ca_pem is not None else self.ca.pem).decode()
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "cluster",
+                    "cluster": {"server": self.url, "certificate-authority-data": ca_data},
+                }
+            ],
+            "users": [{"name": "kubelet-bootstrap", "user": {"token": token}}],
+            "contexts": [
+                {
+                    "name": "bootstrap",
+                    "context": {"cluster": "cluster", "user": "kubelet-bootstrap"},
+                }
+            ],
+            "current-context": "bootstrap",
+            "preferences": {},
+        }
+
+    # --- running -------------------------------------------------------------
+
+    def __enter__(self) -> TestApiServer:
+        self.come_up()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.go_down()
+
+    def come_up(self) -> None:
+        """Listen (again) on the same address."""
+        if self._server is not None:
+            return
+        self._server = _Server((self.host, self.port), self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    def go_down(self) -> None:
+        """Stop listening and cut every open connection (watches included)."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        self.drop_watches()
+        for sock in list(self._sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self._sockets.clear()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    @property
+    def up(self) -> bool:
+        return self._server is not None
+
+    def track(self, sock: Any) -> None:
+        self._sockets.add(sock)
+
+    def untrack(self, sock: Any) -> None:
+        self._sockets.discard(sock)
+
+    # --- test controls -------------------------------------------------------
+
+    def set_approver(self, mode: str, signer: str | None = None) -> None:
+        """How the approver answers new CSRs of ``signer`` (every known signer if None)."""
+        if mode not in APPROVER_MODES:
+            raise ValueError(f"approver mode must be one of {APPROVER_MODES}")
+        for name in [signer] if signer else list(SIGNERS):
+            self.store.approvers[name] = mode
+
+    def approve(self, name: str) -> None:
+        """Approve CSR ``name`` now (as ``kubectl certificate approve``)."""
+        self._answer(name, "Approved")
+
+    def deny(self, name: str) -> None:
+        self._answer(name, "Denied")
+
+    def _answer(self, name: str, verdict: str) -> None:
+        csr = self.store.get("certificatesigningrequests", "", name)
+        csr.setdefault("status", {})["conditions"] = [
+            *csr["status"].get("conditions", []),
+            {
+                "type": verdict,
+                "status": "True",
+                "reason": f"Test{verdict}",
+                "message": "by the test",
+            },
+        ]
+        self.store.replace("certificatesigningrequests", "", name, csr, part="approval")
+
+    def csrs(self) -> list[dict[str, Any]]:
+        return self.store.list("certificatesigningrequests", None)[0]
+
+    def put_config_map(self, namespace: str, name: str, data: dict[str, str]) -> None:
+        self.store.put(
+            "configmaps", {"metadata": {"name": name, "namespace": namespace}, "data": data}
+        )
+
+    def forbid(self, resource: str) -> None:
+        """Take ``resource`` away from ``system:nodes`` (a 403 for nodes from now on)."""
+        self.forbidden.add(resource)
+
+    def fail_next(
+        self, count: int, code: int, retry_after: float | None = None, path_prefix: str = ""
+    ) -> None:
+        """The next ``count`` requests (under ``path_prefix``) answer ``code``."""
+        with self._faults_lock:
+            self._faults.extend([(code, retry_after, path_prefix)] * count)
+
+    def take_fault(self, path: str) -> tuple[int, float | None] | None:
+        with self._faults_lock:
+            for index, (code, retry_after, prefix) in enumerate(self._faults):
+                if path.startswith(prefix):
+                    del self._faults[index]
+                    return code, retry_after
+        return None
+
+    def drop_watches(self) -> None:
+        """End every open watch stream (the connection closes mid-stream)."""
+        with self.store.lock:
+            self.store.watch_generation += 1
+            self.store.lock.notify_all()
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def status_body(code: int, reason: str, message: str, **details: Any) -> dict[str, Any]:
+    """The API's ``Status`` object for a failure."""
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if details:
+        body["details"] = details
+    return body
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: requests are recorded in ``TestApiServer.requests``."""
+
+    # --- plumbing ------------------------------------------------------------
+
+    @property
+    def api(self) -> TestApiServer:
+        return self.server.owner
+
+    def send_json(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = (json.dumps(body) + "\n").encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_status(self, code: int, reason: str, message: str, **details: Any) -> None:
+        headers = {}
+        if "retryAfterSeconds" in details:
+            headers["Retry-After"] = str(details["retryAfterSeconds"])
+        self.send_json(code, status_body(code, reason, message, **details), headers)
+
+    def read_body(self) -> dict[str, Any]:
+        """The request body as JSON; a protobuf CSR (kubectl's approval PUT) is decoded.
+
+        Other media types answer 415, as a server without them would.
+        """
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b"{}"
+        media = self.headers.get("Content-Type", "application/json").split(";")[0].strip()
+        try:
+            if media == "application/vnd.kubernetes.protobuf":
+                from nodehost.testing.kubeproto import decode_csr
+
+                return decode_csr(raw)
+            if media not in ("application/json", ""):
+                raise StoreError(
+                    415,
+                    "UnsupportedMediaType",
+                    "the body of the request was in an unknown "
+                    "format - accepted media types include: application/json",
+                )
+            body = json.loads(raw)
+        except ValueError:
+            raise StoreError(400, "BadRequest", "the body of the request does not decode") from None
+        if not isinstance(body, dict):
+            raise StoreError(400, "BadRequest", "the body of the request is not an object")
+        return body
+
+    def authenticate(self) -> tuple[str, list[str]] | None:
+        header = self.headers.get("Authorization", "")
+        if header.startswith("Bearer "):
+            token_id, _, secret = header[7:].strip().partition(".")
+            if self.api.tokens.get(token_id) == secret and secret:
+                return f"system:bootstrap:{token_id}", [
+                    "system:bootstrappers",
+                    "system:authenticated",
+                ]
+            return None
+        peer = self.connection.getpeercert() if hasattr(self.connection, "getpeercert") else None
+        if peer:
+            fields = [item for rdn in peer.get("subject", ()) for item in rdn]
+            common = [v for k, v in fields if k == "commonName"]
+            groups = [v for k, v in fields if k == "organizationName"]
+            if common:
+                return common[0], [*groups, "system:authenticated"]
+        return None
+
+    def allowed(self, user: tuple[str, list[str]], verb: str, resource: str) -> bool:
+        groups = user[1]
+        if "system:masters" in groups:
+            return True
+        if resource == "certificatesigningrequests" and verb in ("create", *READ_VERBS):
+            return "system:bootstrappers" in groups or "system:nodes" in groups
+        if "system:nodes" in groups and resource not in self.api.forbidden:
+            return resource in NODE_READABLE and verb in READ_VERBS
+        return False
+
+    # --- dispatch ------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self.dispatch("GET")
+
+    def do_POST(self) -> None:
+        self.dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self.dispatch("PUT")
+
+    def do_DELETE(self) -> None:
+        self.dispatch("DELETE")
+
+    def dispatch(self, method: str) -> None:
+        url = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        fault = self.api.take_fault(url.path)
+        user = self.authenticate()
+        self.api.requests.append((method, self.path, user[0] if user else ""))
+        try:
+            if fault is not None:
+                self.fault(*fault)
+            elif user is None and url.path.rstrip("/") in PUBLIC_PATHS and method == "GET":
+                self.discovery(url.path)  # system:public-info-viewer: anyone may read these
+            elif user is None:
+                self.send_status(401, "Unauthorized", "Unauthorized")
+            elif method == "GET" and self.discovery(url.path):
+                pass
+            else:
+                self.resource_request(method, url.path, query, user)
+        except StoreError as error:
+            self.send_status(error.code, error.reason, error.message, **error.details)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            self.close_connection = True
+
+    def fault(self, code: int, retry_after: float | None) -> None:
+        if code == 429:
+            self.send_status(
+                429,
+                "TooManyRequests",
+                "Too many requests, please try again later.",
+                retryAfterSeconds=int(retry_after or 1),
+            )
+        else:
+            reason = FAULT_REASONS.get(code, "InternalError")
+            self.send_status(code, reason, f"injected failure {code}")
+
+    def discovery(self, path: str) -> bool:
+        """Answer ``/version`` and the discovery documents; False for other paths."""
+        path = path.rstrip("/")
+        if path == "/version":
+            self.send_json(200, SERVER_VERSION)
+        elif path == "/api":
+            self.send_json(
+                200,
+                {
+                    "kind": "APIVersions",
+                    "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [
+                        {
+                            "clientCIDR": "0.0.0.0/0",
+                            "serverAddress": f"{self.api.host}:{self.api.port}",
+                        }
+                    ],
+                },
+            )
+        elif path == "/apis":
+            self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": _groups()})
+        elif path in _resource_lists():
+            self.send_json(200, _resource_lists()[path])
+        else:
+            return False
+        return True
+
+    def resource_request(
+        self, method: str, path: str, query: dict[str, str], user: tuple[str, list[str]]
+    ) -> None:
+        kind, namespace, name, part = _parse_path(path)
+        collection = not name
+        verb = {
+            "GET": "watch"
+            if query.get("watch") in ("1", "true")
+            else ("list" if collection else "get"),
+            "POST": "create",
+            "PUT": "update",
+            "DELETE": "delete",
+        }[method]
+        if (method == "POST") != collection and method != "GET":
+            raise StoreError(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            )
+        if not self.allowed(user, verb, kind.plural):
+            raise StoreError(
+                403,
+                "Forbidden",
+                _forbidden_message(user[0], verb, kind, namespace, name),
+                name=name,
+                kind=kind.plural,
+                group=kind.group,
+            )
+        store = self.api.store
+        if verb == "watch":
+            self.watch(kind, namespace or None, query)
+        elif verb == "list":
+            items, revision = store.list(
+                kind.plural, namespace if kind.namespaced and namespace else None
+            )
+            items = _select(items, query.get("fieldSelector", ""))
+            self.send_json(
+                200,
+                {
+                    "kind": f"{kind.kind}List",
+                    "apiVersion": kind.api_version,
+                    "metadata": {"resourceVersion": str(revision)},
+                    "items": items,
+                },
+            )
+        elif verb == "get":
+            self.send_json(200, store.get(kind.plural, namespace, name))
+        elif verb == "create":
+            self.send_json(201, store.create(kind.plural, namespace, self.read_body(), user))
+        elif verb == "update":
+            self.send_json(200, store.replace(kind.plural, namespace, name, self.read_body(), part))
+        else:
+            self.send_json(200, store.delete(kind.plural, namespace, name))
+
+    def watch(self, kind: ResourceType, namespace: str | None, query: dict[str, str]) -> None:
+        """Stream events as newline-delimited JSON until dropped, timed out or the server stops."""
+        store = self.api.store
+        selector = query.get("fieldSelector", "")
+        version = query.get("resourceVersion", "")
+        timeout = float(query.get("timeoutSeconds") or 1800)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        with store.lock:
+            generation = store.watch_generation
+            if version in ("", "0"):
+                items, revision = store.list(kind.plural, namespace)
+                pending = [{"type": "ADDED", "object": o} for o in _select(items, selector)]
+            else:
+                revision = int(version)
+                pending = []
+        deadline = time.monotonic() + timeout
+        try:
+            while self.api.up and time.monotonic() < deadline:
+                for event in pending:
+                    self.chunk(json.dumps(event).encode() + b"\n")
+                with store.lock:
+                    if store.watch_generation != generation:
+                        self.close_connection = True
+                        return  # dropped: end the stream without its closing chunk
+                    events = list(store.events_after(kind.plural, namespace, revision))
+                    if not events:
+                        store.lock.wait(0.2)
+                        events = list(store.events_after(kind.plural, namespace, revision))
+                    if store.watch_generation != generation:
+                        self.close_connection = True
+                        return
+                if events:
+                    revision = events[-1].revision
+                pending = [
+                    {"type": e.kind, "object": e.object}
+                    for e in events
+                    if _select([e.object], selector)
+                ]
+            self.chunk(b"")
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            self.close_connection = True
+
+    def chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+def _forbidden_message(user: str, verb: str, kind: ResourceType, namespace: str, name: str) -> str:
+    """The API server's wording of a 403."""
+    resource = f"{kind.plural}.{kind.group}" if kind.group else kind.plural
+    named = f' "{name}"' if name else ""
+    scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+    return (
+        f'{resource}{named} is forbidden: User "{user}" cannot {verb} resource '
+        f'"{kind.plural}" in API group "{kind.group}" {scope}'
+    )
+
+
+def _select(items: list[dict[str, Any]], selector: str) -> list[dict[str, Any]]:
+    """Items matching a ``fieldSelector`` of ``metadata.name=X``/``metadata.namespace=Y`` terms."""
+    terms = [t.split("=", 1) for t in selector.split(",") if "=" in t]
+
+    def matches(item: dict[str, Any]) -> bool:
+        metadata = item.get("metadata", {})
+        for field, value in terms:
+            field = field.rstrip("=")
+            key = field.removeprefix("metadata.")
+            if metadata.get(key, "") != value.lstrip("="):
+                return False
+        return True
+
+    return [item for item in items if matches(item)]
+
+
+def _parse_path(path: str) -> tuple[ResourceType, str, str, str]:
+    """(resource, namespace, name, subresource) of a resource path; 404 for anything else."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:2] == ["api", "v1"]:
+        group, version, rest = "", "v1", parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise StoreError(404, "NotFound", "the server could not find the requested resource")
+    namespace = ""
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    kind = RESOURCES.get(rest[0]) if rest else None
+    if kind is None or kind.group != group or kind.version != version or len(rest) > 3:
+        raise StoreError(404, "NotFound", "the server could not find the requested resource")
+    if kind.namespaced != bool(namespace) and len(rest) > 1:
+        raise StoreError(404, "NotFound", "the server could not find the requested resource")
+    name = rest[1] if len(rest) > 1 else ""
+    part = rest[2] if len(rest) > 2 else ""
+    if part and part not in ("status", "approval"):
+        raise StoreError(404, "NotFound", "the server could not find the requested resource")
+    return kind, namespace, name, part
+
+
+def _group_versions() -> dict[str, list[ResourceType]]:
+    found: dict[str, list[ResourceType]] = {}
+    for kind in RESOURCES.values():
+        found.setdefault(kind.api_version, []).append(kind)
+    return found
+
+
+def _groups() -> list[dict[str, Any]]:
+    groups = []
+    for api_version in _group_versions():
+        if "/" in api_version:
+            group, version = api_version.split("/")
+            entry = {"groupVersion": api_version, "version": version}
+            groups.append({"name": group, "versions": [entry], "preferredVersion": entry})
+    return groups
+
+
+def _resource_lists() -> dict[str, dict[str, Any]]:
+    lists = {}
+    for api_version, kinds in _group_versions().items():
+        resources = []
+        for kind in kinds:
+            resources.append(
+                {
+                    "name": kind.plural,
+                    "singularName": kind.singular,
+                    "namespaced": kind.namespaced,
+                    "kind": kind.kind,
+                    "shortNames": list(kind.short_names),
+                    "verbs": ["create", "delete", "get", "list", "update", "watch"],
+                }
+            )
+            if kind.plural == "certificatesigningrequests":
+                for sub in ("approval", "status"):
+                    resources.append(
+                        {
+                            "name": f"{kind.plural}/{sub}",
+                            "singularName": "",
+                            "namespaced": False,
+                            "kind": kind.kind,
+                            "verbs": ["get", "update"],
+                        }
+                    )
+        prefix = "/api/" if "/" not in api_version else "/apis/"
+        lists[prefix + api_version] = {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": api_version,
+            "resources": resources,
+        }
+    return lists
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nodehost.testing.apiserver``: serve until SIGTERM/SIGINT."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(prog="python -m nodehost.testing.apiserver")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--dir", required=True, help="where the CA and kubeconfigs are written")
+    parser.add_argument(
+        "--approve",
+        choices=APPROVER_MODES,
+        default="approve",
+        help="the approver for kubelet client CSRs",
+    )
+    parser.add_argument(
+        "--approve-serving",
+        choices=APPROVER_MODES,
+        default="never",
+        help="the approver for kubelet serving CSRs",
+    )
+    parser.add_argument(
+        "--lifetime",
+        type=int,
+        default=DEFAULT_LIFETIME,
+        help="seconds a signed certificate lives unless the CSR asks less",
+    )
+    parser.add_argument(
+        "--config-map",
+        action="append",
+        default=[],
+        metavar="NS/NAME=FILE",
+        help="serve FILE as key node-config.yaml of config map NS/NAME",
+    )
+    args = parser.parse_args(argv)
+    api = TestApiServer(args.dir, port=args.port, host=args.host, default_lifetime=args.lifetime)
+    api.set_approver(args.approve, "kubernetes.io/kube-apiserver-client-kubelet")
+    api.set_approver(args.approve_serving, "kubernetes.io/kubelet-serving")
+    for spec in args.config_map:
+        target, _, file = spec.partition("=")
+        namespace, _, name = target.partition("/")
+        api.put_config_map(namespace, name, {"node-config.yaml": Path(file).read_text()})
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with api:
+        print(f"address {api.url}", flush=True)
+        print(f"admin-kubeconfig {api.admin_kubeconfig}", flush=True)
+        print(f"bootstrap-kubeconfig {api.bootstrap_kubeconfig}", flush=True)
+        stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,325 @@
+"""The object store behind :mod:`nodehost.testing.apiserver`: resources, versions, watches, CSRs.
+
+One global ``resourceVersion`` counter, as etcd's revision: every write bumps
+it, and the write is appended to an event log that watches read from.  The
+store is thread-safe (one lock, one condition that wakes watches).
+
+CertificateSigningRequests get the controller manager's treatment: an
+approver per signer (``approve``, ``deny`` or ``never``) answers a new request
+after :attr:`ObjectStore.approve_delay` seconds, and the signer signs every
+approved request of a known signer with the test CA, honouring
+``spec.expirationSeconds`` (at least 600 s in Kubernetes; here any positive
+value, so tests can use short lifetimes).
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+#: The signers the test CA signs for, and their default approver mode.
+SIGNERS = {
+    "kubernetes.io/kube-apiserver-client-kubelet": "approve",
+    "kubernetes.io/kube-apiserver-client": "never",
+    "kubernetes.io/kubelet-serving": "never",
+}
+APPROVER_MODES = ("approve", "deny", "never")
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One REST resource the server serves."""
+
+    plural: str
+    kind: str
+    group: str
+    version: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+
+RESOURCES = {
+    r.plural: r
+    for r in (
+        ResourceType("configmaps", "ConfigMap", "", "v1", True, ("cm",)),
+        ResourceType("nodes", "Node", "", "v1", False, ("no",)),
+        ResourceType("services", "Service", "", "v1", True, ("svc",)),
+        ResourceType("endpointslices", "EndpointSlice", "discovery.k8s.io", "v1", True),
+        ResourceType(
+            "certificatesigningrequests",
+            "CertificateSigningRequest",
+            "certificates.k8s.io",
+            "v1",
+            False,
+            ("csr",),
+        ),
+    )
+}
+
+
+class StoreError(Exception):
+    """A request the API refuses: ``code`` and ``reason`` as the API's Status."""
+
+    def __init__(self, code: int, reason: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+
+
+@dataclass(frozen=True)
+class Event:
+    revision: int
+    kind: str  # ADDED, MODIFIED, DELETED
+    resource: str
+    object: dict[str, Any]
+
+
+def now_rfc3339() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ObjectStore:
+    """Objects by resource and ``(namespace, name)``, with an event log for watches."""
+
+    def __init__(self, signer: Callable[[dict[str, Any]], bytes] | None = None) -> None:
+        self.lock = threading.Condition()
+        self.revision = 1
+        self.objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {r: {} for r in RESOURCES}
+        self.events: list[Event] = []
+        self.approvers = dict(SIGNERS)
+        self.approve_delay = 0.05
+        self.signer = signer
+        self.watch_generation = 0
+
+    # --- reads ----------------------------------------------------------------
+
+    def get(self, resource: str, namespace: str, name: str) -> dict[str, Any]:
+        with self.lock:
+            found = self.objects[resource].get((namespace, name))
+            if found is None:
+                kind = RESOURCES[resource]
+                raise StoreError(
+                    404,
+                    "NotFound",
+                    f'{resource}{_group_suffix(kind)} "{name}" not found',
+                    name=name,
+                    kind=resource,
+                    group=kind.group,
+                )
+            return copy.deepcopy(found)
+
+    def list(self, resource: str, namespace: str | None) -> tuple[list[dict[str, Any]], int]:
+        with self.lock:
+            items = [
+                copy.deepcopy(o)
+                for (ns, _), o in sorted(self.objects[resource].items())
+                if namespace is None or ns == namespace
+            ]
+            return items, self.revision
+
+    def events_after(self, resource: str, namespace: str | None, revision: int) -> Iterator[Event]:
+        """Events of ``resource`` (in ``namespace``) newer than ``revision``; call under lock."""
+        for event in self.events:
+            if event.revision <= revision or event.resource != resource:
+                continue
+            if namespace is None or event.object["metadata"].get("namespace") == namespace:
+                yield event
+
+    # --- writes ---------------------------------------------------------------
+
+    def _record(self, kind: str, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Bump the revision, stamp ``obj``, log the event, wake watches; under lock."""
+        self.revision += 1
+        obj["metadata"]["resourceVersion"] = str(self.revision)
+        self.events.append(Event(self.revision, kind, resource, copy.deepcopy(obj)))
+        self.lock.notify_all()
+        return copy.deepcopy(obj)
+
+    def create(
+        self, resource: str, namespace: str, obj: dict[str, Any], user: tuple[str, list[str]]
+    ) -> dict[str, Any]:
+        kind = RESOURCES[resource]
+        obj = copy.deepcopy(obj)
+        metadata = obj.setdefault("metadata", {})
+        if not metadata.get("name"):
+            if not metadata.get("generateName"):
+                raise StoreError(
+                    422,
+                    "Invalid",
+                    f"{kind.kind}: metadata.name: Required value: name or generateName is required",
+                )
+            metadata["name"] = metadata["generateName"] + uuid.uuid4().hex[:5]
+        name = metadata["name"]
+        if resource == "certificatesigningrequests":
+            _check_csr(obj, user)
+        with self.lock:
+            if (namespace, name) in self.objects[resource]:
+                raise StoreError(
+                    409,
+                    "AlreadyExists",
+                    f'{resource}{_group_suffix(kind)} "{name}" already exists',
+                    name=name,
+                    kind=resource,
+                    group=kind.group,
+                )
+            obj["kind"], obj["apiVersion"] = kind.kind, kind.api_version
+            if kind.namespaced:
+                metadata["namespace"] = namespace
+            metadata["uid"] = str(uuid.uuid4())
+            metadata["creationTimestamp"] = now_rfc3339()
+            self.objects[resource][(namespace, name)] = obj
+            created = self._record("ADDED", resource, obj)
+        if resource == "certificatesigningrequests":
+            self._schedule_approver(name)
+        return created
+
+    def replace(
+        self, resource: str, namespace: str, name: str, obj: dict[str, Any], part: str = ""
+    ) -> dict[str, Any]:
+        """PUT: the whole object, or only its ``status`` (``part="status"``/``"approval"``)."""
+        with self.lock:
+            current = self.objects[resource].get((namespace, name))
+            if current is None:
+                self.get(resource, namespace, name)  # raises the 404
+            assert current is not None
+            wanted = obj.get("metadata", {}).get("resourceVersion")
+            if wanted and wanted != current["metadata"]["resourceVersion"]:
+                raise StoreError(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on {resource} "{name}": the '
+                    "object has been modified; please apply your changes to the latest version "
+                    "and try again",
+                    name=name,
+                    kind=resource,
+                )
+            if part == "approval":
+                conditions = obj.get("status", {}).get("conditions") or []
+                current.setdefault("status", {})["conditions"] = conditions
+            elif part == "status":
+                current["status"] = obj.get("status", {})
+            else:
+                keep = current["metadata"]
+                current = copy.deepcopy(obj)
+                current["metadata"] = {
+                    **keep,
+                    **{
+                        k: v
+                        for k, v in obj.get("metadata", {}).items()
+                        if k in ("labels", "annotations")
+                    },
+                }
+                self.objects[resource][(namespace, name)] = current
+            updated = self._record("MODIFIED", resource, current)
+        if resource == "certificatesigningrequests":
+            self.sign_if_approved(name)
+        return updated
+
+    def delete(self, resource: str, namespace: str, name: str) -> dict[str, Any]:
+        with self.lock:
+            current = self.objects[resource].pop((namespace, name), None)
+            if current is None:
+                self.get(resource, namespace, name)
+            assert current is not None
+            return self._record("DELETED", resource, current)
+
+    def put(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create or replace ``obj`` as the cluster admin would (tests' set-up)."""
+        metadata = obj["metadata"]
+        namespace = metadata.get("namespace", "") if RESOURCES[resource].namespaced else ""
+        with self.lock:
+            exists = (namespace, metadata["name"]) in self.objects[resource]
+        if exists:
+            return self.replace(resource, namespace, metadata["name"], obj)
+        return self.create(resource, namespace, obj, ("system:admin", ["system:masters"]))
+
+    # --- the CSR approver and signer -------------------------------------------
+
+    def _schedule_approver(self, name: str) -> None:
+        timer = threading.Timer(self.approve_delay, self.run_approver, (name,))
+        timer.daemon = True
+        timer.start()
+
+    def run_approver(self, name: str) -> None:
+        """Answer CSR ``name`` as the approver for its signer is set to (if it exists still)."""
+        try:
+            csr = self.get("certificatesigningrequests", "", name)
+        except StoreError:
+            return
+        mode = self.approvers.get(csr["spec"]["signerName"], "never")
+        if mode == "never" or csr.get("status", {}).get("conditions"):
+            return
+        verdict = "Approved" if mode == "approve" else "Denied"
+        condition = {
+            "type": verdict,
+            "status": "True",
+            "reason": f"AutoTest{verdict}",
+            "message": f"{verdict.lower()} by the nodehost test API server's approver",
+            "lastUpdateTime": now_rfc3339(),
+        }
+        csr["status"] = {"conditions": [condition]}
+        self.replace("certificatesigningrequests", "", name, csr, part="approval")
+
+    def sign_if_approved(self, name: str) -> None:
+        """Issue the certificate of an approved, unsigned CSR of a known signer."""
+        with self.lock:
+            csr = self.objects["certificatesigningrequests"].get(("", name))
+            if csr is None or self.signer is None:
+                return
+            status = csr.setdefault("status", {})
+            types = {
+                c.get("type") for c in status.get("conditions", []) if c.get("status") == "True"
+            }
+            if "Approved" not in types or "Denied" in types or status.get("certificate"):
+                return
+            if csr["spec"]["signerName"] not in SIGNERS:
+                return
+            status["certificate"] = base64.b64encode(self.signer(csr)).decode()
+            self._record("MODIFIED", "certificatesigningrequests", csr)
+
+
+def _group_suffix(kind: ResourceType) -> str:
+    return f".{kind.group}" if kind.group else ""
+
+
+def _check_csr(obj: dict[str, Any], user: tuple[str, list[str]]) -> None:
+    """The API's validation of a new CSR; fills ``spec.username``/``groups`` as the server does."""
+    spec = obj.get("spec") or {}
+    missing = [f for f in ("request", "signerName", "usages") if not spec.get(f)]
+    if missing:
+        raise StoreError(
+            422,
+            "Invalid",
+            f"CertificateSigningRequest.certificates.k8s.io is invalid: spec.{missing[0]}: "
+            "Required value",
+        )
+    from cryptography import x509
+
+    try:
+        x509.load_pem_x509_csr(base64.b64decode(spec["request"]))
+    except ValueError:
+        raise StoreError(
+            422,
+            "Invalid",
+            "CertificateSigningRequest.certificates.k8s.io is invalid: "
+            "spec.request: Invalid value: []byte{...}: PEM block type must be CERTIFICATE REQUEST",
+        ) from None
+    spec["username"], spec["groups"] = user[0], list(user[1])
+    obj["spec"] = spec
+    obj["status"] = {}

@@ -1,0 +1,38 @@
+"""Helpers for the cluster tests (a unique module name: test folders are plain folders)."""
+
+from __future__ import annotations
+
+import subprocess
+
+NAMESPACE = "openshift-node"
+CONFIG_MAP = "node-config"
+NODE_NAME = "node1.example.com"
+NODE_CONFIG = """\
+apiVersion: v1
+kind: NodeConfig
+nodeName: replaced-by-bootstrap
+nodeIP: 127.0.0.1
+servingInfo:
+  bindAddress: 127.0.0.1:10250
+masterKubeConfig: node.kubeconfig
+dnsDomain: cluster.local
+dnsIP: 10.0.0.10
+networkConfig:
+  networkPluginName: ""
+volumeDirectory: volumes
+imageConfig:
+  format: openshift/origin-${component}:${version}
+  latest: false
+kubeletArguments:
+  fail-swap-on: ["false"]
+"""
+
+
+def run_start(
+    args: list[str], env: dict[str, str], timeout: float = 40
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]

@@ -1,0 +1,263 @@
+"""``nodehost start --bootstrap-config-name``: a node joins from a bootstrap kubeconfig and a config map."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import yaml
+from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, error_lines, run_start
+
+from nodehost.testing.notify import NotifyReceiver
+
+CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client-kubelet"
+
+
+def openssl_subject(path: Path) -> str:
+    done = subprocess.run(
+        ["openssl", "x509", "-noout", "-subject", "-nameopt", "RFC2253", "-in", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def client_csrs(api) -> list[dict]:
+    return [c for c in api.csrs() if c["spec"]["signerName"] == CLIENT_SIGNER]
+
+
+def test_a_node_joins_from_a_bootstrap_kubeconfig_and_a_config_map(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 0, done.stderr
+    assert "node ready after" in done.stdout
+    current = node_dir / "certificates" / "kubelet-client-current.pem"
+    assert openssl_subject(current) == f"subject=CN=system:node:{NODE_NAME},O=system:nodes"
+    assert stat.S_IMODE(current.resolve().stat().st_mode) == 0o600
+    assert (node_dir / "extra.conf").read_text() == "hello\n"
+    assert stat.S_IMODE((node_dir / "extra.conf").stat().st_mode) == 0o600
+    assert (node_dir / "node-client-ca.crt").read_bytes() == api.ca.pem
+    [csr] = client_csrs(api)
+    assert csr["metadata"]["name"].startswith("node-csr-")
+    assert csr["spec"]["usages"] == ["digital signature", "key encipherment", "client auth"]
+    assert csr["spec"]["username"] == "system:bootstrap:abcdef"
+
+
+def test_the_downloaded_config_gets_the_bootstrap_overrides(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 0, done.stderr
+    config = yaml.safe_load((node_dir / "node-config.yaml").read_text())
+    assert config["nodeName"] == NODE_NAME
+    assert config["servingInfo"]["clientCA"] == "node-client-ca.crt"
+    assert config["kubeletArguments"]["bootstrap-kubeconfig"] == [str(api.bootstrap_kubeconfig)]
+    assert config["kubeletArguments"]["cert-dir"] == ["./certificates"]
+    assert config["kubeletArguments"]["fail-swap-on"] == ["false"]
+
+
+def test_the_written_kubeconfig_works_for_kubectl(
+    api, start_args, start_env, node_dir: Path, kubectl
+) -> None:
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 0, done.stderr
+    node_kubeconfig = str(node_dir / "node.kubeconfig")
+    got = kubectl(
+        "--kubeconfig",
+        node_kubeconfig,
+        "get",
+        "configmap",
+        CONFIG_MAP,
+        "-n",
+        NAMESPACE,
+        "-o",
+        "yaml",
+    )
+    assert got.returncode == 0, got.stderr
+    assert yaml.safe_load(got.stdout)["data"]["extra.conf"] == "hello\n"
+    assert (
+        "GET",
+        f"/api/v1/namespaces/{NAMESPACE}/configmaps/{CONFIG_MAP}",
+        f"system:node:{NODE_NAME}",
+    ) in api.requests
+
+
+def test_a_rerun_with_a_valid_certificate_files_no_new_request(api, start_args, start_env) -> None:
+    assert run_start(start_args("--exit-on-ready"), start_env).returncode == 0
+    again = run_start(start_args("--exit-on-ready"), start_env)
+    assert again.returncode == 0, again.stderr
+    assert len(client_csrs(api)) == 1
+
+
+def test_the_serving_certificate_is_requested_and_its_missing_approver_named(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 0, done.stderr
+    [serving] = [
+        c for c in api.csrs() if c["spec"]["signerName"] == "kubernetes.io/kubelet-serving"
+    ]
+    assert serving["spec"]["usages"] == ["digital signature", "key encipherment", "server auth"]
+    assert "no approver for serving certificates" in done.stderr
+    assert (
+        yaml.safe_load((node_dir / "node-config.yaml").read_text())["servingInfo"]["certFile"] == ""
+    )
+
+
+def test_a_signed_serving_certificate_is_used_for_serving(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    api.set_approver("approve", "kubernetes.io/kubelet-serving")
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 0, done.stderr
+    config = yaml.safe_load((node_dir / "node-config.yaml").read_text())
+    assert config["servingInfo"]["certFile"] == "certificates/kubelet-server-current.pem"
+    served = node_dir / "certificates" / "kubelet-server-current.pem"
+    sans = subprocess.run(
+        ["openssl", "x509", "-noout", "-ext", "subjectAltName", "-in", str(served)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"DNS:{NODE_NAME}" in sans and "IP Address:127.0.0.1" in sans
+
+
+def test_an_api_server_down_at_start_is_waited_for(api, start_args, start_env) -> None:
+    api.go_down()
+    threading.Timer(2.0, api.come_up).start()
+    started = time.monotonic()
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started > 2.0
+    assert len(client_csrs(api)) == 1
+
+
+def test_a_watch_dropped_mid_approval_still_joins(
+    api, start_args, start_env, tmp_path: Path
+) -> None:
+    api.set_approver("never")
+    receiver = NotifyReceiver(str(tmp_path / "notify.sock"))
+    process = subprocess.Popen(
+        start_args("--exit-on-ready"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**start_env, "NOTIFY_SOCKET": receiver.address},
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while not client_csrs(api) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [csr] = client_csrs(api)
+        name = csr["metadata"]["name"]
+        time.sleep(0.3)  # the watch is open now
+        api.drop_watches()
+        time.sleep(0.3)
+        api.approve(name)
+        out, err = process.communicate(timeout=30)
+    finally:
+        receiver.close()
+    assert process.returncode == 0, err
+    assert "node ready after" in out
+    reads = [r for r in api.requests if r[1].endswith(f"/certificatesigningrequests/{name}")]
+    assert len(reads) >= 2  # read again after the dropped watch
+    waiting = f"STATUS=bootstrap: waiting for certificate signing request {name}"
+    assert any(line.startswith(waiting) for line in receiver.lines())
+
+
+def test_a_denied_request_fails_with_its_reason_and_writes_nothing(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    api.set_approver("deny")
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 1
+    [line] = error_lines(done.stderr)
+    assert "was denied (AutoTestDenied)" in line
+    assert "Traceback" not in done.stderr
+    assert not (node_dir / "node.kubeconfig").exists()
+    assert not (node_dir / "node-config.yaml").exists()
+
+
+def test_a_forbidden_config_map_deletes_the_node_kubeconfig(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    api.forbid("configmaps")
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 1
+    [line] = error_lines(done.stderr)
+    assert "not authorised to read config map openshift-node/node-config (403 Forbidden)" in line
+    assert not (node_dir / "node.kubeconfig").exists()
+    assert not (node_dir / "node-config.yaml").exists()
+
+
+def test_a_missing_config_map_fails_naming_it(api, start_args, start_env, node_dir: Path) -> None:
+    api.store.delete("configmaps", NAMESPACE, CONFIG_MAP)
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 1
+    [line] = error_lines(done.stderr)
+    assert "config map openshift-node/node-config not found" in line
+    assert not (node_dir / "node-config.yaml").exists()
+
+
+def test_a_wrong_certificate_authority_fails_at_once(
+    api, start_args, start_env, node_dir: Path, tmp_path: Path
+) -> None:
+    from nodehost.pki.kubeconfig import dump_kubeconfig
+    from nodehost.testing.apiserver import TestCA
+
+    wrong = tmp_path / "wrong-ca.kubeconfig"
+    wrong.write_bytes(
+        dump_kubeconfig(api.token_kubeconfig("abcdef.0123456789abcdef", TestCA().pem))
+    )
+    args = [
+        a if not a.startswith("--kubeconfig=") else f"--kubeconfig={wrong}" for a in start_args()
+    ]
+    started = time.monotonic()
+    done = run_start([*args, "--exit-on-ready"], start_env)
+    assert done.returncode == 1
+    [line] = error_lines(done.stderr)
+    assert "certificate is not trusted" in line and str(wrong) in line
+    assert time.monotonic() - started < 10
+    assert not (node_dir / "node.kubeconfig").exists()
+
+
+def test_an_unreachable_api_server_fails_after_the_timeout(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    api.go_down()
+    done = run_start(start_args("--exit-on-ready", "--bootstrap-timeout=2s"), start_env)
+    assert done.returncode == 1
+    [line] = error_lines(done.stderr)
+    assert api.url in line and "gave up" in line
+    assert not (node_dir / "node.kubeconfig").exists()
+
+
+def test_bootstrap_without_a_kubeconfig_is_a_usage_error(
+    nodehost, node_dir: Path, start_env
+) -> None:
+    done = run_start(
+        [nodehost, "start", "--bootstrap-config-name=node-config", f"--config-dir={node_dir}"],
+        start_env,
+    )
+    assert done.returncode == 2
+    [line] = error_lines(done.stderr)
+    assert "--kubeconfig" in line
+
+
+def test_a_missing_bootstrap_kubeconfig_is_one_line(
+    start_args, start_env, node_dir: Path, tmp_path: Path
+) -> None:
+    missing = tmp_path / "absent.kubeconfig"
+    args = [
+        a if not a.startswith("--kubeconfig=") else f"--kubeconfig={missing}" for a in start_args()
+    ]
+    done = run_start(args, start_env)
+    assert done.returncode == 1
+    assert error_lines(done.stderr) == [
+        f"error: unable to load bootstrap kubeconfig: {missing} does not exist"
+    ]

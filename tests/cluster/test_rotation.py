@@ -1,0 +1,145 @@
+"""The ``bootstrap`` component renews short-lived certificates while the node keeps running."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+LIFETIME = 6
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except OSError:
+        return 0, ""
+
+
+def wait_for(predicate, what: str, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def running_node(api, start_args, start_env):
+    """A bootstrapped node with the bootstrap component, certificates living LIFETIME seconds."""
+    api.default_lifetime = LIFETIME
+    api.set_approver("approve")
+    port = free_port()
+    process = subprocess.Popen(
+        start_args(components="kubelet,proxy,bootstrap", health=f"127.0.0.1:{port}"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=start_env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: http_get(f"{base}/readyz")[0] == 200, "the node to be ready")
+        yield process, base
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=20)
+
+
+def bootstrap_status(base: str) -> dict:
+    document = json.loads(http_get(f"{base}/status")[1])
+    return next(c for c in document["components"] if c["name"] == "bootstrap")
+
+
+def pid_of(base: str, name: str) -> int:
+    document = json.loads(http_get(f"{base}/status")[1])
+    return next(c["pid"] for c in document["components"] if c["name"] == name)
+
+
+def test_certificates_are_renewed_without_stopping_the_node(running_node, node_dir: Path) -> None:
+    process, base = running_node
+    kubelet_pid = pid_of(base, "kubelet")
+    link = node_dir / "certificates" / "kubelet-client-current.pem"
+    first = link.resolve()
+    wait_for(lambda: bootstrap_status(base)["details"]["rotations"] >= 2, "two renewals")
+    assert link.resolve() != first
+    assert process.poll() is None
+    assert http_get(f"{base}/readyz")[0] == 200
+    assert pid_of(base, "kubelet") == kubelet_pid
+    names = {c["name"] for c in bootstrap_status(base)["details"]["certificates"]}
+    assert names == {"client", "serving"}
+
+
+def test_certificate_expiry_is_in_status_and_metrics(running_node) -> None:
+    _, base = running_node
+    [client] = [
+        c for c in bootstrap_status(base)["details"]["certificates"] if c["name"] == "client"
+    ]
+    assert 0 < client["remaining_seconds"] <= LIFETIME + 1
+    metrics = http_get(f"{base}/metrics")[1]
+    assert (
+        'nodehost_certificate_remaining_seconds{component="bootstrap",certificate="client"}'
+        in metrics
+    )
+    assert (
+        'nodehost_certificate_expiry_timestamp_seconds{component="bootstrap",certificate="serving"}'
+        in metrics
+    )
+
+
+def test_nodehost_status_prints_certificate_expiry(running_node) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _, base = running_node
+    address = base.removeprefix("http://")
+    exe = str(Path(sys.executable).parent / "nodehost")
+    done = subprocess.run([exe, "status", f"--address={address}"], capture_output=True, text=True)
+    assert "certificate client (bootstrap): expires" in done.stdout
+    assert "certificate serving (bootstrap): expires" in done.stdout
+
+
+def test_a_certificate_that_cannot_be_renewed_makes_readyz_say_so(api, running_node) -> None:
+    _, base = running_node
+    api.set_approver("deny")
+    body = wait_for(lambda: failing_readyz(base), "readyz to fail")
+    assert "[-]bootstrap not ready: client certificate" in body
+    assert "[+]kubelet ready" in body
+
+
+def test_renewal_recovers_once_requests_are_approved_again(api, running_node) -> None:
+    _, base = running_node
+    api.set_approver("deny")
+    wait_for(lambda: failing_readyz(base), "readyz to fail")
+    api.set_approver("approve")
+    wait_for(lambda: http_get(f"{base}/readyz")[0] == 200, "readyz to pass again", timeout=30)
+    [client] = [
+        c for c in bootstrap_status(base)["details"]["certificates"] if c["name"] == "client"
+    ]
+    assert client["remaining_seconds"] > 0
+
+
+def failing_readyz(base: str) -> str | None:
+    """The verbose /readyz body while it answers 503, else None."""
+    code, body = http_get(f"{base}/readyz?verbose")
+    return body if code == 503 else None
