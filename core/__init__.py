@@ -25,7 +25,6 @@ PROJECT_NAME = "nodehost"
 _LAZY = {
     "hookimpl": "nodehost.markers",
     "ComponentRecord": "nodehost.records",
-    "DnsRecordSourceRecord": "nodehost.records",
     "NetworkProviderRecord": "nodehost.records",
     "Problem": "nodehost.records",
     "Severity": "nodehost.records",
@@ -35,7 +34,6 @@ _LAZY = {
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.markers import hookimpl as hookimpl
     from nodehost.records import ComponentRecord as ComponentRecord
-    from nodehost.records import DnsRecordSourceRecord as DnsRecordSourceRecord
     from nodehost.records import NetworkProviderRecord as NetworkProviderRecord
     from nodehost.records import Problem as Problem
     from nodehost.records import Severity as Severity

@@ -27,15 +27,30 @@ from nodehost.markers import hookspec
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
 
-    from nodehost.records import (
-        ComponentRecord,
-        DnsRecordSourceRecord,
-        NetworkProviderRecord,
-        Problem,
-        ValidationScope,
-    )
+    from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
 
 # --- registration ---------------------------------------------------------------
+
+
+@hookspec(historic=True)
+def nodehost_addhooks(pluginmanager: Any) -> None:
+    """Add hook specifications of a plugin's own (hooks for plugins of that plugin).
+
+    **When**: once per plugin, as it is registered (the call is historic: a
+    plugin registered later still receives it), before any other hook runs.
+
+    **Arguments**: ``pluginmanager`` -- the pluggy ``PluginManager``; call
+    ``pluginmanager.add_hookspecs(module)`` with a module of ``@hookspec``
+    functions (import ``hookspec`` from ``nodehost.markers``).  The built-in
+    ``dns`` plugin adds ``nodehost_dns_record_sources`` this way.
+
+    **Returns**: nothing.
+
+    **Kind**: historic; no return value reaches the core.
+
+    **Errors**: an exception is a plugin failure, as a failed import is:
+    reported, or fatal with ``--strict-plugins``.
+    """
 
 
 @hookspec
@@ -231,30 +246,4 @@ def nodehost_component_stopped(name: str) -> None:
 
     **Errors**: logged with the plugin named; the host carries on, so one
     failing plugin cannot stop the others from seeing the event.
-    """
-
-
-# --- DNS record sources ----------------------------------------------------------------
-
-
-@hookspec
-def nodehost_dns_record_sources() -> Sequence[DnsRecordSourceRecord]:
-    """Announce sources of cluster DNS records (services and endpoints) for the DNS server.
-
-    **When**: once each time the ``dns`` component plans (``start``, ``start
-    --dry-run``), and only when the DNS server is active (``dnsBindAddress`` set).
-
-    **Arguments**: none.
-
-    **Returns**: a sequence of :class:`nodehost.records.DnsRecordSourceRecord`
-    (possibly empty).  The ``dns`` component calls each record's ``factory``
-    and runs every source that it returns (or those that its ``recordSources``
-    setting names); two records with the same name are an error naming both
-    plugins.
-
-    **Kind**: broadcast; results are flattened in call order.
-
-    **Errors**: as :func:`nodehost_components`: an exception marks the plugin
-    failed and its sources are unknown; naming one of them in
-    ``recordSources`` is then an error naming the failure.
     """

@@ -31,13 +31,7 @@ from nodehost import PROJECT_NAME
 from nodehost.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.records import (
-        ComponentRecord,
-        DnsRecordSourceRecord,
-        NetworkProviderRecord,
-        Problem,
-        ValidationScope,
-    )
+    from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
 
 #: Built-in plugins, loaded by module name exactly as entry points are.
 BUILTIN_PLUGINS: tuple[str, ...] = (
@@ -157,6 +151,7 @@ class PluginHost:
         self.strict = options.strict
         for name in options.disabled:
             self.pm.set_blocked(name)
+        self.hooks.addhooks()
         for module_name in self.builtins:
             self._load_builtin(module_name)
         if options.entry_points:
@@ -321,7 +316,14 @@ class Hooks:
         for plugin, function, argnames in self._impls(hook_name):
             yield plugin, function(**{name: kwargs[name] for name in argnames})
 
-    def _provided(self, hook_name: str) -> list[Provided[Any]]:
+    def records(self, hook_name: str) -> list[Provided[Any]]:
+        """The records every plugin returns from registration hook ``hook_name``.
+
+        Each record comes with the plugin that provided it; a third-party plugin
+        whose implementation raises is disabled (a built-in's raises).  Also for
+        hooks that plugins add through ``nodehost_addhooks``, e.g. the ``dns``
+        plugin's ``nodehost_dns_record_sources``.
+        """
         provided = []
         for plugin, function, argnames in self._impls(hook_name):
             try:
@@ -334,13 +336,17 @@ class Hooks:
         return provided
 
     # registration
+    def addhooks(self) -> None:
+        """Let every plugin, now and when registered later, add its own hookspecs."""
+        self._host.pm.hook.nodehost_addhooks.call_historic(kwargs={"pluginmanager": self._host.pm})
+
     def components(self) -> list[Provided[ComponentRecord]]:
         """Every component record, with the plugin that provided it."""
-        return self._provided("nodehost_components")
+        return self.records("nodehost_components")
 
     def network_providers(self) -> list[Provided[NetworkProviderRecord]]:
         """Every network-provider record, with the plugin that provided it."""
-        return self._provided("nodehost_network_providers")
+        return self.records("nodehost_network_providers")
 
     # configuration
     def adjust_config(self, raw: dict[str, Any], source: str) -> None:
@@ -419,11 +425,6 @@ class Hooks:
 
     def component_stopped(self, name: str) -> None:
         self._notify("nodehost_component_stopped", name=name)
-
-    # DNS record sources
-    def dns_record_sources(self) -> list[Provided[DnsRecordSourceRecord]]:
-        """Every DNS record-source record, with the plugin that provided it."""
-        return self._provided("nodehost_dns_record_sources")
 
 
 def index_by_name(

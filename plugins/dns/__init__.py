@@ -9,7 +9,8 @@ is ready once its UDP and TCP sockets are bound and every record source has
 delivered its first complete state.
 
 Record sources come from the ``nodehost_dns_record_sources`` hook; this plugin
-provides ``file`` (:mod:`nodehost.plugins.dns.sources.file`).  The server
+provides ``file`` (:mod:`nodehost.plugins.dns.sources.file`) and ``kubernetes``
+(:mod:`nodehost.plugins.dns.sources.kubernetes`).  The server
 itself (and dnspython) is imported only when the task starts.
 """
 
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskContext, TaskSpec
 from nodehost.errors import RuntimeFailure
+from nodehost.plugins.dns import hookspecs
+from nodehost.plugins.dns.hookspecs import DnsRecordSourceRecord
 from nodehost.plugins.dns.settings import (
     SECTION,
     DnsSettings,
@@ -29,7 +32,6 @@ from nodehost.plugins.dns.settings import (
     section_of,
     settings_from_config,
 )
-from nodehost.records import DnsRecordSourceRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plugins.dns.sources import RecordSource, SourceContext
@@ -68,7 +70,21 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
                 problems.append(error.problem)
     if not problems:
         problems += _records_file_problems(settings_from_config(config))
-    return problems
+    return [problem for problem in problems if not _core_owned(problem.path)]
+
+
+#: Fields the core's NodeConfig rules already check (Origin's rules 5 and 7).
+CORE_CHECKED = ("dnsBindAddress", "dnsNameservers")
+
+
+def _core_owned(path: str) -> bool:
+    return path.startswith(CORE_CHECKED)
+
+
+@hookimpl
+def nodehost_addhooks(pluginmanager: Any) -> None:
+    """Add this plugin's own hook, ``nodehost_dns_record_sources``."""
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
@@ -78,7 +94,12 @@ def nodehost_dns_record_sources() -> list[DnsRecordSourceRecord]:
             name="file",
             summary="Services and endpoints from dnsServerConfig.recordsFile, reloaded on change.",
             factory=_file_source,
-        )
+        ),
+        DnsRecordSourceRecord(
+            name="kubernetes",
+            summary="Services and EndpointSlices watched through masterKubeConfig's API server.",
+            factory=_kubernetes_source,
+        ),
     ]
 
 
@@ -88,6 +109,12 @@ def bind_address_check(config: Any) -> None:
 
 def _file_source(context: SourceContext) -> RecordSource | None:
     from nodehost.plugins.dns.sources.file import source_factory
+
+    return source_factory(context)
+
+
+def _kubernetes_source(context: SourceContext) -> RecordSource | None:
+    from nodehost.plugins.dns.sources.kubernetes import source_factory
 
     return source_factory(context)
 
@@ -158,7 +185,7 @@ def choose_sources(context: PlanContext, settings: DnsSettings) -> list[RecordSo
 
 def _source_records(hooks: Any) -> dict[str, DnsRecordSourceRecord]:
     provided = (
-        [(item.record, item.source()) for item in hooks.dns_record_sources()]
+        [(item.record, item.source()) for item in hooks.records("nodehost_dns_record_sources")]
         if hooks is not None
         else [(record, "plugin 'dns'") for record in nodehost_dns_record_sources()]
     )

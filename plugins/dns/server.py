@@ -16,11 +16,13 @@ answers, or when it sends a zero-length message.  At most
 Run standalone (benchmarks, tests, a node without nodehost)::
 
     python -m nodehost.plugins.dns.server --bind 127.0.0.1:5300 --records FILE \\
-        [--domain cluster.local] [--upstream IP:PORT ...] [--resolv-conf FILE] \\
-        [--forward-timeout 2] [--no-uvloop]
+        [--kubeconfig FILE] [--domain cluster.local] [--upstream IP:PORT ...] \\
+        [--resolv-conf FILE] [--forward-timeout 2] [--no-uvloop]
 
-It prints ``ready <host:port>`` on stdout once both sockets are bound and the
-records are loaded, and exits 0 on SIGTERM or SIGINT.  Without ``--upstream``
+``--kubeconfig`` adds the ``kubernetes`` record source (Services and
+EndpointSlices from that kubeconfig's API server).  It prints
+``ready <host:port>`` on stdout once both sockets are bound and every record
+source has synced, and exits 0 on SIGTERM or SIGINT.  Without ``--upstream``
 or ``--resolv-conf`` nothing is forwarded (REFUSED).
 """
 
@@ -394,6 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nodehost.plugins.dns.server")
     parser.add_argument("--bind", required=True, help="host:port to listen on (UDP and TCP)")
     parser.add_argument("--records", help="a records file (the file source's format)")
+    parser.add_argument("--kubeconfig", help="follow this kubeconfig's API server's services")
     parser.add_argument("--domain", default="cluster.local", help="the cluster domain")
     parser.add_argument("--upstream", action="append", default=[], help="IP:PORT to forward to")
     parser.add_argument("--resolv-conf", help="forward to this resolv.conf's nameservers too")
@@ -404,7 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = _standalone_settings(options)
     except ValueError as error:
         parser.exit(2, f"error: {error}\n")
-    sources = _standalone_sources(options.records)
+    sources = _standalone_sources(options.records, options.kubeconfig)
     loop_factory = None if options.no_uvloop else _uvloop_factory()
     with asyncio.Runner(loop_factory=loop_factory) as runner:
         try:
@@ -439,10 +442,15 @@ def _standalone_settings(options: Any) -> DnsSettings:
     )
 
 
-def _standalone_sources(path: str | None) -> list[RecordSource]:
+def _standalone_sources(path: str | None, kubeconfig: str | None = None) -> list[RecordSource]:
     from nodehost.plugins.dns.sources.file import FileSource
 
-    return [FileSource(path)] if path else []
+    sources: list[RecordSource] = [FileSource(path)] if path else []
+    if kubeconfig:
+        from nodehost.plugins.dns.sources.kubernetes import KubernetesSource
+
+        sources.append(KubernetesSource(kubeconfig))
+    return sources
 
 
 def _uvloop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

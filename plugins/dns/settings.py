@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodehost import Problem
-from nodehost.config.hostport import join_host_port, parse_ip, split_host_port
+from nodehost.config.hostport import go_atoi, join_host_port, parse_ip, split_host_port
 
 SECTION = "dnsServerConfig"
 SECTION_KEYS = ("recordsFile", "recordSources", "forwardTimeout")
@@ -82,7 +82,7 @@ def settings_from_config(config: Any, host_resolv_conf: str = HOST_RESOLV_CONF) 
 def bind_address(text: str) -> tuple[str, int]:
     try:
         host, port_text = split_host_port(text)
-        port = int(port_text)
+        port = go_atoi(port_text)
     except ValueError as error:
         raise SettingsError(Problem.invalid("dnsBindAddress", text, str(error))) from None
     if not 0 <= port <= 65535:

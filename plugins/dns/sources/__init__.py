@@ -1,11 +1,12 @@
 """Record sources: where the DNS server's services and endpoints come from.
 
 A source is registered with the ``nodehost_dns_record_sources`` hook as a
-:class:`nodehost.records.DnsRecordSourceRecord`; its ``factory`` receives a
+:class:`nodehost.plugins.dns.hookspecs.DnsRecordSourceRecord`; its ``factory`` receives a
 :class:`SourceContext` at plan time and returns an object following
 :class:`RecordSource` (or ``None`` when the configuration gives it nothing to
-serve).  The built-in ``file`` source is :mod:`nodehost.plugins.dns.sources.file`;
-the Kubernetes API source arrives with the cluster API client.
+serve).  Built in: ``file`` (:mod:`nodehost.plugins.dns.sources.file`) and
+``kubernetes`` (:mod:`nodehost.plugins.dns.sources.kubernetes`: Services and
+EndpointSlices listed and watched through the node's master kubeconfig).
 
 A source writes only through the :class:`RecordSink` it is given, so the
 server knows which answers each change touches.

@@ -166,20 +166,20 @@ def test_the_plan_is_a_task_that_reports_its_own_readiness(node_dir) -> None:
     assert plan.run.describe() == "DNS server on 127.0.0.1:53 (UDP and TCP) for cluster.local"
     assert plan.notes == (
         "cluster domain: cluster.local",
-        "record sources: file",
+        "record sources: file, kubernetes",
         "forwards to: 192.0.2.1:53",
     )
 
 
-def test_without_a_records_file_no_source_runs(node_dir) -> None:
-    config = config_of(node_dir, dnsNameservers=["192.0.2.1:53"])
+def test_without_a_records_file_or_a_master_kubeconfig_no_source_runs(node_dir) -> None:
+    config = config_of(node_dir, masterKubeConfig="", dnsNameservers=["192.0.2.1:53"])
     plan = NodeDns().plan(context_of(config))
     assert plan.notes[1] == "record sources: none (cluster names are NXDOMAIN)"
 
 
 def test_naming_an_unknown_record_source_fails_the_plan(node_dir) -> None:
-    config = config_of(node_dir, **{SECTION: {"recordSources": ["kubernetes"]}})
-    with pytest.raises(RuntimeFailure, match=r"names 'kubernetes', which no plugin provides"):
+    config = config_of(node_dir, **{SECTION: {"recordSources": ["etcd"]}})
+    with pytest.raises(RuntimeFailure, match=r"names 'etcd', which no plugin provides"):
         NodeDns().plan(context_of(config))
 
 
@@ -193,18 +193,21 @@ def test_record_sources_come_through_the_hook_facade(node_dir) -> None:
     from nodehost.manager import LoadOptions, PluginHost
 
     hooks = PluginHost().load(LoadOptions(entry_points=False)).hooks
-    provided = hooks.dns_record_sources()
-    assert [(item.record.name, item.plugin) for item in provided] == [("file", "dns")]
+    provided = hooks.records("nodehost_dns_record_sources")
+    assert [(item.record.name, item.plugin) for item in provided] == [
+        ("file", "dns"),
+        ("kubernetes", "dns"),
+    ]
     write_records(node_dir / "records.yaml", RECORDS)
     config = config_of(node_dir, **{SECTION: {"recordsFile": "records.yaml"}})
     plan = NodeDns().plan(context_of(config, hooks))
-    assert plan.notes[1] == "record sources: file"
+    assert plan.notes[1] == "record sources: file, kubernetes"
 
 
 def test_a_source_name_provided_twice_is_an_error_naming_both(node_dir) -> None:
     from nodehost import hookimpl
     from nodehost.manager import LoadOptions, PluginHost
-    from nodehost.records import DnsRecordSourceRecord
+    from nodehost.plugins.dns.hookspecs import DnsRecordSourceRecord
 
     class Twin:
         @hookimpl

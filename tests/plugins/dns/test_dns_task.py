@@ -86,7 +86,7 @@ def _plan_task(tmp_path: Path, port: int):
         "masterKubeConfig": "node.kubeconfig",
         "dnsBindAddress": f"127.0.0.1:{port}",
         "dnsNameservers": [f"127.0.0.1:{free_udp_port()}"],
-        SECTION: {"recordsFile": str(records)},
+        SECTION: {"recordsFile": str(records), "recordSources": ["file"]},
     }
     config, _ = node_config_from_mapping(raw, base_dir=str(tmp_path), known_sections=[SECTION])
     (record,) = nodehost_components()

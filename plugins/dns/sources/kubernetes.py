@@ -1,0 +1,443 @@
+"""The ``kubernetes`` record source: Services and EndpointSlices from the cluster's API server.
+
+Active when the node config names a master kubeconfig (``masterKubeConfig``),
+as Origin's node DNS used the node's own API connection.  It reads Services
+(``core/v1``) and EndpointSlices (``discovery.k8s.io/v1``) in every namespace
+through :mod:`nodehost.cluster.client` (imported, with lightkube, only when the
+source runs) and keeps the DNS records in step:
+
+* per resource: list (in pages, so a large cluster does not hold the event
+  loop), then watch from the list's ``resourceVersion``;
+* a watch request asks the server to end it after :data:`WATCH_SECONDS`; the
+  next one resumes from the last version seen (as client-go's reflector does);
+* a watch that fails -- dropped connection, ``410 Gone``, an error event --
+  means a resync: list again and write only the differences;
+* each watch event is one upsert or delete of one service or of one service's
+  endpoints, so the DNS cache drops exactly the answers that depend on it;
+* ``sink.synced()`` once both first lists are written (the DNS component is
+  not ready before that).
+
+EndpointSlices become the DNS model's :class:`Endpoints`: the slices that
+carry the label ``kubernetes.io/service-name: <svc>`` make up the endpoints
+of service ``<svc>`` (one subset per slice, slices in name order), with the
+ready endpoints only (``conditions.ready`` missing counts as ready, as the API
+defines), their hostnames and the slice's named ports.  FQDN slices carry no
+IPs and are skipped, as CoreDNS does.
+
+Failures never end the source: an unreachable API server is retried with
+backoff (the first failure of a streak and the recovery are logged) while the
+records already written keep being served; 401 or 403, an untrusted server
+certificate or an unusable kubeconfig are logged once, naming the kubeconfig,
+and retried every :data:`REFUSED_RETRY` seconds (credentials get rotated).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from nodehost.plugins.dns.records import (
+    EXTERNAL_NAME,
+    EndpointAddress,
+    Endpoints,
+    EndpointSubset,
+    Service,
+    ServicePort,
+)
+from nodehost.plugins.dns.sources import RecordSink, SourceContext
+
+NAME = "kubernetes"
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+WATCH_SECONDS = 300
+WATCH_GRACE = 30.0
+LIST_PAGE = 500
+REFUSED_RETRY = 30.0
+HEALTHY_WATCH = 10.0  # a watch that lasted this long resets the backoff
+
+Key = tuple[str, str]
+
+
+def source_factory(context: SourceContext) -> KubernetesSource | None:
+    """The ``kubernetes`` source when the node config has ``masterKubeConfig``."""
+    path = context.config.master_kube_config
+    return KubernetesSource(path) if path else None
+
+
+# --- translation: API objects (JSON mappings) to the DNS model -------------------------------
+
+
+def service_from_api(obj: Mapping[str, Any]) -> Service:
+    """The DNS view of a ``v1`` Service object."""
+    metadata, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    kind = spec.get("type") or "ClusterIP"
+    return Service(
+        namespace=metadata.get("namespace") or "default",
+        name=metadata["name"],
+        cluster_ip=spec.get("clusterIP") or "",
+        type=kind,
+        external_name=(spec.get("externalName") or "").rstrip(".").lower()
+        if kind == EXTERNAL_NAME
+        else "",
+        ports=tuple(_service_port(port) for port in spec.get("ports") or ()),
+    )
+
+
+def _service_port(port: Mapping[str, Any]) -> ServicePort:
+    target = port.get("targetPort")
+    return ServicePort(
+        name=port.get("name") or "",
+        port=int(port.get("port") or 0),
+        protocol=port.get("protocol") or "TCP",
+        target_port=target if isinstance(target, int) else 0,  # a named target port: unknown
+    )
+
+
+@dataclass(frozen=True)
+class Slice:
+    """The DNS view of one ``discovery.k8s.io/v1`` EndpointSlice."""
+
+    namespace: str
+    name: str
+    service: str  # the service it belongs to; "" when the label is missing
+    subset: EndpointSubset
+
+    @property
+    def key(self) -> Key:
+        return (self.namespace, self.name)
+
+    @property
+    def service_key(self) -> Key:
+        return (self.namespace, self.service)
+
+
+def slice_from_api(obj: Mapping[str, Any]) -> Slice:
+    """The DNS view of an EndpointSlice object: its ready addresses and its named ports."""
+    metadata = obj.get("metadata") or {}
+    labels = metadata.get("labels") or {}
+    addresses: list[EndpointAddress] = []
+    if obj.get("addressType") in ("IPv4", "IPv6"):
+        for endpoint in obj.get("endpoints") or ():
+            if (endpoint.get("conditions") or {}).get("ready") is False:
+                continue
+            hostname = endpoint.get("hostname") or ""
+            addresses += [EndpointAddress(ip, hostname) for ip in endpoint.get("addresses") or ()]
+    ports = tuple(
+        ServicePort(
+            name=port.get("name") or "",
+            port=int(port.get("port") or 0),
+            protocol=port.get("protocol") or "TCP",
+        )
+        for port in obj.get("ports") or ()
+    )
+    return Slice(
+        namespace=metadata.get("namespace") or "default",
+        name=metadata["name"],
+        service=labels.get(SERVICE_NAME_LABEL) or "",
+        subset=EndpointSubset(tuple(addresses), ports),
+    )
+
+
+def endpoints_of(key: Key, slices: Iterable[Slice]) -> Endpoints:
+    """The endpoints of service ``key`` from its slices (those without ready addresses add
+    nothing)."""
+    ordered = sorted(slices, key=lambda item: item.name)
+    subsets = tuple(item.subset for item in ordered if item.subset.addresses)
+    return Endpoints(namespace=key[0], name=key[1], subsets=subsets)
+
+
+# --- the mirror: what this source has written, so a resync writes only differences ------------
+
+
+@dataclass
+class Mirror:
+    """The cluster state as this source last saw it, written to ``sink`` change by change."""
+
+    sink: RecordSink
+    services: dict[Key, Service] = field(default_factory=dict)
+    slices: dict[Key, Slice] = field(default_factory=dict)
+
+    def replace_services(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """A full list of Services: add and change what differs, delete what is gone."""
+        listed = {service.key: service for service in map(service_from_api, objects)}
+        for key in self.services.keys() - listed.keys():
+            self.delete_service(key)
+        for service in listed.values():
+            self.put_service(service)
+
+    def apply_service(self, event: str, obj: Mapping[str, Any]) -> None:
+        service = service_from_api(obj)
+        if event == "DELETED":
+            self.delete_service(service.key)
+        else:
+            self.put_service(service)
+
+    def put_service(self, service: Service) -> None:
+        if self.services.get(service.key) != service:
+            self.services[service.key] = service
+            self.sink.upsert_service(service)
+
+    def delete_service(self, key: Key) -> None:
+        if self.services.pop(key, None) is not None:
+            self.sink.delete_service(*key)
+
+    def replace_slices(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """A full list of EndpointSlices: rewrite the endpoints of every service that changed."""
+        listed = {item.key: item for item in map(slice_from_api, objects)}
+        touched = {item.service_key for item in self.slices.values()}
+        touched |= {item.service_key for item in listed.values()}
+        before = {key: self._endpoints(key) for key in touched}
+        self.slices = listed
+        for key in touched:
+            self._write_endpoints(key, before[key])
+
+    def apply_slice(self, event: str, obj: Mapping[str, Any]) -> None:
+        new = slice_from_api(obj)
+        old = self.slices.get(new.key)
+        touched = {new.service_key} | ({old.service_key} if old is not None else set())
+        before = {key: self._endpoints(key) for key in touched}
+        if event == "DELETED":
+            self.slices.pop(new.key, None)
+        else:
+            self.slices[new.key] = new
+        for key in touched:
+            self._write_endpoints(key, before[key])
+
+    def _endpoints(self, key: Key) -> Endpoints | None:
+        """The endpoints of service ``key``: None while no slice names it."""
+        if not key[1]:
+            return None
+        mine = [item for item in self.slices.values() if item.service_key == key]
+        return endpoints_of(key, mine) if mine else None
+
+    def _write_endpoints(self, key: Key, before: Endpoints | None) -> None:
+        after = self._endpoints(key)
+        if after == before:
+            return
+        if after is None:
+            self.sink.delete_endpoints(*key)
+        else:
+            self.sink.upsert_endpoints(after)
+
+
+# --- running ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """One followed resource: its lightkube class name and how the mirror takes it."""
+
+    label: str  # for logs: "services", "endpointslices"
+    module: str
+    resource: str
+    replace: Callable[[Mirror, Iterable[Mapping[str, Any]]], None]
+    apply: Callable[[Mirror, str, Mapping[str, Any]], None]
+
+    def lightkube_class(self) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(self.module), self.resource)
+
+
+KINDS = (
+    _Kind("services", "lightkube.resources.core_v1", "Service",
+          Mirror.replace_services, Mirror.apply_service),
+    _Kind("endpointslices", "lightkube.resources.discovery_v1", "EndpointSlice",
+          Mirror.replace_slices, Mirror.apply_slice),
+)  # fmt: skip
+
+
+class _WatchFailed(Exception):
+    """A watch ended in a way that calls for a resync; ``gone`` for 410 (no delay)."""
+
+    def __init__(self, reason: str, gone: bool = False, refused: bool = False) -> None:
+        super().__init__(reason)
+        self.gone = gone
+        self.refused = refused
+
+
+class KubernetesSource:
+    """Follows the API server named by ``kubeconfig``; see the module docstring."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        kubeconfig: str,
+        *,
+        log: Any = None,
+        watch_seconds: int = WATCH_SECONDS,
+        refused_retry: float = REFUSED_RETRY,
+    ) -> None:
+        self.kubeconfig = kubeconfig
+        self.log = log
+        self.watch_seconds = watch_seconds
+        self.refused_retry = refused_retry
+        self._trouble: str | None = None
+
+    async def run(self, sink: RecordSink) -> None:
+        """Connect, list and watch both resources; ``sink.synced()`` after both first lists."""
+        client = await self._connect()
+        mirror = Mirror(sink)
+        listed = [asyncio.Event() for _ in KINDS]
+        followers = [
+            asyncio.ensure_future(self._follow(client, kind, mirror, done))
+            for kind, done in zip(KINDS, listed, strict=True)
+        ]
+        waiting = asyncio.ensure_future(asyncio.gather(*(event.wait() for event in listed)))
+        try:
+            await asyncio.wait([waiting, *followers], return_when=asyncio.FIRST_COMPLETED)
+            if waiting.done():
+                sink.synced()
+                self._log(
+                    "info",
+                    "DNS records listed from the API server",
+                    services=len(mirror.services),
+                    endpointslices=len(mirror.slices),
+                )
+            await asyncio.gather(*followers)
+        finally:
+            waiting.cancel()
+            for task in followers:
+                task.cancel()
+            await asyncio.gather(*followers, return_exceptions=True)
+            await client.close()
+
+    # connecting ----------------------------------------------------------------------------
+
+    async def _connect(self) -> Any:
+        """A ClusterClient for the kubeconfig; retried (one log line) until it loads."""
+        from nodehost.cluster.client import ClusterClient, ClusterError
+
+        while True:
+            try:
+                return await asyncio.to_thread(
+                    ClusterClient, self.kubeconfig, on_retry=self._on_retry
+                )
+            except ClusterError as error:
+                self._refused(str(error))
+            await asyncio.sleep(self.refused_retry)
+
+    # one resource: list, watch, resync -------------------------------------------------------
+
+    async def _follow(
+        self, client: Any, kind: _Kind, mirror: Mirror, listed: asyncio.Event
+    ) -> None:
+        """List then watch ``kind`` forever; any watch failure is a resync."""
+        failures = 0
+        while True:
+            version = await self._list(client, kind, mirror)
+            listed.set()
+            started = time.monotonic()
+            try:
+                await self._watch(client, kind, mirror, version)
+            except _WatchFailed as failure:
+                healthy = time.monotonic() - started > HEALTHY_WATCH
+                failures = 1 if healthy else failures + 1
+                if failure.refused:
+                    self._refused(str(failure))
+                    await asyncio.sleep(self.refused_retry)
+                    continue
+                reason = str(failure)
+                self._log("info", "API watch ended; resyncing", resource=kind.label, reason=reason)
+                if not failure.gone:
+                    await asyncio.sleep(client.backoff.delay(failures - 1))
+
+    async def _list(self, client: Any, kind: _Kind, mirror: Mirror) -> str:
+        """List every object of ``kind`` (retrying) into the mirror; the list's version."""
+        from nodehost.cluster.client import ClusterError
+
+        resource = kind.lightkube_class()
+
+        async def read() -> tuple[list[dict[str, Any]], str]:
+            pages = _lightkube(client).list(resource, namespace="*", chunk_size=LIST_PAGE)
+            items = []
+            async for item in pages:
+                items.append(item.to_dict())
+            return items, pages.resourceVersion
+
+        while True:
+            try:
+                items, version = await client.call(f"list {kind.label}", read)
+                break
+            except ClusterError as error:  # refused (401, 403, 404) or an untrusted certificate
+                self._refused(str(error))
+                await asyncio.sleep(self.refused_retry)
+        kind.replace(mirror, items)
+        self._recovered()
+        return version
+
+    async def _watch(self, client: Any, kind: _Kind, mirror: Mirror, version: str) -> None:
+        """Apply the events of ``kind`` after ``version``; raises :class:`_WatchFailed`."""
+        import httpx2
+        from lightkube import ApiError
+
+        resource = kind.lightkube_class()
+        while True:  # one round per server-side timeout; each resumes from the last version
+            stream = _lightkube(client).watch(
+                resource, namespace="*", resource_version=version,
+                server_timeout=self.watch_seconds,
+            )  # fmt: skip
+            try:
+                async with asyncio.timeout(self.watch_seconds + WATCH_GRACE):
+                    async for event, obj in stream:
+                        version = obj.metadata.resourceVersion or version
+                        if event in ("ADDED", "MODIFIED", "DELETED"):
+                            kind.apply(mirror, event, obj.to_dict())
+            except TimeoutError:
+                continue
+            except ApiError as error:  # an error answer, or an ERROR event in the stream
+                code = error.status.code or error.response.status_code
+                reason = f"{code} {error.status.reason}: {error.status.message or error}"
+                raise _WatchFailed(reason, gone=code == 410, refused=code in (401, 403)) from None
+            except httpx2.HTTPStatusError as error:
+                code = error.response.status_code
+                reason = f"HTTP {code}"
+                raise _WatchFailed(reason, gone=code == 410, refused=code in (401, 403)) from None
+            except httpx2.HTTPError as error:
+                raise _WatchFailed(f"{type(error).__name__}: {error}") from None
+            finally:
+                await stream.aclose()
+
+    # logging ---------------------------------------------------------------------------------
+
+    def _on_retry(self, message: str) -> None:
+        """ClusterClient's retry notice: log the first of a streak of failures."""
+        if self._trouble != "unreachable":
+            self._trouble = "unreachable"
+            event = "API server not answering; serving the records it has and retrying"
+            self._log("warning", event, detail=message)
+
+    def _refused(self, message: str) -> None:
+        """A failure retrying cannot fix soon: one error line naming the kubeconfig."""
+        if self._trouble != "refused":
+            self._trouble = "refused"
+            self._log(
+                "error",
+                f"DNS record source cannot read the API with kubeconfig {self.kubeconfig}: "
+                f"{message}; retrying every {self.refused_retry:g}s",
+            )
+
+    def _recovered(self) -> None:
+        if self._trouble is not None:
+            self._trouble = None
+            self._log("info", "API server reachable again")
+
+    def _log(self, level: str, event: str, **fields: Any) -> None:
+        if self.log is None:
+            from nodehost.log import get_logger
+
+            self.log = get_logger("nodehost", component="dns", source=NAME)
+        getattr(self.log, level)(event, **fields)
+
+
+def _lightkube(client: Any) -> Any:
+    """The lightkube ``AsyncClient`` of a :class:`~nodehost.cluster.client.ClusterClient`.
+
+    ClusterClient offers get/create of a few kinds, not list/watch across
+    namespaces; its kubeconfig loading, retry classification and backoff are
+    used, and list/watch go to the lightkube client it wraps.
+    """
+    return client.lightkube

@@ -1,0 +1,341 @@
+"""The ``kubernetes`` record source: API objects to DNS records, and a real server following a
+real (test) API server through list, watch, dropped connections and refused credentials."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dnskube import (
+    ApiWriter,
+    PendingServer,
+    converge,
+    refused_kubeconfig,
+    service_body,
+    slice_body,
+)
+from dnsrun import answer_set, fqdn, rcode
+
+from nodehost.config import node_config_from_mapping
+from nodehost.plugins.dns.records import (
+    ClusterRecords,
+    EndpointAddress,
+    EndpointSubset,
+    Service,
+    ServicePort,
+)
+from nodehost.plugins.dns.settings import SECTION, DnsSettings
+from nodehost.plugins.dns.sources import SourceContext
+from nodehost.plugins.dns.sources.kubernetes import (
+    KubernetesSource,
+    Mirror,
+    service_from_api,
+    slice_from_api,
+    source_factory,
+)
+from nodehost.testing import apiserver
+
+#: The issue's promise: a change made through the API is answered within a second.
+WITHIN = 1.0
+
+READY = {"ready": True}
+PG = [{"name": "pg", "port": 5432, "protocol": "TCP"}]
+
+
+# --- API objects to the DNS model ---------------------------------------------------------------
+
+
+def test_a_service_keeps_its_cluster_ip_type_and_named_ports() -> None:
+    body = service_body(
+        "web", "default", "172.30.0.10",
+        ports=[{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080},
+               {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": "dns"}],
+    )  # fmt: skip
+    assert service_from_api(body) == Service(
+        "default",
+        "web",
+        "172.30.0.10",
+        ports=(ServicePort("http", 80, "TCP", 8080), ServicePort("dns", 53, "UDP", 0)),
+    )
+
+
+def test_an_external_name_service_becomes_its_lower_case_target() -> None:
+    body = service_body(
+        "search", "default", "", type="ExternalName", externalName="WWW.Example.COM."
+    )
+    service = service_from_api(body)
+    assert (service.type, service.external_name, service.cluster_ip) == (
+        "ExternalName",
+        "www.example.com",
+        "",
+    )
+
+
+def test_a_slice_keeps_ready_endpoints_with_hostnames_and_its_ports() -> None:
+    endpoints = [
+        {"addresses": ["10.128.0.5"], "hostname": "db-0", "conditions": READY},
+        {"addresses": ["10.128.0.6"], "conditions": {"ready": False}},
+        {"addresses": ["10.128.0.7"]},  # no ready condition: ready, as the API defines
+    ]
+    item = slice_from_api(slice_body("db-x1", "prod", "db", endpoints, PG))
+    assert (item.service_key, item.subset) == (
+        ("prod", "db"),
+        EndpointSubset(
+            (EndpointAddress("10.128.0.5", "db-0"), EndpointAddress("10.128.0.7")),
+            (ServicePort("pg", 5432, "TCP"),),
+        ),
+    )
+
+
+def test_an_fqdn_slice_has_no_addresses() -> None:
+    body = {**slice_body("ext", "prod", "db", [{"addresses": ["db.example.com"]}], PG)}
+    body["addressType"] = "FQDN"
+    assert slice_from_api(body).subset.addresses == ()
+
+
+# --- the mirror: minimal writes ------------------------------------------------------------------
+
+
+@pytest.fixture
+def store() -> ClusterRecords:
+    return ClusterRecords()
+
+
+def touched_by(store: ClusterRecords) -> list[set[tuple[str, ...]]]:
+    """Every set of dependency keys the store announces from now on."""
+    seen: list[set[tuple[str, ...]]] = []
+    store.listen(seen.append)
+    return seen
+
+
+def test_the_slices_of_one_service_make_its_endpoints(store) -> None:
+    mirror = Mirror(store.sink("kubernetes"))
+    mirror.replace_slices([
+        slice_body("db-b", "prod", "db", [{"addresses": ["10.0.0.2"], "conditions": READY}], PG),
+        slice_body("db-a", "prod", "db", [{"addresses": ["10.0.0.1"], "conditions": READY}], PG),
+        slice_body("web-a", "prod", "web", [{"addresses": ["10.0.0.9"]}], []),
+    ])  # fmt: skip
+    endpoints = store.endpoints[("prod", "db")]
+    assert [a.ip for s in endpoints.subsets for a in s.addresses] == ["10.0.0.1", "10.0.0.2"]
+    assert set(store.endpoints) == {("prod", "db"), ("prod", "web")}
+
+
+def test_a_watch_event_touches_only_its_own_service(store) -> None:
+    mirror = Mirror(store.sink("kubernetes"))
+    mirror.replace_services(
+        [service_body("a", "ns", "172.30.0.1"), service_body("b", "ns", "172.30.0.2")]
+    )
+    seen = touched_by(store)
+    mirror.apply_service("MODIFIED", service_body("a", "ns", "172.30.0.1"))  # no change
+    mirror.apply_service("MODIFIED", service_body("b", "ns", "172.30.0.3"))
+    mirror.apply_slice("ADDED", slice_body("b-1", "ns", "b", [{"addresses": ["10.0.0.1"]}], []))
+    mirror.apply_service("DELETED", service_body("b", "ns", "172.30.0.3"))
+    assert [{key for key in deps if key[0] == "svc"} for deps in seen] == [{("svc", "ns", "b")}] * 3
+    assert set(store.services) == {("ns", "a")}
+
+
+def test_a_resync_writes_only_the_differences(store) -> None:
+    mirror = Mirror(store.sink("kubernetes"))
+    services = [service_body("a", "ns", "172.30.0.1"), service_body("b", "ns", "172.30.0.2")]
+    slices = [slice_body("a-1", "ns", "a", [{"addresses": ["10.0.0.1"]}], [])]
+    mirror.replace_services(services)
+    mirror.replace_slices(slices)
+    seen = touched_by(store)
+    mirror.replace_services(services)
+    mirror.replace_slices(slices)
+    assert seen == []
+    mirror.replace_services(services[:1])
+    mirror.replace_slices([])
+    assert [{key for key in deps if key[0] == "svc"} for deps in seen] == [
+        {("svc", "ns", "b")},
+        {("svc", "ns", "a")},
+    ]
+    assert set(store.services) == {("ns", "a")} and store.endpoints == {}
+
+
+def test_moving_a_slice_to_another_service_rewrites_both(store) -> None:
+    mirror = Mirror(store.sink("kubernetes"))
+    mirror.apply_slice("ADDED", slice_body("s", "ns", "a", [{"addresses": ["10.0.0.1"]}], []))
+    mirror.apply_slice("MODIFIED", slice_body("s", "ns", "b", [{"addresses": ["10.0.0.1"]}], []))
+    assert set(store.endpoints) == {("ns", "b")}
+
+
+# --- when the source is active ----------------------------------------------------------------------
+
+
+def source_context(tmp_path: Path, **changes: Any) -> SourceContext:
+    raw = {
+        "nodeName": "node1",
+        "nodeIP": "10.0.0.2",
+        "servingInfo": {"bindAddress": "10.0.0.2:10250"},
+        "dnsBindAddress": "127.0.0.1:53",
+        **changes,
+    }
+    config, _ = node_config_from_mapping(raw, base_dir=str(tmp_path), known_sections=[SECTION])
+    return SourceContext(config, DnsSettings(bind_host="127.0.0.1", bind_port=53))
+
+
+def test_the_source_follows_the_master_kubeconfig(tmp_path) -> None:
+    source = source_factory(source_context(tmp_path, masterKubeConfig="node.kubeconfig"))
+    assert isinstance(source, KubernetesSource)
+    assert source.kubeconfig == str(tmp_path / "node.kubeconfig")
+
+
+def test_without_a_master_kubeconfig_the_source_is_inactive(tmp_path) -> None:
+    assert source_factory(source_context(tmp_path, masterKubeConfig="")) is None
+
+
+# --- against the test API server -------------------------------------------------------------------
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[apiserver.TestApiServer]:
+    server = apiserver.TestApiServer(tmp_path / "api")
+    server.come_up()
+    yield server
+    server.go_down()
+
+
+@pytest.fixture
+def writer(api: apiserver.TestApiServer) -> Iterator[ApiWriter]:
+    client = ApiWriter(api.admin_kubeconfig)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def dns_server(start_server, api: apiserver.TestApiServer) -> Any:
+    """The standalone DNS server following ``api`` with the admin kubeconfig."""
+    return start_server(None, "--kubeconfig", str(api.admin_kubeconfig))
+
+
+def a_records(response: Any) -> set[str]:
+    return {value for _, kind, value in answer_set(response) if kind == "A"}
+
+
+def test_a_service_is_answered_changed_and_gone_within_a_second(dns_server, writer) -> None:
+    name = fqdn("web.default.svc")
+    body = service_body("web", "default", "172.30.0.10")
+    writer.create(body)
+    took, response = converge(dns_server, name, "A", lambda r: a_records(r) == {"172.30.0.10"})
+    assert a_records(response) == {"172.30.0.10"}
+    assert took < WITHIN
+
+    writer.replace(service_body("web", "default", "172.30.0.99"))
+    took, response = converge(dns_server, name, "A", lambda r: a_records(r) == {"172.30.0.99"})
+    assert a_records(response) == {"172.30.0.99"}
+    assert took < WITHIN
+
+    writer.delete(body)
+    took, response = converge(dns_server, name, "A", lambda r: rcode(r) == "NXDOMAIN")
+    assert rcode(response) == "NXDOMAIN"
+    assert took < WITHIN
+
+
+def test_endpoint_slices_answer_headless_names_and_srv(dns_server, writer) -> None:
+    writer.create(service_body("db", "prod", "None", ports=PG))
+    first = [{"addresses": ["10.128.0.5"], "hostname": "db-0", "conditions": READY},
+             {"addresses": ["10.128.0.6"], "conditions": {"ready": False}}]  # fmt: skip
+    writer.create(slice_body("db-a", "prod", "db", first, PG))
+    name = fqdn("db.prod.svc")
+    took, response = converge(dns_server, name, "A", lambda r: a_records(r) == {"10.128.0.5"})
+    assert a_records(response) == {"10.128.0.5"}
+
+    writer.create(slice_body("db-b", "prod", "db", [{"addresses": ["10.128.0.7"]}], PG))
+    both = {"10.128.0.5", "10.128.0.7"}
+    took, response = converge(dns_server, name, "A", lambda r: a_records(r) == both)
+    assert a_records(response) == both and took < WITHIN
+    _, response = converge(dns_server, fqdn("_pg._tcp.db.prod.svc"), "SRV", lambda r: True)
+    targets = {value.split()[-1] for _, kind, value in answer_set(response) if kind == "SRV"}
+    assert fqdn("db-0.db.prod.svc") in targets and len(targets) == 2
+
+
+def test_after_the_api_server_restarts_the_records_resync(api, dns_server, writer) -> None:
+    writer.create(service_body("old", "default", "172.30.0.1"))
+    converge(dns_server, fqdn("old.default.svc"), "A", a_records)
+    api.go_down()  # every watch connection is cut
+    api.store.delete("services", "default", "old")  # changes the watches cannot see
+    api.store.put("services", service_body("new", "default", "172.30.0.2"))
+    _, response = converge(dns_server, fqdn("old.default.svc"), "A", a_records, timeout=0.5)
+    assert a_records(response) == {"172.30.0.1"}  # the records it has are still served
+    api.come_up()
+    _, response = converge(dns_server, fqdn("new.default.svc"), "A", a_records)
+    assert a_records(response) == {"172.30.0.2"}
+    _, response = converge(dns_server, fqdn("old.default.svc"), "A", lambda r: not a_records(r))
+    assert rcode(response) == "NXDOMAIN"
+
+
+def test_a_dropped_watch_still_converges(api, dns_server, writer) -> None:
+    api.drop_watches()
+    api.store.put("services", service_body("late", "default", "172.30.0.3"))
+    _, response = converge(dns_server, fqdn("late.default.svc"), "A", a_records, timeout=3)
+    assert a_records(response) == {"172.30.0.3"}
+
+
+def test_the_server_is_not_ready_before_the_api_server_answers(tmp_path) -> None:
+    api = apiserver.TestApiServer(tmp_path / "api")  # not listening yet
+    server = PendingServer("--bind", "127.0.0.1:0", "--kubeconfig", str(api.admin_kubeconfig))
+    try:
+        assert server.ready_line(timeout=3) is None
+        api.come_up()
+        line = server.ready_line(timeout=15)
+        assert line is not None and line.startswith("ready ")
+    finally:
+        log = server.stop()
+        api.go_down()
+    events = [json.loads(line)["event"] for line in log.splitlines() if line.startswith("{")]
+    assert "API server not answering; serving the records it has and retrying" in events
+    assert "API server reachable again" in events
+
+
+@pytest.mark.parametrize("how", ["401", "403"])
+def test_refused_credentials_are_one_log_line_naming_the_kubeconfig(api, tmp_path, how) -> None:
+    kubeconfig = refused_kubeconfig(api, tmp_path / "refused.kubeconfig", how)
+    server = PendingServer("--bind", "127.0.0.1:0", "--kubeconfig", str(kubeconfig))
+    try:
+        assert server.ready_line(timeout=3) is None
+    finally:
+        log = server.stop()
+    errors = [json.loads(line) for line in log.splitlines() if '"level": "error"' in line]
+    assert len(errors) == 1, log
+    assert str(kubeconfig) in errors[0]["event"] and f"({how} " in errors[0]["event"]
+
+
+def test_a_watch_answered_410_gone_is_followed_by_a_fresh_list(api) -> None:
+    """In process: watches of one second, so the next one (answered 410) comes soon."""
+    import asyncio
+
+    store = ClusterRecords()
+    source = KubernetesSource(str(api.admin_kubeconfig), watch_seconds=1)
+
+    def lists() -> int:
+        return sum(1 for method, path, _ in api.requests if _is_list(method, path, "services"))
+
+    async def scenario() -> int:
+        sink = store.sink("kubernetes")
+        synced = asyncio.Event()
+        sink.on_synced = synced.set
+        running = asyncio.ensure_future(source.run(sink))
+        try:
+            await asyncio.wait_for(synced.wait(), 10)
+            before = lists()
+            api.fail_next(1, 410, path_prefix="/api/v1/services")
+            api.store.put("services", service_body("after", "default", "172.30.0.4"))
+            for _ in range(500):
+                if lists() > before and ("default", "after") in store.services:
+                    break
+                await asyncio.sleep(0.01)
+            return lists() - before
+        finally:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+
+    assert asyncio.run(scenario()) == 1
+    assert store.services[("default", "after")].cluster_ip == "172.30.0.4"
+
+
+def _is_list(method: str, path: str, plural: str) -> bool:
+    return method == "GET" and path.split("?")[0].endswith(f"/{plural}") and "watch=" not in path
