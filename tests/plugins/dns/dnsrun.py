@@ -203,13 +203,18 @@ class Dnsmasq:
 
 
 def free_udp_port(host: str = "127.0.0.1") -> int:
-    """A port free for both UDP and TCP a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-        udp.bind((host, 0))
-        port = udp.getsockname()[1]
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
-            tcp.bind((host, port))
-        return port
+    """A port free for both UDP and TCP a moment ago (tries again when only UDP is free)."""
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.bind((host, 0))
+            port = udp.getsockname()[1]
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
+                try:
+                    tcp.bind((host, port))
+                except OSError:
+                    continue
+            return port
+    raise OSError(f"no port on {host} is free for both UDP and TCP")
 
 
 class ScriptedUpstream:
