@@ -18,7 +18,7 @@ Minimal component::
 from __future__ import annotations
 
 import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -129,6 +129,17 @@ class ProcessSpec:
     ``argv[0]`` is resolved on ``PATH`` at plan time; a missing binary is an
     error before anything starts.  ``stop_signal`` is sent first, then after
     ``stop_grace`` seconds SIGKILL to the whole process group.
+
+    ``reload_files`` are files the process reads at start and does not watch
+    (certificates, keys, kubeconfigs).  When a task reports that one of them
+    changed (:meth:`TaskContext.files_changed`; paths compare as absolute
+    paths with symlinks resolved, on either side), the host sends
+    ``reload_signal`` to the process group, or, when it is ``None``, restarts
+    the process: the stop protocol above, then a new start.  Such a restart
+    is not a failure (no backoff, no step towards the crash-loop limit); the
+    component is not ready until its probe passes again, components that
+    start after it keep running, and the lifecycle hooks are called as for
+    any start (``component_started``, ``component_ready``).
     """
 
     argv: tuple[str, ...]
@@ -138,6 +149,8 @@ class ProcessSpec:
     stop_signal: int = signal.SIGTERM
     stop_grace: float = 10.0
     exec_allowed: bool = False
+    reload_files: tuple[str, ...] = ()
+    reload_signal: int | None = None
 
     def describe(self) -> str:
         return " ".join(self.argv)
@@ -160,13 +173,20 @@ class TaskContext(Protocol):
         """Publish details for ``/status`` and ``/metrics`` (e.g. ``{"certificates": [...]}``)
         and the problems that make the component not ready (empty: healthy)."""
 
+    def files_changed(self, paths: Iterable[str]) -> None:
+        """Say that ``paths`` were replaced: every running process that lists one of them
+        in its :attr:`ProcessSpec.reload_files` is signalled or restarted (see there).
+        Returns at once; the restarts happen in the background."""
+
 
 @dataclass(frozen=True)
 class TaskSpec:
     """A coroutine run in the host's event loop until it returns or is cancelled.
 
-    Returning or raising counts as an exit (restart policy applies); stopping
-    the component cancels it and waits ``stop_grace`` seconds.
+    Returning or raising counts as an exit (restart policy applies; an
+    exception's ``Type: message`` is the exit's description, in ``/status``
+    and in the node's failure message); stopping the component cancels it
+    and waits ``stop_grace`` seconds.
     """
 
     run: Callable[[TaskContext], Awaitable[None]]

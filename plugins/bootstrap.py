@@ -75,10 +75,10 @@ class RotationTask:
     async def run(self, context: Any) -> None:
         import asyncio
 
-        from nodehost.cluster.bootstrap import kubeconfig_entries
         from nodehost.cluster.rotation import CertificateRotation, RotationSettings
         from nodehost.config.hostport import split_host_port
         from nodehost.generate import server_cert_hostnames
+        from nodehost.pki.kubeconfig import kubeconfig_entries
 
         user = kubeconfig_entries(Path(self.kubeconfig))[1]
         certificate = user.get("client-certificate")

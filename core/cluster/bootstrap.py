@@ -47,6 +47,7 @@ from nodehost.cluster import (
     SERVING_SIGNER,
 )
 from nodehost.errors import RuntimeFailure, UsageError
+from nodehost.pki.kubeconfig import kubeconfig_entries
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cluster.client import ClusterClient
@@ -220,7 +221,7 @@ async def ensure_client_certificate(
 
 def bootstrap_cluster(path: Path) -> dict[str, Any]:
     """The current cluster of the bootstrap kubeconfig: server, CA PEM, insecure flag."""
-    cluster = kubeconfig_entries(path, required=True)[0]
+    cluster = kubeconfig_entries(path, required="bootstrap kubeconfig")[0]
     server = cluster.get("server") or ""
     if not server:
         raise RuntimeFailure(f"bootstrap kubeconfig {path}: its current context names no server")
@@ -242,37 +243,6 @@ def bootstrap_cluster(path: Path) -> dict[str, Any]:
             ) from None
     insecure = bool(cluster.get("insecure-skip-tls-verify")) and not ca_pem
     return {"server": server, "ca_pem": ca_pem, "insecure": insecure}
-
-
-def kubeconfig_entries(path: Path, required: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(cluster, user) of the current context of kubeconfig ``path`` ({} when absent)."""
-    import yaml
-
-    try:
-        document = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError:
-        if required:
-            raise RuntimeFailure(
-                f"unable to load bootstrap kubeconfig: {path} does not exist"
-            ) from None
-        return {}, {}
-    except (OSError, yaml.YAMLError) as error:
-        if required:
-            raise RuntimeFailure(f"unable to load bootstrap kubeconfig {path}: {error}") from None
-        return {}, {}
-    if not isinstance(document, dict):
-        if required:
-            raise RuntimeFailure(f"unable to load bootstrap kubeconfig {path}: not a kubeconfig")
-        return {}, {}
-
-    def named(key: str, name: Any) -> dict[str, Any]:
-        for entry in document.get(key) or []:
-            if isinstance(entry, dict) and entry.get("name") == name:
-                return entry.get(key[:-1]) or {}
-        return {}
-
-    context = named("contexts", document.get("current-context"))
-    return named("clusters", context.get("cluster")), named("users", context.get("user"))
 
 
 def write_node_kubeconfig(path: Path, cluster: dict[str, Any], certificate: Path) -> None:

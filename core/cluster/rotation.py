@@ -6,7 +6,9 @@ are renewed through new CSRs -- a new key each time, made on the node -- at a
 random point between 70 % and 90 % of their lifetime (drawn once per
 certificate, as the kubelet does), and swapped atomically
 (:func:`nodehost.cluster.certstore.store_pair`).  A serving certificate that
-was never issued (no approver) is asked for again until one is.
+was never issued (no approver) is asked for again until one is.  After each
+swap the task tells the host (``context.files_changed``), which restarts or
+signals the components that read the file (their ``reload_files``).
 
 Every check publishes each certificate's expiry (``/status`` details and
 ``nodehost_certificate_*`` metrics) and, as problems that make the component
@@ -175,6 +177,7 @@ class CertificateRotation:
         context.log.info(
             "certificate rotated", component=context.name, certificate=tracked.name, file=str(path)
         )
+        context.files_changed([str(path)])
         self.on_rotated(tracked.name, path)
 
     async def _request(self, tracked: Tracked) -> Path:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import os
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -105,24 +107,54 @@ def dump_kubeconfig(config: dict[str, Any]) -> bytes:
     return text.encode("utf-8")
 
 
-def read_server(path: str) -> str:
-    """The server URL of ``path``'s current context ("" when it names none).
+def kubeconfig_entries(
+    path: str | Path, required: str = ""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(cluster, user) of the current context of kubeconfig ``path`` ({} when absent).
 
-    Raises ``OSError`` when the file cannot be read and ``ValueError`` when it is
-    not a kubeconfig.
+    With ``required`` (what to call the file, e.g. "bootstrap kubeconfig"), a
+    missing or unreadable file raises ``RuntimeFailure`` instead.
     """
-    with open(path, encoding="utf-8") as stream:
-        document = yaml.safe_load(stream)
+    from nodehost.errors import RuntimeFailure
+
+    try:
+        document = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        if required:
+            raise RuntimeFailure(f"unable to load {required}: {path} does not exist") from None
+        return {}, {}
+    except (OSError, yaml.YAMLError) as error:
+        if required:
+            raise RuntimeFailure(f"unable to load {required} {path}: {error}") from None
+        return {}, {}
     if not isinstance(document, dict):
-        raise ValueError("not a kubeconfig (expected a mapping)")
-    contexts = {c.get("name"): c.get("context") or {} for c in _entries(document, "contexts")}
-    clusters = {c.get("name"): c.get("cluster") or {} for c in _entries(document, "clusters")}
-    context = contexts.get(document.get("current-context")) or {}
-    cluster = clusters.get(context.get("cluster")) or {}
-    server = cluster.get("server") or ""
+        if required:
+            raise RuntimeFailure(f"unable to load {required} {path}: not a kubeconfig")
+        return {}, {}
+
+    def named(key: str, name: Any) -> dict[str, Any]:
+        for entry in document.get(key) or []:
+            if isinstance(entry, dict) and entry.get("name") == name:
+                return entry.get(key[:-1]) or {}
+        return {}
+
+    context = named("contexts", document.get("current-context"))
+    return named("clusters", context.get("cluster")), named("users", context.get("user"))
+
+
+def read_server(path: str) -> str:
+    """The server URL of ``path``'s current context ("" when it names none or is unreadable)."""
+    server = kubeconfig_entries(path)[0].get("server") or ""
     return server if isinstance(server, str) else ""
 
 
-def _entries(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    value = document.get(key) or []
-    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
+#: Entries of a kubeconfig that name files: (0 = cluster, 1 = user, key).
+FILE_KEYS = ((0, "certificate-authority"), (1, "client-certificate"), (1, "client-key"))
+
+
+def referenced_files(path: str) -> list[str]:
+    """The files the current context of kubeconfig ``path`` names, made absolute ([] if none)."""
+    entries = kubeconfig_entries(path)
+    named = [entries[section].get(key) for section, key in FILE_KEYS]
+    folder = os.path.dirname(os.path.abspath(path))
+    return [os.path.join(folder, name) for name in named if isinstance(name, str) and name]

@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any, Protocol, TextIO
 
 from nodehost.errors import EXIT_FAILURE, EXIT_OK, RuntimeFailure
@@ -32,7 +33,7 @@ from nodehost.runtime import pidfiles, proc
 from nodehost.runtime.notify import Notifier
 from nodehost.runtime.process import Launcher, Reaper
 from nodehost.runtime.settings import HostSettings
-from nodehost.runtime.supervisor import ComponentSupervisor
+from nodehost.runtime.supervisor import ComponentSupervisor, path_forms
 
 #: Grace period for ending an earlier run's leftovers (unless a stop grace is set).
 LEFTOVER_GRACE = 10.0
@@ -134,6 +135,18 @@ class Host:
     def component_failed(self, supervisor: ComponentSupervisor) -> None:
         self.failures.append(supervisor.failure_report())
         self.request_stop(f"component {supervisor.name} failed", EXIT_FAILURE)
+
+    def files_changed(self, paths: Iterable[str]) -> None:
+        """Route changed files to every running process that lists one in ``reload_files``."""
+        if self.shutdown.is_set():
+            return
+        changed: set[str] = set()
+        for path in paths:
+            changed |= path_forms(path)
+        for supervisor in self.supervisors.values():
+            reads = supervisor.reads_any(changed)
+            if reads:
+                supervisor.files_changed(reads)
 
     # --- state --------------------------------------------------------------------
 

@@ -14,6 +14,11 @@ model.  Its states (``status()["state"]``):
 ``stopping``, ``stopped``; ``inactive`` (planned with an ``inactive_reason``:
 nothing to do, ready at once).  A plan with files but nothing to run is
 written once its dependencies are ready and is ready when the files are.
+
+A process whose ``reload_files`` changed (:meth:`ComponentSupervisor.files_changed`)
+gets its ``reload_signal``, or is restarted on purpose: stopped with its grace
+period and started again at once -- ``starting`` until its probe passes, with
+no backoff and no step towards the crash-loop limit.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import asyncio
 import os
 import signal
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -58,19 +64,25 @@ class HostServices(Protocol):
     def supervisor(self, name: str) -> ComponentSupervisor: ...
     def changed(self, supervisor: ComponentSupervisor) -> None: ...
     def component_failed(self, supervisor: ComponentSupervisor) -> None: ...
+    def files_changed(self, paths: Iterable[str]) -> None: ...
     def call_hook(self, hook: str, **kwargs: Any) -> None: ...
 
 
-def describe_exit(code: int | None) -> str:
-    """``exit code 1``, ``killed by SIGKILL`` or ``raised an exception``."""
+def describe_exit(code: int | None, cause: str | None = None) -> str:
+    """``exit code 1``, ``killed by SIGKILL``, or for a task that raised its ``cause``
+    (``ValueError: boom``; ``raised an exception`` without one)."""
     if code is None:
-        return "raised an exception"
+        return cause or "raised an exception"
     if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
+        return f"killed by {_signal_name(-code)}"
     return f"exit code {code}"
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 class ComponentSupervisor:
@@ -97,8 +109,9 @@ class ComponentSupervisor:
         self.ready_at: float | None = None
         self.start_latency: float | None = None
         self.backoff_until: float | None = None
-        self.last_exit: tuple[int | None, float] | None = None
+        self.last_exit: tuple[int | None, float, str] | None = None
         self.failure: str | None = None
+        self.restart_wanted = asyncio.Event()
         if self.inactive:
             self.first_ready.set()
 
@@ -144,10 +157,10 @@ class ComponentSupervisor:
         backoff = max(0.0, self.backoff_until - now) if self.state == BACKOFF else None
         last_exit = None
         if self.last_exit is not None:
-            code, when = self.last_exit
+            code, when, description = self.last_exit
             last_exit = {
                 "code": code,
-                "description": describe_exit(code),
+                "description": description,
                 "seconds_ago": round(now - when, 3),
             }
         return {
@@ -217,6 +230,10 @@ class ComponentSupervisor:
             if not self._start_run():
                 return
             code, run_seconds = await self._watch_run()
+            if self.restart_wanted.is_set():
+                self.restart_wanted.clear()
+                self.restarts += 1
+                continue
             verdict = self.tracker.on_exit(run_seconds)
             self.host.call_hook(
                 "component_exited", name=self.name, returncode=code, restarting=verdict.restart
@@ -225,10 +242,10 @@ class ComponentSupervisor:
                 self._fail(
                     f"exited {verdict.consecutive_failures} times in a row, each run shorter "
                     f"than {self.host.settings.restart.stable_period:g}s "
-                    f"(last: {describe_exit(code)}); giving up"
+                    f"(last: {self._last_exit_description()}); giving up"
                 )
                 return
-            self._enter_backoff(code, verdict.delay)
+            self._enter_backoff(verdict.delay)
             await asyncio.sleep(verdict.delay)
             self.restarts += 1
 
@@ -264,7 +281,9 @@ class ComponentSupervisor:
                 self.run = self._spawn(spec)
             else:
                 assert isinstance(spec, TaskSpec)
-                context = HostTaskContext(self.name, self.host.log, self._task_status)
+                context = HostTaskContext(
+                    self.name, self.host.log, self._task_status, self.host.files_changed
+                )
                 self.run = TaskRun(spec, context, self.host.log)
         except OSError as error:
             program = spec.argv[0] if isinstance(spec, ProcessSpec) else self.name
@@ -304,21 +323,28 @@ class ComponentSupervisor:
         self.host.changed(self)
 
     async def _watch_run(self) -> tuple[int | None, float]:
-        """Wait for the run to end on its own; clean up what it left; ``(code, seconds)``."""
+        """Wait for the run to end on its own or for a wanted restart (``restart_wanted``
+        set: the run is stopped here); clean up what it left; ``(code, seconds)``."""
         run = self.run
         assert run is not None and self.started_at is not None
         probing = asyncio.create_task(self._probe_until_ready(run))
+        restart = asyncio.create_task(self.restart_wanted.wait())
         try:
-            code = await asyncio.shield(run.exited)
+            await asyncio.wait({run.exited, restart}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             probing.cancel()
+            restart.cancel()
         run_seconds = time.monotonic() - self.started_at
-        self.last_exit = (code, time.monotonic())
+        if self.restart_wanted.is_set():
+            await self._end_run(run)
+            return run.returncode, run_seconds
+        code = run.exited.result()
+        self.last_exit = (code, time.monotonic(), describe_exit(code, _cause(run)))
         self.host.log.warning(
             "component exited",
             component=self.name,
             pid=run.pid,
-            exit=describe_exit(code),
+            exit=self.last_exit[2],
             run_seconds=round(run_seconds, 3),
         )
         await self._end_run(run)
@@ -342,7 +368,8 @@ class ComponentSupervisor:
                     break
                 self.reason = f"waiting for {probe.describe()} ({detail})"
                 await asyncio.sleep(delay)
-        self._mark_ready()
+        if not self.restart_wanted.is_set():  # else this run is being stopped
+            self._mark_ready()
 
     def _mark_ready(self) -> None:
         assert self.started_at is not None
@@ -357,12 +384,15 @@ class ComponentSupervisor:
         self.host.call_hook("component_ready", name=self.name, seconds=self.start_latency)
         self.host.changed(self)
 
-    def _enter_backoff(self, code: int | None, delay: float) -> None:
+    def _last_exit_description(self) -> str:
+        return self.last_exit[2] if self.last_exit is not None else "not started"
+
+    def _enter_backoff(self, delay: float) -> None:
         self.state = BACKOFF
         self.backoff_until = time.monotonic() + delay
         loop = "crash loop, " if self.tracker.crash_looping else ""
         self.reason = (
-            f"{loop}{describe_exit(code)}, restart {self.restarts + 1} in {delay:.3g}s "
+            f"{loop}{self._last_exit_description()}, restart {self.restarts + 1} in {delay:.3g}s "
             f"({self.tracker.consecutive_failures} quick exit(s) in a row)"
         )
         self.host.log.info(
@@ -371,6 +401,45 @@ class ComponentSupervisor:
             delay=round(delay, 4),
             consecutive_failures=self.tracker.consecutive_failures,
         )
+        self.host.changed(self)
+
+    # --- changed files ------------------------------------------------------------
+
+    def reads_any(self, changed: set[str]) -> list[str]:
+        """The running process's ``reload_files`` among ``changed`` (see :func:`path_forms`)."""
+        spec = self.spec
+        if not isinstance(spec, ProcessSpec) or not isinstance(self.run, ChildProcess):
+            return []
+        return [path for path in spec.reload_files if path_forms(path) & changed]
+
+    def files_changed(self, paths: list[str]) -> None:
+        """Signal or restart the running process because ``paths`` (its reload files) changed.
+
+        Nothing happens unless the process runs (``starting`` or ``ready``):
+        one waiting or in backoff reads the new files when it starts.  Calls
+        during a restart join it.
+        """
+        spec, run = self.spec, self.run
+        if self.state not in (STARTING, READY) or not isinstance(run, ChildProcess):
+            return
+        assert isinstance(spec, ProcessSpec)
+        if not run.running or self.restart_wanted.is_set():
+            return
+        if spec.reload_signal is not None:
+            self.host.log.info(
+                "files changed: signalling",
+                component=self.name,
+                files=paths,
+                signal=_signal_name(spec.reload_signal),
+                pid=run.pid,
+            )
+            run.signal_group(spec.reload_signal)
+            return
+        self.host.log.info("files changed: restarting", component=self.name, files=paths)
+        self.state = STARTING
+        self.ready_at = None
+        self.reason = f"restarting: {', '.join(paths)} changed"
+        self.restart_wanted.set()
         self.host.changed(self)
 
     def _fail(self, message: str) -> None:
@@ -394,6 +463,7 @@ class ComponentSupervisor:
 
     async def stop(self) -> None:
         """Stop supervising and end the run; returns when every descendant is gone."""
+        self.restart_wanted.clear()
         if self.task is not None and not self.task.done():
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
@@ -424,3 +494,13 @@ class ComponentSupervisor:
             self.host.log.info("component stopped", component=self.name)
             self.host.call_hook("component_stopped", name=self.name)
         self.host.changed(self)
+
+
+def path_forms(path: str) -> set[str]:
+    """``path`` absolute as written and with every symlink resolved: two changed-file
+    names match when these sets meet (a link and its target name the same file)."""
+    return {os.path.abspath(path), os.path.realpath(path)}
+
+
+def _cause(run: ChildProcess | TaskRun) -> str | None:
+    return run.failure if isinstance(run, TaskRun) else None

@@ -3,13 +3,14 @@
 A task run looks like a process run to the supervisor: it has an exit
 (``exited``), a readiness report (``reported``) and a stop (cancel, then wait
 the grace period).  A task that returns exits with code 0; one that raises
-exits with code None after its traceback is logged.
+exits with code None and its exception as ``Type: message`` in ``failure``
+(the traceback is logged only at debug verbosity, ``-v 4`` and up).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from nodehost.component import TaskSpec
@@ -18,11 +19,18 @@ from nodehost.component import TaskSpec
 class HostTaskContext:
     """The :class:`~nodehost.component.TaskContext` the host gives a task."""
 
-    def __init__(self, name: str, log: Any, on_status: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        name: str,
+        log: Any,
+        on_status: Callable[[str], None],
+        on_files_changed: Callable[[list[str]], None] | None = None,
+    ) -> None:
         self.name = name
         self.log = log
         self.reported = asyncio.Event()
         self._on_status = on_status
+        self._on_files_changed = on_files_changed
         self.details: dict[str, Any] = {}
         self.problems: tuple[str, ...] = ()
 
@@ -31,6 +39,11 @@ class HostTaskContext:
 
     def status(self, message: str) -> None:
         self._on_status(message)
+
+    def files_changed(self, paths: Iterable[str]) -> None:
+        """Hand ``paths`` to the host, which signals or restarts the processes that read them."""
+        if self._on_files_changed is not None:
+            self._on_files_changed([str(path) for path in paths])
 
     def report(
         self, details: Mapping[str, Any] | None = None, problems: Sequence[str] = ()
@@ -59,6 +72,7 @@ class TaskRun:
         self.context = context
         self.log = log
         self.returncode: int | None = None
+        self.failure: str | None = None
         self.exited: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self.task = asyncio.create_task(self._run(spec), name=f"nodehost-task-{context.name}")
 
@@ -69,13 +83,21 @@ class TaskRun:
         except asyncio.CancelledError:
             code = 0
             raise
-        except Exception:
+        except Exception as error:
             code = None
-            self.log.exception("component task raised", component=self.context.name)
+            self.failure = f"{type(error).__name__}: {error}"
+            self._log_traceback(error)
         finally:
             self.returncode = code
             if not self.exited.done():
                 self.exited.set_result(code)
+
+    def _log_traceback(self, error: Exception) -> None:
+        """The traceback, at debug verbosity only: the exit description names the cause."""
+        from nodehost.log import DEBUG_VERBOSITY, verbosity
+
+        if verbosity() >= DEBUG_VERBOSITY:
+            self.log.debug("component task raised", component=self.context.name, exc_info=error)
 
     @property
     def running(self) -> bool:

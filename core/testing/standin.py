@@ -43,6 +43,9 @@ stand-in among several.  A malformed value is one line on stderr and exit 2.
     new session, so a kill of the stand-in's process group misses it.
 ``GRANDCHILD_PID_FILE=PATH``
     write the grandchild's pid to PATH.
+``SIGNAL_FILE=PATH``
+    on SIGHUP, SIGUSR1 or SIGUSR2, append ``<SIGNAL> <pid>\n`` to PATH and
+    keep running (a reload signal that was received).
 
 API
 ---
@@ -88,6 +91,7 @@ class Behaviour:
     hang_on_stop: float = 0.0
     fork_grandchild: str | None = None  # None, "1" or "setsid"
     grandchild_pid_file: str | None = None
+    signal_file: str | None = None
 
     @classmethod
     def from_environ(cls, program: str, environ: Mapping[str, str] | None = None) -> Behaviour:
@@ -114,6 +118,7 @@ class Behaviour:
             hang_on_stop=read.seconds("HANG_ON_STOP") or 0.0,
             fork_grandchild=fork if fork in ("1", "setsid") else None,
             grandchild_pid_file=read.text("GRANDCHILD_PID_FILE") or None,
+            signal_file=read.text("SIGNAL_FILE") or None,
         )
 
 
@@ -199,6 +204,8 @@ def run_standin(
         _fork_grandchild(behaviour.fork_grandchild == "setsid", behaviour.grandchild_pid_file)
     stop = threading.Event()
     _install_stop_handlers(program, stop, behaviour.ignore_sigterm)
+    if behaviour.signal_file:
+        _record_signals(program, behaviour.signal_file)
     _say(program, f"started pid={os.getpid()}")
     if healthz is not None:
         _serve_healthz(program, healthz, healthz_path, started + behaviour.ready_delay)
@@ -251,6 +258,19 @@ def _install_stop_handlers(program: str, stop: threading.Event, ignore_sigterm: 
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, signal.SIG_IGN if ignore_sigterm else on_signal)
+
+
+def _record_signals(program: str, path: str) -> None:
+    """Append each reload signal received to ``path`` (see SIGNAL_FILE)."""
+
+    def on_signal(signum: int, _frame: object) -> None:
+        name = signal.Signals(signum).name
+        with open(path, "a", encoding="ascii") as handle:
+            handle.write(f"{name} {os.getpid()}\n")
+        _say(program, f"received {name}")
+
+    for signum in (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(signum, on_signal)
 
 
 def _fork_grandchild(new_session: bool, pid_file: str | None) -> None:

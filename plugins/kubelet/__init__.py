@@ -25,6 +25,10 @@ Validation (``nodehost_validate_config``):
 Readiness is the kubelet's ``/healthz`` (``127.0.0.1:10248`` unless
 ``kubeletArguments`` move it).  ``--write-flags`` prints every setting as a
 flag on one line (:meth:`Kubelet.flag_arguments`).
+
+The kubelet reads its certificates and kubeconfig at start and has no reload
+signal, so the plan lists them as ``reload_files`` (:func:`reload_files`):
+when certificate rotation swaps one, the host restarts the kubelet.
 """
 
 from __future__ import annotations
@@ -57,6 +61,10 @@ RESERVED_KEYS = {
     "help": "makes the kubelet print its help and exit",
     "version": "makes the kubelet print its version and exit",
 }
+
+
+#: Flags naming files the kubelet reads once, at start.
+RELOAD_FLAGS = ("tls-cert-file", "tls-private-key-file", "client-ca-file", "kubeconfig")
 
 
 @hookimpl
@@ -158,6 +166,8 @@ class Kubelet:
                 argv=("kubelet", f"--config={path}", *launch.flags),
                 readiness=readiness,
                 exec_allowed=True,
+                reload_files=reload_files(merged.arguments),
+                reload_signal=None,
             ),
             files=(FileSpec(path, render_config_file(launch.document, context.config.source)),),
             notes=tuple(notes),
@@ -184,3 +194,23 @@ class Kubelet:
             return args.kubelet_arguments(context.config, contributions)
         except args.ArgumentsError as error:
             raise RuntimeFailure(f"component kubelet: {error}") from None
+
+
+def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """The files a change of which needs a kubelet restart.
+
+    The serving certificate, key and client CA; the kubeconfig and the files
+    it names (read now, when it exists; relative ones resolved against its
+    folder); and in ``cert-dir`` the ``-current.pem`` pairs of the client and
+    serving certificates (what TLS bootstrap and rotation swap).
+    """
+    from nodehost.cluster.certstore import CLIENT_PREFIX, SERVING_PREFIX, current_path
+
+    files = [arguments[flag][-1] for flag in RELOAD_FLAGS if arguments.get(flag)]
+    for cert_dir in arguments.get("cert-dir", ())[-1:]:
+        files.extend(str(current_path(cert_dir, p)) for p in (CLIENT_PREFIX, SERVING_PREFIX))
+    for kubeconfig in arguments.get("kubeconfig", ())[-1:]:
+        from nodehost.pki.kubeconfig import referenced_files
+
+        files.extend(referenced_files(kubeconfig))
+    return tuple(dict.fromkeys(file for file in files if file))

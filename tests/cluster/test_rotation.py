@@ -70,23 +70,38 @@ def bootstrap_status(base: str) -> dict:
     return next(c for c in document["components"] if c["name"] == "bootstrap")
 
 
-def pid_of(base: str, name: str) -> int:
+def component_status(base: str, name: str) -> dict:
     document = json.loads(http_get(f"{base}/status")[1])
-    return next(c["pid"] for c in document["components"] if c["name"] == name)
+    return next(c for c in document["components"] if c["name"] == name)
+
+
+def pid_of(base: str, name: str) -> int | None:
+    return component_status(base, name)["pid"]
 
 
 def test_certificates_are_renewed_without_stopping_the_node(running_node, node_dir: Path) -> None:
     process, base = running_node
-    kubelet_pid = pid_of(base, "kubelet")
     link = node_dir / "certificates" / "kubelet-client-current.pem"
     first = link.resolve()
     wait_for(lambda: bootstrap_status(base)["details"]["rotations"] >= 2, "two renewals")
     assert link.resolve() != first
     assert process.poll() is None
-    assert http_get(f"{base}/readyz")[0] == 200
-    assert pid_of(base, "kubelet") == kubelet_pid
+    wait_for(lambda: http_get(f"{base}/readyz")[0] == 200, "the node to be ready again")
     names = {c["name"] for c in bootstrap_status(base)["details"]["certificates"]}
     assert names == {"client", "serving"}
+
+
+def test_the_kubelet_is_restarted_after_a_rotation_and_the_node_stays_up(running_node) -> None:
+    process, base = running_node
+    kubelet_pid, proxy_pid = pid_of(base, "kubelet"), pid_of(base, "proxy")
+    rotations = bootstrap_status(base)["details"]["rotations"]
+    wait_for(lambda: bootstrap_status(base)["details"]["rotations"] > rotations, "a renewal")
+    wait_for(lambda: pid_of(base, "kubelet") not in (None, kubelet_pid), "a new kubelet")
+    wait_for(lambda: http_get(f"{base}/readyz")[0] == 200, "the node to be ready again")
+    assert process.poll() is None
+    assert pid_of(base, "proxy") == proxy_pid
+    kubelet = component_status(base, "kubelet")
+    assert kubelet["restarts"] >= 1 and not kubelet["crash_looping"]
 
 
 def test_certificate_expiry_is_in_status_and_metrics(running_node) -> None:

@@ -133,3 +133,33 @@ def test_planning_writes_nothing(make_config, make_context, tmp_path) -> None:
     Kubelet().plan(context)
     Kubelet().flag_arguments(context)
     assert not (tmp_path / "state").exists()
+
+
+def test_a_change_of_the_serving_certificate_or_kubeconfig_restarts_the_kubelet(
+    make_config, make_context, tmp_path
+) -> None:
+    run = Kubelet().plan(make_context(make_config())).run
+    node = tmp_path / "node"
+    assert run.reload_signal is None
+    assert set(run.reload_files) == {
+        str(node / name) for name in ("server.crt", "server.key", "ca.crt", "node.kubeconfig")
+    }
+
+
+def test_the_files_the_kubeconfig_names_and_the_cert_dir_pairs_are_reload_files(
+    make_config, make_context, tmp_path
+) -> None:
+    node = tmp_path / "node"
+    node.mkdir()
+    (node / "node.kubeconfig").write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+        "clusters: [{name: k, cluster: {server: 'https://a:6443', certificate-authority: ca.crt}}]\n"
+        "users: [{name: u, user: {client-certificate: certificates/kubelet-client-current.pem,"
+        " client-key: certificates/kubelet-client-current.pem}}]\n"
+    )
+    config = make_config(kubeletArguments={"cert-dir": ["./certificates"]})
+    files = Kubelet().plan(make_context(config)).run.reload_files
+    assert str(node / "certificates" / "kubelet-client-current.pem") in files
+    assert str(node / "certificates" / "kubelet-server-current.pem") in files
+    assert len(files) == len(set(files))
