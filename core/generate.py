@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import socket
 from typing import TYPE_CHECKING
 
 from nodehost.errors import UsageError
+from nodehost.hostaddr import local_ipv4_addresses
 from nodehost.options import default_cluster_domain
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -114,20 +114,3 @@ def _strip_port(name: str) -> str:
     if sep and port.isdigit() and host and ":" not in host:
         return host
     return name
-
-
-def local_ipv4_addresses() -> list[str]:
-    """The IPv4 address of every local interface that has one (loopback included)."""
-    import fcntl
-    import struct
-
-    addresses = []
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        for _, name in socket.if_nameindex():
-            request = struct.pack("256s", name[:15].encode())
-            try:
-                answer = fcntl.ioctl(sock.fileno(), 0x8915, request)  # SIOCGIFADDR
-            except OSError:
-                continue
-            addresses.append(socket.inet_ntoa(answer[20:24]))
-    return sorted(set(addresses))

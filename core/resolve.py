@@ -17,11 +17,12 @@ the start options and the inventory:
 from __future__ import annotations
 
 import dataclasses
-import socket
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import ConfigInvalid
+from nodehost.hostaddr import default_local_ipv4
 from nodehost.records import Problem, ValidationScope
 from nodehost.selection import SelectionRequest, select
 
@@ -122,7 +123,12 @@ def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConf
 
 
 def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:
-    """Steps 2-3: ``--listen`` and the ``dnsIP: 0.0.0.0`` rule."""
+    """Steps 2-3: ``--listen``, ``--recursive-resolv-conf`` and the ``dnsIP: 0.0.0.0`` rule.
+
+    ``--recursive-resolv-conf`` fills ``dnsRecursiveResolvConf`` of a config built
+    from flags (Origin's ``BuildSerializeableNodeConfig``); with ``--config``
+    the file's own setting stands, as with every other config flag.
+    """
     if options.listen_provided:
         from nodehost.config.listen import parse_listen
 
@@ -131,6 +137,9 @@ def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:
             config.serving_info, bind_address=listen.host_port(listen.default_port)
         )
         config = dataclasses.replace(config, serving_info=serving)
+    if options.recursive_resolv_conf and not options.config:
+        resolv_conf = os.path.abspath(options.recursive_resolv_conf)
+        config = dataclasses.replace(config, dns_recursive_resolv_conf=resolv_conf)
     if config.dns_ip == "0.0.0.0":
         config = dataclasses.replace(config, dns_ip=config.node_ip or default_local_ipv4())
     return config
@@ -142,33 +151,3 @@ def apply_in_cluster_fallbacks(config: NodeConfig, options: StartOptions) -> Nod
     if not config.node_name:
         changes["node_name"] = options.hostname
     return dataclasses.replace(config, **changes)
-
-
-def default_local_ipv4() -> str:
-    """The IPv4 address of the interface that holds the default route ("" if none).
-
-    Reads ``/proc/net/route`` and asks the kernel for that interface's address;
-    nothing is sent on the network.
-    """
-    import fcntl
-    import struct
-
-    try:
-        with open("/proc/net/route") as routes:
-            lines = routes.read().splitlines()[1:]
-    except OSError:
-        return ""
-    for line in lines:
-        fields = line.split()
-        if len(fields) > 2 and fields[1] == "00000000":
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-                request = struct.pack("256s", fields[0][:15].encode())
-                try:
-                    answer = fcntl.ioctl(sock.fileno(), _SIOCGIFADDR, request)
-                except OSError:
-                    continue
-                return socket.inet_ntoa(answer[20:24])
-    return ""
-
-
-_SIOCGIFADDR = 0x8915

@@ -450,7 +450,7 @@ def apply_bootstrap_overrides(
     otherwise ``certFile``/``keyFile`` are empty as in Origin (the kubelet's own
     rotation or a self-signed certificate).
     """
-    from nodehost.resolve import default_local_ipv4
+    from nodehost.hostaddr import default_local_ipv4
 
     arguments = raw.get("kubeletArguments")
     if not isinstance(arguments, dict):

@@ -114,3 +114,23 @@ def test_a_bad_hostname_is_blamed_on_hostname(nodehost, master: Path, tmp_path: 
     )
     assert result.code == 2
     assert "invalid value for --hostname" in result.err
+
+
+def test_recursive_resolv_conf_reaches_a_generated_config(
+    nodehost, master: Path, tmp_path: Path
+) -> None:
+    resolv = tmp_path / "upstream.conf"
+    resolv.write_text("nameserver 127.0.0.53\n")
+    node = tmp_path / "generated"
+    args = generate_args(
+        master, f"--config-dir={node}", f"--recursive-resolv-conf={resolv}", "--dry-run", "--json"
+    )
+    result = nodehost(*args, "--standins=always", "--components=kubelet")
+    assert result.code == 0, result.err
+    from nodehost.config.load import load_node_config
+    from nodehost.options import StartOptions
+    from nodehost.resolve import apply_overrides
+
+    config, _ = load_node_config(str(node / "node-config.yaml"))
+    options = StartOptions(recursive_resolv_conf=str(resolv))
+    assert apply_overrides(config, options).dns_recursive_resolv_conf == str(resolv)
