@@ -56,13 +56,19 @@ def node_config_mapping(config: NodeConfig) -> dict[str, Any]:
 
 def dump_node_config(config: NodeConfig) -> str:
     """The YAML text of ``config`` (block style, keys in Origin's order, no line folding)."""
+    return dump_yaml(node_config_mapping(config))
+
+
+def dump_yaml(document: Any, *, sort_keys: bool = False) -> str:
+    """Block-style YAML as nodehost writes every file: safe types only, no line folding,
+    keys in the mapping's order unless ``sort_keys`` (Go's writers sort them)."""
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     return yaml.dump(
-        node_config_mapping(config),
+        document,
         Dumper=dumper,
-        sort_keys=False,
+        sort_keys=sort_keys,
         default_flow_style=False,
         allow_unicode=True,
         width=1 << 20,

@@ -16,10 +16,10 @@ def render_config_file(document: Mapping[str, Any], source: str) -> bytes:
 
     Keys keep their order (put ``apiVersion`` and ``kind`` first).
     """
-    import yaml
+    from nodehost.config.dump import dump_yaml
 
     header = f"# Written by nodehost from {source}; it is rewritten at each start.\n"
-    body = yaml.safe_dump(dict(document), sort_keys=False, default_flow_style=False)
+    body = dump_yaml(dict(document))
     return (header + body).encode()
 
 

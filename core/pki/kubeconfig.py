@@ -102,9 +102,9 @@ def node_kubeconfig(
 
 def dump_kubeconfig(config: dict[str, Any]) -> bytes:
     """YAML text of a kubeconfig mapping, keys sorted as Go writes them."""
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text = yaml.dump(config, Dumper=dumper, sort_keys=True, default_flow_style=False, width=1 << 20)
-    return text.encode("utf-8")
+    from nodehost.config.dump import dump_yaml
+
+    return dump_yaml(config, sort_keys=True).encode("utf-8")
 
 
 def kubeconfig_entries(

@@ -16,8 +16,6 @@ from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from nodehost.config.defaults import apply_v1_defaults, set_protobuf_client_defaults
 from nodehost.config.paths import resolve_path
 from nodehost.config.schema import Kind, NodeConfig, field_specs
@@ -147,8 +145,6 @@ def dump_node_config(raw: Mapping[str, Any]) -> bytes:
     head = {key: raw[key] for key in ("apiVersion", "kind") if key in raw}
     rest = {key: value for key, value in raw.items() if key not in head}
     ordered = {**head, **_sorted(rest)}
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text = yaml.dump(
-        ordered, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 20
-    )
-    return text.encode("utf-8")
+    from nodehost.config.dump import dump_yaml
+
+    return dump_yaml(ordered).encode("utf-8")
