@@ -19,6 +19,7 @@ from nodehost.cli.options import (
     plugin_options,
 )
 from nodehost.options import (
+    DEFAULT_BOOTSTRAP_NAMESPACE,
     DEFAULT_CONFIG_DIR,
     DEFAULT_EXPIRE_DAYS,
     DEFAULT_IMAGE_FORMAT,
@@ -96,6 +97,13 @@ def _given(ctx: click.Context, name: str) -> bool:
     default="",
     metavar="NAME",
     help="Bootstrap: get a client certificate, then the config from this config map.",
+)
+@click.option(
+    "--bootstrap-config-namespace",
+    default=DEFAULT_BOOTSTRAP_NAMESPACE,
+    show_default=True,
+    metavar="NAMESPACE",
+    help="Bootstrap: the namespace of the config map.",
 )
 @click.option(
     "--expire-days",
@@ -247,6 +255,7 @@ def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         kubernetes=flags["kubernetes"],
         kubeconfig=flags["kubeconfig"],
         bootstrap_config_name=flags["bootstrap_config_name"],
+        bootstrap_config_namespace=flags["bootstrap_config_namespace"],
         bootstrap_timeout=_duration(flags["bootstrap_timeout"], "--bootstrap-timeout"),
         serving_cert_wait=_duration(flags["serving_cert_wait"], "--serving-cert-wait"),
         expire_days=flags["expire_days"],

@@ -178,7 +178,7 @@ def usable_node_kubeconfig(path: Path) -> bool:
 
     user = kubeconfig_entries(path)[1]
     certificate = user.get("client-certificate") if user else None
-    if not certificate:
+    if not isinstance(certificate, str) or not certificate:
         return False
     certificate_path = Path(path).parent / certificate
     return valid_pair(certificate_path) is not None
@@ -225,6 +225,9 @@ def bootstrap_cluster(path: Path) -> dict[str, Any]:
     server = cluster.get("server") or ""
     if not server:
         raise RuntimeFailure(f"bootstrap kubeconfig {path}: its current context names no server")
+    for key in ("server", "certificate-authority-data", "certificate-authority"):
+        if cluster.get(key) and not isinstance(cluster[key], str):
+            raise RuntimeFailure(f"bootstrap kubeconfig {path}: {key} must be a string")
     ca_pem = b""
     if cluster.get("certificate-authority-data"):
         try:
@@ -297,11 +300,13 @@ async def ensure_serving_certificate(
     current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
     if certstore.valid_pair(current) is not None:
         return current
+    from nodehost.cluster.csr import CSRNotAnswered
+
     try:
         return await asyncio.wait_for(
             request_serving_certificate(settings, client, say), settings.serving_wait
         )
-    except TimeoutError:
+    except (TimeoutError, CSRNotAnswered):
         if log_pending:
             import click
 

@@ -32,6 +32,10 @@ SERVING_USAGES = ("digital signature", "key encipherment", "server auth")
 NODES_GROUP = "system:nodes"
 
 
+class CSRNotAnswered(ClusterError):
+    """Nobody approved (or denied) the request before the deadline."""
+
+
 class CSRDenied(ClusterError):
     """The request was denied or failed; the message carries its reason."""
 
@@ -165,7 +169,7 @@ async def wait_for_certificate(client: ClusterClient, name: str, key: PrivateKey
     try:
         obj = await client.wait_for("CertificateSigningRequest", name, answered)
     except WaitTimeout:
-        raise ClusterError(
+        raise CSRNotAnswered(
             f"certificate signing request {name} was not answered in time: no approver signed "
             f"it; approve it (kubectl certificate approve {name}) or check the cluster's approver"
         ) from None

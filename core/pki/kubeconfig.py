@@ -118,14 +118,14 @@ def kubeconfig_entries(
     from nodehost.errors import RuntimeFailure
 
     try:
-        document = yaml.safe_load(Path(path).read_text())
+        document = yaml.safe_load(Path(path).read_bytes())
     except FileNotFoundError:
         if required:
             raise RuntimeFailure(f"unable to load {required}: {path} does not exist") from None
         return {}, {}
-    except (OSError, yaml.YAMLError) as error:
+    except (OSError, yaml.YAMLError, ValueError) as error:
         if required:
-            raise RuntimeFailure(f"unable to load {required} {path}: {error}") from None
+            raise RuntimeFailure(f"unable to load {required} {path}: {_one_line(error)}") from None
         return {}, {}
     if not isinstance(document, dict):
         if required:
@@ -140,6 +140,19 @@ def kubeconfig_entries(
 
     context = named("contexts", document.get("current-context"))
     return named("clusters", context.get("cluster")), named("users", context.get("user"))
+
+
+def _one_line(error: BaseException) -> str:
+    """An OS, YAML or decoding error in one line (YAML's own text spans several)."""
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    problem = getattr(error, "problem", None)
+    mark = getattr(error, "problem_mark", None)
+    if problem and mark is not None:
+        return f"not YAML: {problem} (line {mark.line + 1}, column {mark.column + 1})"
+    if isinstance(error, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return " ".join(str(error).split())
 
 
 def read_server(path: str) -> str:

@@ -46,6 +46,7 @@ from nodehost.plugins.runtime import containerd
 from nodehost.plugins.runtime.settings import (
     MAX_SOCKET_PATH,
     SECTION,
+    TTRPC_SUFFIX,
     External,
     Paths,
     RuntimeSettings,
@@ -161,10 +162,11 @@ class Runtime:
 
 def check_socket_path(socket: str) -> None:
     """Raise :class:`RuntimeFailure` when containerd could not create ``socket``."""
-    if len(socket) > MAX_SOCKET_PATH:
+    longest = socket + TTRPC_SUFFIX
+    if len(longest) > MAX_SOCKET_PATH:
         raise RuntimeFailure(
-            f"component {NAME}: the socket path {socket} is {len(socket)} bytes, longer than "
-            f"a unix socket allows ({MAX_SOCKET_PATH}); use a shorter --state-dir or set "
+            f"component {NAME}: the socket path {longest} is {len(longest)} bytes, longer than "
+            f"containerd allows ({MAX_SOCKET_PATH}); use a shorter --state-dir or set "
             f"{SECTION}.socket"
         )
     existing = os.path.dirname(socket)
@@ -173,7 +175,7 @@ def check_socket_path(socket: str) -> None:
     if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
         raise RuntimeFailure(
             f"component {NAME}: cannot create the socket {socket}: {existing} is not a "
-            f"writable directory; set {SECTION}.socket or use another --state-dir"
+            f"writable directory; choose another {SECTION}.socket or --state-dir"
         )
 
 

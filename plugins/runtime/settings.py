@@ -33,8 +33,10 @@ SECTION = "containerRuntime"
 CGROUP_DRIVERS = ("systemd", "cgroupfs")
 PATH_MODES = ("state", "standard")
 DEFAULT_WAIT = "2m"
-#: A unix socket path must fit ``sockaddr_un.sun_path`` (108 bytes with the NUL).
-MAX_SOCKET_PATH = 107
+#: containerd refuses socket paths over 104 bytes (its portable limit), and it also
+#: listens on ``<socket>.ttrpc``, the longer of the two.
+MAX_SOCKET_PATH = 104
+TTRPC_SUFFIX = ".ttrpc"
 
 STANDARD_ROOT = "/var/lib/containerd"
 STANDARD_STATE = "/run/containerd"

@@ -201,3 +201,34 @@ def test_unusable_profiling_settings_are_refused_before_starting(
     result = nodehost("start", "--config", str(node_dir / "node-config.yaml"), "--dry-run")
     assert result.code == 2
     assert message in result.err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe\x00garbage", "unable to load bootstrap kubeconfig"),
+        (b"clusters: [unclosed\n", "not YAML"),
+        (
+            b"current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+            b"clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1', "
+            b"certificate-authority-data: 42}}]\n",
+            "certificate-authority-data must be a string",
+        ),
+    ],
+)
+def test_a_broken_bootstrap_kubeconfig_is_one_line(
+    nodehost, tmp_path: Path, content: bytes, message: str
+) -> None:
+    kubeconfig = tmp_path / "bootstrap.kubeconfig"
+    kubeconfig.write_bytes(content)
+    result = nodehost(
+        "start",
+        "--bootstrap-config-name=node-config",
+        f"--kubeconfig={kubeconfig}",
+        f"--config-dir={tmp_path / 'node'}",
+        "--bootstrap-timeout=1s",
+        "--health-address=none",
+    )
+    assert result.code == 1
+    assert len(result.err.strip().splitlines()) == 1
+    assert message in result.err

@@ -109,6 +109,17 @@ def test_the_serving_certificate_is_requested_and_its_missing_approver_named(
     )
 
 
+def test_an_unsigned_serving_certificate_is_not_fatal_when_bootstrap_time_runs_out(
+    api, start_args, start_env
+) -> None:
+    done = run_start(
+        start_args("--exit-on-ready", "--bootstrap-timeout=3s", "--serving-cert-wait=30s"),
+        start_env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no approver for serving certificates" in done.stderr
+
+
 def test_a_signed_serving_certificate_is_used_for_serving(
     api, start_args, start_env, node_dir: Path
 ) -> None:

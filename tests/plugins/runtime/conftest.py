@@ -93,7 +93,7 @@ def make_context(tmp_path: Path) -> Callable[..., PlanContext]:
 
 @pytest.fixture
 def short_dir() -> Iterator[Path]:
-    """A fresh folder with a short path (unix socket paths are limited to 107 bytes)."""
+    """A fresh folder with a short path (containerd limits socket paths to 104 bytes)."""
     folder = Path(tempfile.mkdtemp(prefix="nhrt-", dir="/tmp"))
     yield folder
     shutil.rmtree(folder, ignore_errors=True)

@@ -122,4 +122,4 @@ def test_a_state_directory_too_long_for_the_socket_is_refused_before_anything_st
     _, err = host.communicate(timeout=60)
     assert host.returncode == 1
     assert "component runtime: the socket path" in err
-    assert "longer than a unix socket allows" in err
+    assert "longer than containerd allows" in err
