@@ -72,16 +72,28 @@ def cleanup(config_path: str, state_dir: str | None, **plugin_flags: Any) -> Non
     files it recorded in the state directory and those in the configured CNI
     directory, only while they carry nodehost's marker; a bridge only if it did
     not exist before nodehost first wrote its configuration.  Stop the node
-    first: attached pods lose their network.
+    first: attached pods lose their network.  When the config no longer
+    validates (its provider's plugin was removed, say), the record in the state
+    directory alone is used.
     """
     from nodehost.cni.conflist import is_marked, network_files
     from nodehost.cni.ledger import LEDGER_NAME, clean_up
+    from nodehost.errors import ConfigInvalid
 
-    target = NetworkTarget.resolve(config_path, state_dir, plugin_flags)
-    ledger = os.path.join(target.context.state_dir, LEDGER_NAME)
-    pod_network = target.network(required=False)
-    conf_dir = pod_network.conf_dir if pod_network is not None else None
-    marked = [path for path in network_files(conf_dir) if is_marked(path)] if conf_dir else []
+    try:
+        target = NetworkTarget.resolve(config_path, state_dir, plugin_flags)
+    except ConfigInvalid as error:
+        click.echo(
+            f"warning: {error} ({len(error.errors)} problem(s): {error.errors[0].render()}); "
+            "cleaning up from the record in the state directory only",
+            err=True,
+        )
+        ledger, marked = _recorded_ledger(state_dir, plugin_flags), []
+    else:
+        ledger = os.path.join(target.context.state_dir, LEDGER_NAME)
+        pod_network = target.network(required=False)
+        conf_dir = pod_network.conf_dir if pod_network is not None else None
+        marked = [path for path in network_files(conf_dir) if is_marked(path)] if conf_dir else []
     report = clean_up(ledger, marked)
     for line in report:
         click.echo(line)
@@ -159,6 +171,18 @@ class NetworkTarget:
                 f"network provider {provider!r} describes no CNI network; nothing to check"
             )
         return described
+
+
+def _recorded_ledger(state_dir: str | None, plugin_flags: dict[str, Any]) -> str:
+    """The ledger path of the network component, from the state directory alone."""
+    from nodehost.cni.ledger import LEDGER_NAME
+    from nodehost.plan import default_state_dir
+
+    inventory = load_inventory(
+        plugin_flags["disable_plugins"], plugin_flags["strict_plugins"], plugin_flags["no_plugins"]
+    )
+    root = os.path.abspath(state_dir) if state_dir else default_state_dir()
+    return os.path.join(root, network_component(inventory), LEDGER_NAME)
 
 
 def network_component(inventory: Any) -> str:

@@ -175,3 +175,19 @@ def test_switching_provider_is_blocked_by_the_old_list_until_cleaned_up(
     ) in blocked.err
     assert f"removed {conflist_path}" in cleanup(nodehost, node).out
     assert nodehost(*start).code == 0
+
+
+def test_cleanup_uses_the_record_when_the_config_no_longer_validates(
+    needs_cni, nodehost, node, conflist_path, unique_name, nothing_left_behind, tmp_path
+) -> None:
+    node.use_bridge()
+    write_planned_files(node)
+    run_a_pod(conflist_path, unique_name, tmp_path / "ipam")
+    text = node.config.read_text().replace("networkPluginName: bridge", "networkPluginName: gone")
+    node.config.write_text(text)
+    result = cleanup(nodehost, node)
+    assert result.code == 0, result.err
+    assert "cleaning up from the record in the state directory only" in result.err
+    assert f"removed {conflist_path}" in result.out
+    assert f"removed bridge {node.bridge}" in result.out
+    assert not conflist_path.exists()
