@@ -29,7 +29,7 @@ from nodehost.plugins.dns.settings import (
     DnsSettings,
     SettingsError,
     bind_address,
-    section_of,
+    section_problems,
     settings_from_config,
 )
 
@@ -61,8 +61,8 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
     """
     if "dns" not in selected or not config.dns_bind_address:
         return []
-    problems = []
-    for check in (bind_address_check, section_of, settings_from_config):
+    problems = section_problems(config)
+    for check in (bind_address_check, settings_from_config):
         try:
             check(config)
         except SettingsError as error:

@@ -149,11 +149,43 @@ def section_of(config: Any) -> Mapping[str, Any]:
         return {}
     if not isinstance(section, Mapping):
         raise SettingsError(Problem.invalid(SECTION, str(section), "must be a mapping"))
-    for key in section:
-        if key not in SECTION_KEYS:
-            detail = f"unknown key; known: {', '.join(SECTION_KEYS)}"
-            raise SettingsError(Problem.invalid(f"{SECTION}.{key}", str(key), detail))
+    unknown = _unknown_keys(section)
+    if unknown:
+        raise SettingsError(unknown[0])
     return section
+
+
+def section_problems(config: Any) -> list[Problem]:
+    """Every problem of the ``dnsServerConfig`` section at once (not just the first)."""
+    try:
+        section = config.extra.get(SECTION)
+        if section is not None and not isinstance(section, Mapping):
+            section_of(config)
+    except SettingsError as error:
+        return [error.problem]
+    if section is None:
+        return []
+    problems = _unknown_keys(section)
+    checks = (
+        lambda: _records_file(section, config.base_dir),
+        lambda: _record_sources(section),
+        lambda: _forward_timeout(section),
+    )
+    for check in checks:
+        try:
+            check()
+        except SettingsError as error:
+            problems.append(error.problem)
+    return problems
+
+
+def _unknown_keys(section: Mapping[str, Any]) -> list[Problem]:
+    detail = f"unknown key; known: {', '.join(SECTION_KEYS)}"
+    return [
+        Problem.invalid(f"{SECTION}.{key}", str(key), detail)
+        for key in section
+        if key not in SECTION_KEYS
+    ]
 
 
 def _records_file(section: Mapping[str, Any], base_dir: str) -> str | None:

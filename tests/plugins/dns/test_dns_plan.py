@@ -218,3 +218,26 @@ def test_a_source_name_provided_twice_is_an_error_naming_both(node_dir) -> None:
     host.register(Twin(), "twin")
     with pytest.raises(RuntimeFailure, match=r"'file' is provided twice: by plugin 'twin'"):
         NodeDns().plan(context_of(config_of(node_dir), host.hooks))
+
+
+def test_every_problem_of_the_section_is_reported_at_once(node_dir) -> None:
+    from nodehost.plugins.dns import nodehost_validate_config
+
+    config = config_of(
+        node_dir,
+        **{
+            SECTION: {
+                "recordsFile": 5,
+                "recordSources": "file",
+                "forwardTimeout": "3",
+                "bogus": 1,
+            }
+        },
+    )
+    paths = {p.path for p in nodehost_validate_config(config=config, selected=frozenset({"dns"}))}
+    assert {
+        f"{SECTION}.bogus",
+        f"{SECTION}.recordsFile",
+        f"{SECTION}.recordSources",
+        f"{SECTION}.forwardTimeout",
+    } <= paths
