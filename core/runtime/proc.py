@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -109,6 +109,23 @@ def own_children() -> set[int]:
             data = _read(f"/proc/self/task/{task}/children") or b""
             children.update(int(pid) for pid in data.split())
     return children
+
+
+def subtree(roots: Iterable[int]) -> set[int]:
+    """``roots`` and every live descendant of theirs (by parent pid; one ``/proc`` scan)."""
+    children: dict[int, list[int]] = {}
+    for pid in all_pids():
+        fields = stat_fields(pid)
+        if fields is not None and len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(pid)
+    found: set[int] = set()
+    pending = list(roots)
+    while pending:
+        pid = pending.pop()
+        if pid not in found:
+            found.add(pid)
+            pending.extend(children.get(pid, ()))
+    return found
 
 
 def group_exists(pgid: int) -> bool:

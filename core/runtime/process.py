@@ -207,6 +207,7 @@ class ChildProcess:
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self.recorded: asyncio.Future[None] | None = None
         self.reaper: Reaper | None = None
+        self.doomed: dict[int, int] = {}
 
     @classmethod
     def spawn(
@@ -269,7 +270,23 @@ class ChildProcess:
             os.killpg(self.pgid, signum)
 
     def adopted_descendants(self) -> list[int]:
-        """Adopted orphans carrying this component's markers (escaped the group)."""
+        """Adopted orphans carrying this component's markers, and everything below them.
+
+        A daemon that escaped the group (containerd's shims) carries the marker;
+        what it started (a container's processes) may not, and is reparented to
+        the host once the daemon dies -- so every process seen below a marked
+        orphan is remembered (with its start time, against pid reuse) until it
+        is gone.
+        """
+        for pid in proc.subtree(self._marked_orphans()):
+            start = proc.start_time(pid)
+            if pid not in self.doomed and start is not None:
+                self.doomed[pid] = start
+        alive = [pid for pid, start in self.doomed.items() if proc.start_time(pid) == start]
+        self.doomed = {pid: self.doomed[pid] for pid in alive}
+        return alive
+
+    def _marked_orphans(self) -> list[int]:
         found = []
         known = self.reaper.callbacks if self.reaper is not None else {}
         for pid in proc.own_children():
@@ -289,14 +306,17 @@ class ChildProcess:
     async def terminate(self, stop_signal: int, grace: float, force: asyncio.Event) -> bool:
         """The stop protocol; True if everything was gone within the grace period.
 
-        Sends ``stop_signal`` to the group, waits up to ``grace`` seconds (less
-        if ``force`` is set) for the child and its group, then SIGKILLs the
-        group and every adopted descendant and waits for all of them to go.
+        Sends ``stop_signal`` to the group and to every adopted descendant,
+        waits up to ``grace`` seconds (less if ``force`` is set) for all of them,
+        then SIGKILLs whatever is left and waits for it to go.
         """
         if not self.descendants_left():
             self.close_output()
             return True
         self.signal_group(stop_signal)
+        for pid in self.adopted_descendants():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, stop_signal)
         graceful = await self._wait_gone(grace, force)
         while self.descendants_left():
             self.signal_group(signal.SIGKILL)

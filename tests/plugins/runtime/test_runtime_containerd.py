@@ -123,3 +123,40 @@ def test_a_state_directory_too_long_for_the_socket_is_refused_before_anything_st
     assert host.returncode == 1
     assert "component runtime: the socket path" in err
     assert "longer than containerd allows" in err
+
+
+def _processes_running(needle: bytes) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(f"/proc/{entry}/cmdline").read_bytes() == needle:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_container_still_running_at_stop_is_stopped_with_the_runtime(
+    node_folder, short_dir, plugin_env
+) -> None:
+    state = short_dir / "state"
+    socket = state / "runtime" / "containerd.sock"
+    needle = b"/bin/busybox\x00sleep\x004242\x00"
+    host = start(node_folder(), state, plugin_env)
+    try:
+        wait_for(lambda: pid_of(state, "kubelet"), what="the kubelet stand-in to start")
+        rootfs = busybox_rootfs(short_dir)
+        run = ctr(
+            socket, "run", "-d", "--rootfs", "--cgroup", "", "--fifo-dir",
+            str(short_dir / "fifo"), "--runc-root", str(short_dir / "runc"),
+            str(rootfs), "nh-test-detached", "/bin/busybox", "sleep", "4242",
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        wait_for(lambda: _processes_running(needle), what="the container's process")
+    finally:
+        host.send_signal(signal.SIGTERM)
+        _, err = host.communicate(timeout=60)
+    assert host.returncode == 0, err[-3000:]
+    assert _processes_running(needle) == []
+    assert managed_pids(state) == []
