@@ -278,7 +278,8 @@ class ChildProcess:
         orphan is remembered (with its start time, against pid reuse) until it
         is gone.
         """
-        for pid in proc.subtree(self._marked_orphans()):
+        orphans = self._marked_orphans()
+        for pid in proc.subtree(orphans) if orphans else ():
             start = proc.start_time(pid)
             if pid not in self.doomed and start is not None:
                 self.doomed[pid] = start
