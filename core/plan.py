@@ -152,9 +152,10 @@ def _resolve_program(
     return dataclasses.replace(plan, run=run, notes=notes), program.standin
 
 
-def default_state_dir() -> str:
-    """``$NODEHOST_STATE_DIR``, else ``/var/lib/nodehost`` as root, else the XDG state dir."""
-    configured = os.environ.get("NODEHOST_STATE_DIR")
+def default_state_dir(given: str | None = None) -> str:
+    """``--state-dir`` (``given``) made absolute, else ``$NODEHOST_STATE_DIR``, else
+    ``/var/lib/nodehost`` as root, else the XDG state dir."""
+    configured = given or os.environ.get("NODEHOST_STATE_DIR")
     if configured:
         return os.path.abspath(configured)
     if os.geteuid() == 0:

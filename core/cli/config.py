@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from nodehost.cli import LazyGroup
-from nodehost.cli.options import load_inventory, plugin_options
+from nodehost.cli.options import echo_warnings, load_inventory, plugin_options
 
 SUBCOMMANDS = {
     "create": (
@@ -61,8 +61,7 @@ def validate(
     if as_json:
         _echo_json(file, [p.as_dict() for p in errors], [p.as_dict() for p in warnings])
     else:
-        for problem in warnings:
-            click.echo(f"warning: {file}: {problem.render()}", err=True)
+        echo_warnings(file, warnings)
     if errors:
         if as_json:
             raise click.exceptions.Exit(ConfigInvalid.exit_code)
@@ -97,8 +96,7 @@ def show(file: str, strict_config: bool, **plugin_flags: Any) -> None:
     errors = [problem for problem in problems if problem.is_error]
     if errors:
         raise ConfigInvalid(file, errors)
-    for problem in problems:
-        click.echo(f"warning: {file}: {problem.render()}", err=True)
+    echo_warnings(file, problems)
     click.echo(dump_node_config(node_config), nl=False)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from nodehost.cli.options import load_inventory, plugin_options
+from nodehost.cli.options import echo_warnings, load_inventory, plugin_options
 from nodehost.errors import RuntimeFailure
 
 _CONFIG_HELP = "The node config, read as 'nodehost start --config' reads it."
@@ -136,9 +136,8 @@ class NetworkTarget:
             state_dir=state_dir,
         )
         resolved = resolve_config(options, inventory, selection_for(options, inventory))
-        for problem in resolved.warnings:
-            click.echo(f"warning: {resolved.config.source}: {problem.render()}", err=True)
-        state = os.path.abspath(state_dir) if state_dir else default_state_dir()
+        echo_warnings(resolved.config.source, resolved.warnings)
+        state = default_state_dir(state_dir)
         return cls(inventory, resolved, options, name, state)
 
     def plan(self) -> Any:
@@ -181,7 +180,7 @@ def _recorded_ledger(state_dir: str | None, plugin_flags: dict[str, Any]) -> str
     inventory = load_inventory(
         plugin_flags["disable_plugins"], plugin_flags["strict_plugins"], plugin_flags["no_plugins"]
     )
-    root = os.path.abspath(state_dir) if state_dir else default_state_dir()
+    root = default_state_dir(state_dir)
     return os.path.join(root, network_component(inventory), LEDGER_NAME)
 
 

@@ -77,3 +77,9 @@ def parse_address_flag(text: str, flag: str) -> tuple[str, int]:
     if not port.isdigit() or not (port == "0" or is_valid_port(int(port))):
         raise UsageError(f"expected HOST:PORT, got {text!r} (bad port)", flag)
     return host or "127.0.0.1", int(port)
+
+
+def echo_warnings(source: str, problems: Any) -> None:
+    """Print warnings to stderr, one ``warning: <source>: <field.path>: <message>`` line each."""
+    for problem in problems:
+        click.echo(f"warning: {source}: {problem.render()}", err=True)

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from nodehost.cli.options import (
+    echo_warnings,
     load_inventory,
     logging_options,
     parse_address_flag,
@@ -221,7 +222,7 @@ def start(ctx: click.Context, **flags: Any) -> None:
         click.echo(f"Wrote node config to {path}")
         return
     resolved = resolve_config(options, inventory, selected)
-    _print_warnings(resolved.config.source, resolved.warnings)
+    echo_warnings(resolved.config.source, resolved.warnings)
     if options.write_flags:
         click.echo(_flags_line(inventory, resolved, options))
         return
@@ -274,11 +275,6 @@ def _dirname(path: str) -> str:
     return os.path.dirname(os.path.abspath(path))
 
 
-def _print_warnings(source: str, warnings: Any) -> None:
-    for problem in warnings:
-        click.echo(f"warning: {source}: {problem.render()}", err=True)
-
-
 def _plan(
     inventory: Any,
     resolved: Any,
@@ -286,25 +282,16 @@ def _plan(
     overrides: dict[str, str],
     standins: Any,
 ) -> Any:
-    from nodehost.plan import build_plan
+    from nodehost.plan import build_plan, default_state_dir
 
     return build_plan(
         inventory,
         resolved,
         options,
-        state_dir=_state_dir(options),
+        state_dir=default_state_dir(options.state_dir),
         overrides=overrides,
         standins=standins,
     )
-
-
-def _state_dir(options: StartOptions) -> str:
-    """``--state-dir`` made absolute, else the default state directory."""
-    import os
-
-    from nodehost.plan import default_state_dir
-
-    return os.path.abspath(options.state_dir) if options.state_dir else default_state_dir()
 
 
 def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
@@ -315,7 +302,7 @@ def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
     """
     from nodehost.errors import UsageError
     from nodehost.flagsline import format_flags_line
-    from nodehost.plan import plan_context
+    from nodehost.plan import default_state_dir, plan_context
 
     printers = sorted(
         name for name in resolved.selected if inventory.catalog.records[name].write_flags
@@ -325,7 +312,9 @@ def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
     lines = []
     for name in printers:
         component = inventory.catalog.records[name].component
-        context = plan_context(inventory, resolved, options, name, _state_dir(options))
+        context = plan_context(
+            inventory, resolved, options, name, default_state_dir(options.state_dir)
+        )
         if hasattr(component, "flag_arguments"):
             arguments = component.flag_arguments(context)
         else:
