@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nodehost.cni import hostnet
-from nodehost.cni.conflist import is_marked
+from nodehost.cni.conflist import is_marked, render
 from nodehost.errors import RuntimeFailure
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,7 +49,7 @@ class Ledger:
             "files": list(self.files),
             "links": [vars(link) for link in self.links],
         }
-        return (json.dumps(data, indent=2) + "\n").encode()
+        return render(data)
 
     def with_network(
         self, conf_path: str, host_links: Iterable[HostLink], present: Mapping[str, str]

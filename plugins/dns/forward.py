@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from nodehost.config.hostport import join_host_port
 from nodehost.plugins.dns.wire import (
     OUR_PAYLOAD,
     RD,
@@ -137,10 +138,10 @@ class Forwarder:
             try:
                 answer = await self._ask(upstream, question, do_bit)
             except (TimeoutError, OSError, WireError) as error:
-                failures.append(f"{_where(upstream)}: {_reason(error)}")
+                failures.append(f"{join_host_port(*upstream)}: {_reason(error)}")
                 continue
             if answer.rcode in (SERVFAIL, REFUSED):
-                failures.append(f"{_where(upstream)}: rcode {answer.rcode}")
+                failures.append(f"{join_host_port(*upstream)}: rcode {answer.rcode}")
                 last_refusal = answer
                 continue
             return answer
@@ -194,11 +195,6 @@ class Forwarder:
 
 def _key(question: bytes, do_bit: bool) -> CacheKey:
     return (question, b"\x01" if do_bit else b"\x00")
-
-
-def _where(upstream: Upstream) -> str:
-    host, port = upstream
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _reason(error: BaseException) -> str:

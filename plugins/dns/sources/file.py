@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nodehost.config.hostport import is_dns1123_label
+from nodehost.config.hostport import is_dns1123_label, is_valid_port
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
     HEADLESS,
@@ -55,7 +55,6 @@ from nodehost.plugins.dns.sources import RecordSink, SourceContext
 NAME = "file"
 POLL_INTERVAL = 1.0
 
-_PORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
 _SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", EXTERNAL_NAME)
 
@@ -134,7 +133,7 @@ class _Reader:
         return text
 
     def port(self, value: Any, where: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        if isinstance(value, bool) or not isinstance(value, int) or not is_valid_port(value):
             raise self.fail(where, "must be a port number between 1 and 65535")
         return value
 
@@ -232,7 +231,7 @@ class _Reader:
             at = f"{where}[{index}]"
             fields = self.mapping(port, at, known)
             name = self.text(fields.get("name"), f"{at}.name")
-            if name and (len(name) > 15 or not _PORT_NAME.match(name)):
+            if name and (len(name) > 15 or not is_dns1123_label(name)):
                 raise self.fail(f"{at}.name", f"{name!r} is not a port name (a-z, 0-9, '-')")
             protocol = self.text(fields.get("protocol"), f"{at}.protocol", "TCP")
             if protocol not in _PROTOCOLS:
