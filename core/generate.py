@@ -9,10 +9,10 @@ The master URL comes from ``--kubeconfig``; the signer CA from
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from typing import TYPE_CHECKING
 
+from nodehost.config.hostport import is_unspecified, parse_ip, split_host_port
 from nodehost.errors import UsageError
 from nodehost.hostaddr import local_ipv4_addresses
 from nodehost.options import default_cluster_domain
@@ -98,11 +98,8 @@ def master_url(kubeconfig: str) -> str:
 def server_cert_hostnames(node_name: str, listen_host: str) -> list[str]:
     """Origin's ``GetServerCertHostnames`` (§1.5), sorted."""
     names = {node_name}
-    try:
-        unspecified = ipaddress.ip_address(listen_host).is_unspecified
-    except ValueError:
-        unspecified = False
-    if unspecified:
+    ip = parse_ip(listen_host)
+    if ip is not None and is_unspecified(ip):
         names.update(local_ipv4_addresses())
     elif listen_host:
         names.add(listen_host)
@@ -110,7 +107,9 @@ def server_cert_hostnames(node_name: str, listen_host: str) -> list[str]:
 
 
 def _strip_port(name: str) -> str:
-    host, sep, port = name.rpartition(":")
-    if sep and port.isdigit() and host and ":" not in host:
-        return host
-    return name
+    """``host:port`` -> ``host``; anything that is not host:port stays as it is."""
+    try:
+        host, port = split_host_port(name)
+    except ValueError:
+        return name
+    return host if port.isdigit() and host else name

@@ -11,9 +11,10 @@ import os
 import platform
 from dataclasses import dataclass, field
 
+from nodehost.config.listen import DEFAULT_LISTEN
 from nodehost.errors import UsageError
 
-DEFAULT_LISTEN = "0.0.0.0:8443"
+DEFAULT_CLUSTER_DOMAIN = "cluster.local"
 DEFAULT_VOLUME_DIR = "openshift.local.volumes"
 DEFAULT_CONFIG_DIR = "openshift.local.config/node"
 DEFAULT_MASTER_CERT_DIR = "openshift.local.config/master"
@@ -29,7 +30,7 @@ def default_node_name() -> str:
 
 
 def default_cluster_domain() -> str:
-    return os.environ.get("OPENSHIFT_DNS_DOMAIN") or "cluster.local"
+    return os.environ.get("OPENSHIFT_DNS_DOMAIN") or DEFAULT_CLUSTER_DOMAIN
 
 
 @dataclass(frozen=True)

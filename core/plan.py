@@ -56,9 +56,6 @@ class Plan:
     state_dir: str
     config_source: str
 
-    def names(self) -> tuple[str, ...]:
-        return tuple(component.name for component in self.components)
-
     def get(self, name: str) -> PlannedComponent:
         for component in self.components:
             if component.name == name:

@@ -46,6 +46,7 @@ from nodehost.cluster import (
     PROTECTED_KEYS,
     SERVING_SIGNER,
 )
+from nodehost.config.hostport import join_host_port
 from nodehost.errors import RuntimeFailure, UsageError
 from nodehost.pki.kubeconfig import kubeconfig_entries
 
@@ -440,7 +441,7 @@ def merge_cli_overrides(raw: dict[str, Any], settings: BootstrapSettings) -> Non
     if settings.listen_provided:
         serving = raw.setdefault("servingInfo", {})
         host = settings.listen_host
-        serving["bindAddress"] = f"[{host}]:10250" if ":" in host else f"{host}:10250"
+        serving["bindAddress"] = join_host_port(host, 10250)
     if settings.volume_dir is not None:
         raw["volumeDirectory"] = settings.volume_dir
     raw["allowDisabledDocker"] = False

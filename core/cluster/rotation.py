@@ -23,7 +23,6 @@ import asyncio
 import datetime
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,13 +96,8 @@ class Tracked:
 class CertificateRotation:
     """Keeps the node's certificates fresh; ``run(context)`` is a TaskSpec coroutine."""
 
-    def __init__(
-        self,
-        settings: RotationSettings,
-        on_rotated: Callable[[str, Path], None] | None = None,
-    ) -> None:
+    def __init__(self, settings: RotationSettings) -> None:
         self.settings = settings
-        self.on_rotated = on_rotated or (lambda _name, _path: None)
         self.tracked = [
             Tracked("client", CLIENT_PREFIX, CLIENT_SIGNER, required=True),
             Tracked("serving", SERVING_PREFIX, SERVING_SIGNER, required=False),
@@ -178,7 +172,6 @@ class CertificateRotation:
             "certificate rotated", component=context.name, certificate=tracked.name, file=str(path)
         )
         context.files_changed([str(path)])
-        self.on_rotated(tracked.name, path)
 
     async def _request(self, tracked: Tracked) -> Path:
         """One renewal: a new key, a CSR as the node, the pair stored; the ``-current`` path."""

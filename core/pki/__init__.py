@@ -21,7 +21,7 @@ This package's ``__init__`` holds only constants and never imports
 
 from __future__ import annotations
 
-from nodehost.options import DEFAULT_MASTER_CERT_DIR
+from nodehost.options import DEFAULT_CLUSTER_DOMAIN, DEFAULT_MASTER_CERT_DIR
 
 #: Key types accepted by ``--key-type``; ``rsa`` (2048 bits) is Origin's and the default.
 KEY_TYPES = ("rsa", "ecdsa", "ed25519")
@@ -36,6 +36,6 @@ DEFAULT_SIGNER_CERT = f"{DEFAULT_MASTER_CERT_DIR}/ca.crt"
 DEFAULT_SIGNER_KEY = f"{DEFAULT_MASTER_CERT_DIR}/ca.key"
 DEFAULT_SIGNER_SERIAL = f"{DEFAULT_MASTER_CERT_DIR}/ca.serial.txt"
 DEFAULT_MASTER_URL = "https://localhost:8443"
-DEFAULT_DNS_DOMAIN = "cluster.local"
+DEFAULT_DNS_DOMAIN = DEFAULT_CLUSTER_DOMAIN
 KUBELET_PORT = 10250
 DEFAULT_NODE_LISTEN = f"0.0.0.0:{KUBELET_PORT}"

@@ -20,9 +20,6 @@ from dataclasses import dataclass
 
 from nodehost.config.hostport import IPAddress, is_dns1123_label, parse_ip
 
-# Kubernetes' IsDNS1123Label, as in nodehost.config.validate (not imported: it costs
-# ~15 ms of start-up that ``nodehost config create`` does not otherwise need).
-
 _MAX_DNS_NAME = 253
 #: X.509's upper bound for a common name (RFC 5280 ub-common-name).
 MAX_COMMON_NAME = 64

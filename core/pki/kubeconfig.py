@@ -14,13 +14,14 @@ No ``cryptography`` here: only PEM bytes and base64.
 from __future__ import annotations
 
 import base64
-import ipaddress
 import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
+
+from nodehost.config.hostport import join_host_port
 
 KUBECONFIG_MODE = 0o600
 DEFAULT_NAMESPACE = "default"
@@ -43,16 +44,7 @@ def cluster_nickname(url: str) -> str:
     parts = urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 0)
-    if _is_ipv6(host):
-        host = f"[{host}]"
-    return f"{host}:{port}".replace(".", "-")
-
-
-def _is_ipv6(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).version == 6
-    except ValueError:
-        return False
+    return join_host_port(host, port).replace(".", "-")
 
 
 def _b64(data: bytes) -> str:

@@ -39,14 +39,13 @@ def socket_address(value: str) -> str | bytes:
 class Notifier:
     """Sends notifications to the service manager; silent when there is none.
 
-    Send errors are swallowed after being remembered in ``last_error``: a
-    vanished service manager must not bring the node down.
+    Send errors are swallowed: a vanished service manager must not bring the
+    node down.
     """
 
     def __init__(self, address: str | None, watchdog_usec: int | None = None) -> None:
         self.address = address
         self.watchdog_usec = watchdog_usec
-        self.last_error: OSError | None = None
         self.sent: list[str] = []  # the last messages, newest last (for /status and tests)
         self._socket: socket.socket | None = None
 
@@ -78,8 +77,7 @@ class Notifier:
                     socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC
                 )
             self._socket.sendto(message.encode(), socket_address(self.address))
-        except OSError as error:
-            self.last_error = error
+        except OSError:
             return False
         self.sent = [*self.sent[-19:], message]
         return True

@@ -91,16 +91,6 @@ def all_pids() -> Iterator[int]:
                 yield int(name)
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live processes in process group ``pgid`` (a full ``/proc`` scan)."""
-    members = []
-    for pid in all_pids():
-        fields = stat_fields(pid)
-        if fields and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            members.append(pid)
-    return members
-
-
 def own_children() -> set[int]:
     """Direct children of this process, adopted orphans included (all threads)."""
     children: set[int] = set()

@@ -56,12 +56,11 @@ EXEC_WAIT = 2.0
 class Reaper:
     """Reaps every child of the host from SIGCHLD and dispatches exit statuses by pid.
 
-    Exits of unregistered pids (adopted orphans) are counted in ``adopted_reaped``.
+    Exits of unregistered pids (adopted orphans) are reaped and forgotten.
     """
 
     def __init__(self) -> None:
         self.callbacks: dict[int, Callable[[int], None]] = {}
-        self.adopted_reaped = 0
         self.loop: asyncio.AbstractEventLoop | None = None
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -87,10 +86,8 @@ class Reaper:
             if pid == 0:
                 return
             callback = self.callbacks.pop(pid, None)
-            if callback is None:
-                self.adopted_reaped += 1
-                continue
-            callback(os.waitstatus_to_exitcode(status))
+            if callback is not None:
+                callback(os.waitstatus_to_exitcode(status))
 
 
 def child_environment(

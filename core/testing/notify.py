@@ -16,6 +16,8 @@ import os
 import socket
 import threading
 
+from nodehost.runtime.notify import socket_address
+
 
 class NotifyReceiver:
     """A service manager's side of sd_notify: a DGRAM socket read by a thread.
@@ -28,8 +30,7 @@ class NotifyReceiver:
         self.address = address
         self.messages: list[str] = []
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        bind_to = b"\0" + address[1:].encode() if address.startswith("@") else address
-        self.sock.bind(bind_to)
+        self.sock.bind(socket_address(address))
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         self.sock.settimeout(0.2)
         self.running = True
