@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, Problem, Severity, ValidationScope, hookimpl
 from nodehost.component import (
@@ -47,10 +47,9 @@ from nodehost.component import (
     StartedProbe,
 )
 from nodehost.errors import RuntimeFailure
-from nodehost.kube import kubelet as kube
-from nodehost.kube.configfile import render_config_file
-from nodehost.kube.healthz import healthz_url
-from nodehost.plugins.kubelet import arguments as args
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.plugins.kubelet import arguments as args
 
 CONFIG_FILE_NAME = "kubelet-config.yaml"
 
@@ -102,6 +101,8 @@ def nodehost_validate_config(
 
 def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
     """Origin's rule 13 for a current kubelet, plus a warning per removed flag."""
+    from nodehost.kube import kubelet as kube
+
     translated, translations = kube.KUBELET_FLAGS.translate(arguments)
     problems = [
         Problem.forbidden(
@@ -122,6 +123,9 @@ def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
 
 def security_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
     """The §7.2 settings that ``kubeletArguments`` remove or change."""
+    from nodehost.kube import kubelet as kube
+    from nodehost.plugins.kubelet import arguments as args
+
     problems = []
     for key, requirement in args.REQUIRED_SECURITY.items():
         values = arguments.get(key)
@@ -145,6 +149,11 @@ class Kubelet:
     """Plans the kubelet: its config file, its command line and its readiness probe."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
+        from nodehost.kube import kubelet as kube
+        from nodehost.kube.configfile import render_config_file
+        from nodehost.kube.healthz import healthz_url
+        from nodehost.plugins.kubelet import arguments as args
+
         merged = self._arguments(context)
         try:
             args.require_security(merged.arguments)
@@ -178,6 +187,8 @@ class Kubelet:
 
         Pure; raises :class:`~nodehost.errors.RuntimeFailure` as :meth:`plan` does.
         """
+        from nodehost.plugins.kubelet import arguments as args
+
         merged = self._arguments(context)
         try:
             args.require_security(merged.arguments)
@@ -187,6 +198,8 @@ class Kubelet:
 
     @staticmethod
     def _arguments(context: PlanContext) -> args.KubeletArguments:
+        from nodehost.plugins.kubelet import arguments as args
+
         contributions = context.hooks.kubelet_arguments(
             config=context.config, selected=context.selected, state_dir=context.node_state_dir
         )

@@ -35,10 +35,6 @@ from nodehost.component import (
 )
 from nodehost.config.hostport import parse_ip, split_host_port
 from nodehost.errors import RuntimeFailure
-from nodehost.kube import kube_proxy as kube
-from nodehost.kube.configfile import render_config_file
-from nodehost.kube.healthz import healthz_url
-from nodehost.plugins.proxy import configuration
 
 CONFIG_FILE_NAME = "kube-proxy-config.yaml"
 
@@ -77,6 +73,8 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
 
 def argument_problems(arguments: Any) -> list[Problem]:
     """Every problem with ``proxyArguments``, at ``proxyArguments.<key>``."""
+    from nodehost.kube import kube_proxy as kube
+
     translated, translations = kube.KUBE_PROXY_FLAGS.translate(arguments)
     problems = [
         Problem.forbidden(
@@ -119,6 +117,11 @@ class Proxy:
     """Plans kube-proxy: its config file, its command line and its readiness probe."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
+        from nodehost.kube import kube_proxy as kube
+        from nodehost.kube.configfile import render_config_file
+        from nodehost.kube.healthz import healthz_url
+        from nodehost.plugins.proxy import configuration
+
         try:
             merged = configuration.proxy_arguments(context.config)
             launch = configuration.launch_arguments(merged.arguments)
