@@ -11,12 +11,12 @@ systemd itself.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import NoReturn
 
 from nodehost.component import ProcessSpec
 from nodehost.errors import RuntimeFailure
 from nodehost.plan import PlannedComponent
+from nodehost.runtime.files import FileWriteError, write_plan_files
 
 
 def can_exec(component: PlannedComponent) -> bool:
@@ -31,19 +31,13 @@ def exec_single(component: PlannedComponent) -> NoReturn:
     Raises :class:`RuntimeFailure` (naming the component and the cause) if the
     component cannot be exec'd, a file cannot be written, or ``execvpe`` fails.
     """
-    from nodehost.pki.atomic import make_directories, write_atomic
-
     run = component.plan.run
     if not isinstance(run, ProcessSpec) or not run.exec_allowed:
         raise RuntimeFailure(f"component {component.name} cannot replace nodehost (exec mode)")
-    for spec in component.plan.files:
-        try:
-            make_directories(Path(spec.path).parent)
-            write_atomic(Path(spec.path), spec.content, spec.mode)
-        except OSError as error:
-            raise RuntimeFailure(
-                f"component {component.name}: cannot write {spec.path}: {error.strerror or error}"
-            ) from None
+    try:
+        write_plan_files(component.plan.files)
+    except FileWriteError as error:
+        raise RuntimeFailure(f"component {component.name}: {error}") from None
     environment = {**os.environ, **run.env}
     try:
         if run.cwd is not None:

@@ -28,7 +28,6 @@ import os
 import signal
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, Protocol
 
 from nodehost.component import ProcessSpec, ReportedProbe, StartedProbe, TaskSpec
@@ -262,16 +261,13 @@ class ComponentSupervisor:
 
     def _write_files(self) -> bool:
         """Write the plan's files atomically with their modes; fail the component on error."""
-        from nodehost.pki.atomic import make_directories, write_atomic
+        from nodehost.runtime.files import FileWriteError, write_plan_files
 
-        for spec in self.planned.plan.files:
-            path = Path(spec.path)
-            try:
-                make_directories(path.parent)
-                write_atomic(path, spec.content, spec.mode)
-            except OSError as error:
-                self._fail(f"cannot write {spec.path}: {error.strerror or error}")
-                return False
+        try:
+            write_plan_files(self.planned.plan.files)
+        except FileWriteError as error:
+            self._fail(str(error))
+            return False
         return True
 
     def _start_run(self) -> bool:
