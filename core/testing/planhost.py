@@ -123,8 +123,9 @@ class HookRecorder:
 def _address(text: str) -> tuple[str, int] | None:
     if text in ("", "none"):
         return None
-    host, _, port = text.rpartition(":")
-    return host or "127.0.0.1", int(port)
+    from nodehost.testing.standin import parse_address
+
+    return parse_address(text)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -330,11 +330,16 @@ def _serve_healthz(program: str, address: tuple[str, int], path: str, ready_at: 
 
 
 def parse_address(text: str) -> tuple[str, int]:
-    """Parse ``HOST:PORT`` (``[v6]:PORT`` too); raise ValueError naming the problem."""
-    host, sep, port_text = text.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    """Parse ``HOST:PORT`` (``[v6]:PORT`` too; port 0 picks one); ValueError naming the problem."""
+    from nodehost.config.hostport import split_host_port
+
+    try:
+        host, port_text = split_host_port(text)
+    except ValueError:
+        raise ValueError(f"expected HOST:PORT, got {text!r}") from None
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise ValueError(f"expected HOST:PORT, got {text!r}")
-    return host.strip("[]") or "127.0.0.1", int(port_text)
+    return host or "127.0.0.1", int(port_text)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
