@@ -465,7 +465,6 @@ def _certificate_names(cert_file: str, key_file: str) -> list[str]:
     from cryptography import x509
     from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives import serialization
-    from cryptography.x509.oid import NameOID
 
     cert_pem, key_pem = _read(cert_file), _read(key_file)
     if b"-----BEGIN" not in cert_pem:
@@ -486,9 +485,10 @@ def _certificate_names(cert_file: str, key_file: str) -> list[str]:
         key = serialization.load_pem_private_key(key_pem, password=None)
     except (ValueError, TypeError, UnsupportedAlgorithm):
         raise ValueError("tls: failed to parse private key") from None
-    _check_key_matches(leaf.public_key(), key.public_key())
-    common_names = leaf.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
-    names = [str(common_names[0].value) if common_names else ""]
+    _check_key_matches(leaf.public_key(), key)
+    from nodehost.pki.certs import common_name_of
+
+    names = [common_name_of(leaf)]
     try:
         san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName)
     except x509.ExtensionNotFound:
@@ -509,12 +509,11 @@ def _key_algorithm(public_key: Any) -> str:
     return type(public_key).__name__
 
 
-def _check_key_matches(cert_key: Any, private_public_key: Any) -> None:
-    from cryptography.hazmat.primitives import serialization
+def _check_key_matches(cert_key: Any, private_key: Any) -> None:
+    """Go's ``tls.X509KeyPair`` checks, with its messages."""
+    from nodehost.pki.keys import key_matches
 
-    if _key_algorithm(cert_key) != _key_algorithm(private_public_key):
+    if _key_algorithm(cert_key) != _key_algorithm(private_key.public_key()):
         raise ValueError("tls: private key type does not match public key type")
-    encoding = serialization.Encoding.DER
-    spki = serialization.PublicFormat.SubjectPublicKeyInfo
-    if cert_key.public_bytes(encoding, spki) != private_public_key.public_bytes(encoding, spki):
+    if not key_matches(private_key, cert_key):
         raise ValueError("tls: private key does not match public key")
