@@ -131,6 +131,7 @@ class ProblemKind(enum.StrEnum):
     NOT_SUPPORTED = "Unsupported value"
     FORBIDDEN = "Forbidden"
     DUPLICATE = "Duplicate value"
+    INTERNAL = "Internal error"
 
 
 _NO_VALUE = object()
@@ -189,6 +190,11 @@ class Problem:
     @classmethod
     def forbidden(cls, path: str, detail: str, *, severity: Severity = Severity.ERROR) -> Problem:
         return cls(path, ProblemKind.FORBIDDEN, detail, severity=severity)
+
+    @classmethod
+    def internal(cls, path: str, detail: str) -> Problem:
+        """A check that could not run (a validation hook raised): always an error."""
+        return cls(path, ProblemKind.INTERNAL, detail)
 
     @property
     def has_value(self) -> bool:

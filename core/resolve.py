@@ -85,6 +85,7 @@ def validate(
             scope=scope,
             selected=selected,
             providers=inventory.provider_records(),
+            in_play=lambda plugin: inventory.in_play(plugin, selected, config),
         ),
     ]
     errors = [problem for problem in everything if problem.is_error]

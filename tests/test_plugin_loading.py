@@ -120,12 +120,22 @@ def test_third_party_component_and_provider_are_indexed(fake_dists: object) -> N
     assert inventory.providers["flat"].plugin == "fakegood"
 
 
-def test_duplicate_component_names_name_both_distributions(twin_dists: object) -> None:
-    with pytest.raises(PluginError) as raised:
-        Inventory.from_host(load())
-    message = str(raised.value)
-    assert "'echo' is provided twice" in message
-    assert "nodehost-fake 1.0" in message and "nodehost-fake-twin 2.0" in message
+def test_two_third_party_plugins_claiming_one_name_both_fail_naming_each_other(
+    twin_dists: object,
+) -> None:
+    inventory = Inventory.from_host(load())
+    good, twin = inventory.host.infos["fakegood"], inventory.host.infos["faketwin"]
+    assert (good.status, twin.status) == ("failed", "failed")
+    assert good.hook == twin.hook == "nodehost_components"
+    assert "'echo' is already taken by plugin 'faketwin' (nodehost-fake-twin 2.0)" in good.error
+    assert "'echo' is already taken by plugin 'fakegood' (nodehost-fake 1.0)" in twin.error
+    assert "echo" not in inventory.catalog.records and "flat" not in inventory.providers
+    assert "kubelet" in inventory.catalog.records
+
+
+def test_a_clash_is_fatal_under_strict_plugins(twin_dists: object) -> None:
+    with pytest.raises(PluginError, match=r"'echo' is already taken by plugin"):
+        Inventory.from_host(load(strict=True, disabled=frozenset({"fakebroken", "fakebadhook"})))
 
 
 def test_disabling_one_twin_resolves_the_clash(twin_dists: object) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from nodehost.cli.options import echo_warnings, load_inventory, plugin_options
+from nodehost.cli.options import echo_warnings, inventory_options, load_inventory
 from nodehost.errors import RuntimeFailure
 
 _CONFIG_HELP = "The node config, read as 'nodehost start --config' reads it."
@@ -33,7 +33,7 @@ def network() -> None:
 @network.command()
 @click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
 @click.option("--state-dir", metavar="DIR", help=_STATE_HELP)
-@plugin_options
+@inventory_options
 def check(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
     """Prove the pod network works (needs root).
 
@@ -64,7 +64,7 @@ def check(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
 @network.command()
 @click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
 @click.option("--state-dir", metavar="DIR", help=_STATE_HELP)
-@plugin_options
+@inventory_options
 def cleanup(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
     """Remove the CNI files and bridge nodehost made.
 
@@ -123,11 +123,7 @@ class NetworkTarget:
         from nodehost.plan import default_state_dir
         from nodehost.resolve import resolve_config, selection_for
 
-        inventory = load_inventory(
-            plugin_flags["disable_plugins"],
-            plugin_flags["strict_plugins"],
-            plugin_flags["no_plugins"],
-        )
+        inventory = load_inventory(**plugin_flags)
         name = network_component(inventory)
         options = StartOptions(
             config=config_path,
@@ -177,9 +173,7 @@ def _recorded_ledger(state_dir: str | None, plugin_flags: dict[str, Any]) -> str
     from nodehost.cni.ledger import LEDGER_NAME
     from nodehost.plan import default_state_dir
 
-    inventory = load_inventory(
-        plugin_flags["disable_plugins"], plugin_flags["strict_plugins"], plugin_flags["no_plugins"]
-    )
+    inventory = load_inventory(**plugin_flags)
     root = default_state_dir(state_dir)
     return os.path.join(root, network_component(inventory), LEDGER_NAME)
 
