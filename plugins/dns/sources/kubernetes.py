@@ -73,10 +73,12 @@ def service_from_api(obj: Mapping[str, Any]) -> Service:
     """The DNS view of a ``v1`` Service object."""
     metadata, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     kind = spec.get("type") or "ClusterIP"
+    cluster_ips = [ip for ip in spec.get("clusterIPs") or () if ip] or [spec.get("clusterIP") or ""]
     return Service(
         namespace=metadata.get("namespace") or "default",
         name=metadata["name"],
-        cluster_ip=spec.get("clusterIP") or "",
+        cluster_ip=cluster_ips[0],
+        secondary_ip=cluster_ips[1] if len(cluster_ips) > 1 else "",
         type=kind,
         external_name=(spec.get("externalName") or "").rstrip(".").lower()
         if kind == EXTERNAL_NAME

@@ -141,7 +141,7 @@ def test_names_above_services_exist_only_where_something_lives_below(name, rcode
 
 
 def test_the_apex_answers_its_soa() -> None:
-    assert zone_with().answer(D, "SOA").answer == (Record(QUERY_NAME, "SOA", None),)
+    assert zone_with().answer(D, "SOA").answer == (Record(QUERY_NAME, "SOA", D),)
 
 
 def test_pod_names_answer_their_dashed_ipv4_address() -> None:
@@ -187,10 +187,10 @@ def test_reverse_names_map_to_ips(name, ip) -> None:
 
 def test_a_cluster_ip_has_a_ptr_record_and_other_ips_do_not() -> None:
     zone = zone_with(WEB)
-    answer = zone.reverse("10.0.30.172.in-addr.arpa")
+    answer = zone.reverse("10.0.30.172.in-addr.arpa", "PTR")
     assert answer is not None
     assert answer.answer == (Record(QUERY_NAME, "PTR", f"web.default.svc.{D}"),)
-    assert zone.reverse("11.0.30.172.in-addr.arpa") is None
+    assert zone.reverse("11.0.30.172.in-addr.arpa", "PTR") is None
 
 
 # --- the store --------------------------------------------------------------------------------
@@ -209,12 +209,15 @@ def test_replacing_with_the_same_records_touches_nothing() -> None:
     assert sink.replace([WEB], []) == set()
 
 
-def test_changed_endpoints_touch_only_their_service() -> None:
+def test_changed_endpoints_touch_their_service_and_the_ips_that_moved() -> None:
     store = ClusterRecords()
     sink = store.sink("a")
     sink.replace([HEADLESS, WEB], [DB_ENDPOINTS])
     moved = Endpoints("prod", "db", (EndpointSubset((EndpointAddress("10.128.0.9"),)),))
-    assert sink.replace([HEADLESS, WEB], [moved]) == {("svc", "prod", "db")}
+    assert sink.replace([HEADLESS, WEB], [moved]) == {
+        ("svc", "prod", "db"),
+        *{("ptr", ip) for ip in ("10.128.0.5", "10.128.0.6", "10.128.0.9")},
+    }
 
 
 def test_a_source_replaces_only_its_own_records() -> None:
