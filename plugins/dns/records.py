@@ -643,13 +643,14 @@ class ClusterZone:
     # reverse names ---------------------------------------------------------------------------
 
     def _ptr_records(self, ip: str, deps: set[Dep]) -> list[Record]:
-        """PTR records for ``ip``: its services (spec 2.3.3), its endpoints' names (2.4.3)."""
+        """PTR records for ``ip``: the services with that cluster IP (spec 2.3.3), else the
+        names of the endpoints with that IP (2.4.3), as CoreDNS does."""
         deps.add(("ptr", ip))
         names = []
         for namespace, name in self.store.by_ip.get(ip):
             deps.add(("svc", namespace, name))
             names.append(f"{name}.{namespace}.svc.{self.domain}")
-        for key in self.store.by_endpoint_ip.get(ip):
+        for key in () if names else self.store.by_endpoint_ip.get(ip):
             deps.add(("svc", *key))
             service = self.store.services.get(key)
             endpoints = self.store.endpoints.get(key)
