@@ -17,7 +17,9 @@ source runs) and keeps the DNS records in step:
 * ``sink.synced()`` once both first lists are written (the DNS component is
   not ready before that).
 
-EndpointSlices become the DNS model's :class:`Endpoints`: the slices that
+A Service's cluster IPs are ``spec.clusterIPs`` (both families of a
+dual-stack service), else ``spec.clusterIP``.  EndpointSlices become the DNS
+model's :class:`Endpoints`: the slices that
 carry the label ``kubernetes.io/service-name: <svc>`` make up the endpoints
 of service ``<svc>`` (one subset per slice, slices in name order), with the
 ready endpoints only (``conditions.ready`` missing counts as ready, as the API
