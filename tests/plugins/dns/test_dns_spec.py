@@ -154,7 +154,9 @@ REVERSE_RECORDS = {
             ),
             ([("10.0.0.100", "ep1a")], [HTTP]),  # the same address in a second slice
         ),
-        _endpoints("svc2", "testns", ([("10.0.0.99", "double-ep")], [HTTP])),
+        # an endpoint holding svc1's cluster IP: the cluster IP's PTR wins, as in CoreDNS
+        _endpoints("svc2", "testns", ([("10.0.0.99", "double-ep"), ("192.168.1.100", "shadow")],
+                                      [HTTP])),
     ],
 }
 # fmt: on
@@ -322,6 +324,9 @@ CASES = [
     Case("_endpoints.svc1.testns.svc", "A", answer=(("A", "172.0.0.1"),), source="Origin"),
     Case("svc1.testns.endpoints", "A", answer=(("A", "172.0.0.1"),), source="Origin"),
     Case("ep1a.svc1.testns.endpoints", "A", answer=(("A", "172.0.0.1"),), source="Origin"),
+    Case("_http._tcp.svc1.testns.endpoints", "SRV", source="Origin: SRV per endpoint",
+         answer=(srv(80, "ep1a.svc1.testns.endpoints"),),
+         extra=(a("ep1a.svc1.testns.endpoints", "172.0.0.1"),)),
     Case("openshift.default.svc", "A", answer=(("A", "10.3.0.1"),), source="Origin fallback"),
     Case("_tcp.multi.default.svc", "SRV", answer=(srv(80, "multi.default.svc"),), source="Origin"),
     Case("*._udp.multi.default.svc", "SRV", answer=(srv(53, "multi.default.svc"),), source="Origin"),
