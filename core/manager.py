@@ -309,6 +309,15 @@ class PluginHost:
 
     # --- queries -----------------------------------------------------------------
 
+    def missing_summary(self) -> str:
+        """`` (disabled: a, b; failed: c)`` -- the plugins that are not there ("" if none)."""
+        parts = []
+        for status, label in (("blocked", "disabled"), ("failed", "failed")):
+            names = sorted(info.name for info in self.infos.values() if info.status == status)
+            if names:
+                parts.append(f"{label}: {', '.join(names)}")
+        return f" ({'; '.join(parts)})" if parts else ""
+
     def failures(self) -> list[PluginInfo]:
         return [info for info in self.infos.values() if info.status == "failed"]
 

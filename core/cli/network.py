@@ -118,9 +118,10 @@ class NetworkTarget:
     def resolve(
         cls, config_path: str, state_dir: str | None, plugin_flags: dict[str, Any]
     ) -> NetworkTarget:
-        """Load plugins and the config as ``start`` does, validated for the network component."""
+        """Load plugins and the config as ``start`` does; validate as ``start network`` does."""
         from nodehost.options import StartOptions
         from nodehost.plan import default_state_dir
+        from nodehost.records import ValidationScope
         from nodehost.resolve import resolve_config, selection_for
 
         inventory = load_inventory(**plugin_flags)
@@ -131,7 +132,8 @@ class NetworkTarget:
             config_dir=os.path.dirname(os.path.abspath(config_path)),
             state_dir=state_dir,
         )
-        resolved = resolve_config(options, inventory, selection_for(options, inventory))
+        selected = selection_for(options, inventory)
+        resolved = resolve_config(options, inventory, selected, ValidationScope.NETWORK)
         echo_warnings(resolved.config.source, resolved.warnings)
         state = default_state_dir(state_dir)
         return cls(inventory, resolved, options, name, state)
@@ -148,6 +150,7 @@ class NetworkTarget:
                 state_dir=self.state_dir,
                 overrides={},
                 resolve_programs=False,
+                require_active=False,
             )
             .get(self.name)
             .plan

@@ -76,6 +76,7 @@ def nodehost_components() -> list[ComponentRecord]:
             after=("sdn", "runtime"),
             validation_scope=ValidationScope.NODE,
             write_flags=True,
+            config_sections=("kubeletArguments",),
         )
     ]
 

@@ -44,7 +44,7 @@ def nodehost_components() -> list[ComponentRecord]:
             component=Sdn(),
             aliases=("plugins",),
             groups=("network",),
-            validation_scope=ValidationScope.NETWORK,
+            validation_scope=ValidationScope.IN_CLUSTER,
         )
     ]
 

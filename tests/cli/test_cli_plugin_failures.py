@@ -158,3 +158,24 @@ def test_a_raising_lifecycle_hook_does_not_fail_the_node_unless_strict(
     assert "error: plugin 'roguelife'" in strict.err
     assert "failed in hook nodehost_component_ready: ValueError" in strict.err
     assert os.path.exists(tmp_path / "b")
+
+
+def test_keys_a_disabled_plugin_would_check_are_reported_unchecked(
+    nodehost, node_dir: Path
+) -> None:
+    path = node_dir / "node-config.yaml"
+    path.write_text(path.read_text() + "dnsServerConfig:\n  recordSources: []\n")
+    result = nodehost(
+        "config", "validate", str(path), "--no-plugins",
+        "--disable-plugin", "kubelet", "--disable-plugin", "dns",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    warnings = result.err.splitlines()
+    assert (
+        f"warning: {path}: kubeletArguments: Not checked: no loaded plugin checks it "
+        "(disabled: dns, kubelet)" in warnings
+    )
+    section = next(line for line in warnings if "dnsServerConfig" in line)
+    assert section.endswith("; no loaded plugin owns it (disabled: dns, kubelet)")
+    loaded = nodehost("config", "validate", str(path), "--no-plugins")
+    assert "Not checked" not in loaded.err and "no loaded plugin" not in loaded.err
