@@ -110,7 +110,7 @@ def resolve_config(
 def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConfig, list[Problem]]:
     """Step 1: the NodeConfig from ``--config``, generation or bootstrap."""
     if options.bootstrapping:
-        from nodehost.cluster.bootstrap import bootstrap_node
+        from nodehost.plugins.bootstrap.join import bootstrap_node
 
         path = bootstrap_node(options)
         return load_config_file(path, inventory, strict=options.strict_config)

@@ -217,7 +217,7 @@ def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
     folder); and in ``cert-dir`` the ``-current.pem`` pairs of the client and
     serving certificates (what TLS bootstrap and rotation swap).
     """
-    from nodehost.cluster.certstore import CLIENT_PREFIX, SERVING_PREFIX, current_path
+    from nodehost.plugins.bootstrap.certstore import CLIENT_PREFIX, SERVING_PREFIX, current_path
 
     files = [arguments[flag][-1] for flag in RELOAD_FLAGS if arguments.get(flag)]
     for cert_dir in arguments.get("cert-dir", ())[-1:]:

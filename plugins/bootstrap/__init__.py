@@ -2,9 +2,9 @@
 
 Selected automatically when ``--bootstrap-config-name`` is given (Origin's
 bootstrap mode; the bootstrap itself -- CSR, ``node.kubeconfig``, config map --
-runs before the plan, in :mod:`nodehost.cluster.bootstrap`), and selectable by
+runs before the plan, in :mod:`nodehost.plugins.bootstrap.join`), and selectable by
 name.  While the node runs it renews the client and serving certificates
-(:mod:`nodehost.cluster.rotation`) and reports their expiry in ``/status``,
+(:mod:`nodehost.plugins.bootstrap.rotation`) and reports their expiry in ``/status``,
 ``/metrics`` and ``/readyz``.
 
 Its files: the client certificate is the ``client-certificate`` of the
@@ -75,10 +75,10 @@ class RotationTask:
     async def run(self, context: Any) -> None:
         import asyncio
 
-        from nodehost.cluster.rotation import CertificateRotation, RotationSettings
         from nodehost.config.hostport import split_host_port
         from nodehost.generate import server_cert_hostnames
         from nodehost.pki.kubeconfig import kubeconfig_entries
+        from nodehost.plugins.bootstrap.rotation import CertificateRotation, RotationSettings
 
         user = kubeconfig_entries(Path(self.kubeconfig))[1]
         certificate = user.get("client-certificate")

@@ -41,23 +41,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodehost.cluster import (
-    CLIENT_SIGNER,
-    PROTECTED_KEYS,
-    SERVING_SIGNER,
-)
 from nodehost.config.hostport import join_host_port
 from nodehost.errors import RuntimeFailure, UsageError
 from nodehost.pki.kubeconfig import kubeconfig_entries
+from nodehost.plugins.bootstrap.csr import CLIENT_SIGNER, SERVING_SIGNER
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.cluster.client import ClusterClient
+    from nodehost.apiclient import ClusterClient
     from nodehost.options import StartOptions
 
 NODE_KUBECONFIG = "node.kubeconfig"
 NODE_CLIENT_CA = "node-client-ca.crt"
 NODE_CONFIG = "node-config.yaml"
 CERT_DIR = "certificates"
+
+#: Config map keys never written to disk (Origin's list, reference §3.1 step 9).
+PROTECTED_KEYS = frozenset(
+    {"server.crt", "server.key", "master-client.crt", "master-client.key", "node.kubeconfig"}
+)
 CONFIG_DIR_MODE = 0o700
 FILE_MODE = 0o600
 FEATURE_GATES = "RotateKubeletClientCertificate=true,RotateKubeletServerCertificate=true"
@@ -160,7 +161,7 @@ async def run_bootstrap(settings: BootstrapSettings, say: Callable[[str], None])
             f"cannot create the config folder {settings.config_dir}: {error.strerror}"
         ) from None
     await ensure_client_certificate(settings, deadline, say)
-    from nodehost.cluster.client import ClusterClient
+    from nodehost.apiclient import ClusterClient
 
     client = ClusterClient(str(settings.node_kubeconfig), deadline=deadline, on_retry=say)
     try:
@@ -175,7 +176,7 @@ async def run_bootstrap(settings: BootstrapSettings, say: Callable[[str], None])
 
 def usable_node_kubeconfig(path: Path) -> bool:
     """Whether ``path`` exists and its user's certificate file holds a valid pair now."""
-    from nodehost.cluster.certstore import valid_pair
+    from nodehost.plugins.bootstrap.certstore import valid_pair
 
     user = kubeconfig_entries(path)[1]
     certificate = user.get("client-certificate") if user else None
@@ -189,9 +190,9 @@ async def ensure_client_certificate(
     settings: BootstrapSettings, deadline: float, say: Callable[[str], None]
 ) -> None:
     """Keep a usable ``node.kubeconfig``, or get a certificate through a CSR and write one."""
-    from nodehost.cluster import certstore
-    from nodehost.cluster.client import ClusterClient
-    from nodehost.cluster.csr import (
+    from nodehost.apiclient import ClusterClient
+    from nodehost.plugins.bootstrap import certstore
+    from nodehost.plugins.bootstrap.csr import (
         CLIENT_USAGES,
         NODES_GROUP,
         CertificateRequest,
@@ -296,12 +297,12 @@ async def ensure_serving_certificate(
     log_pending: bool,
 ) -> Path | None:
     """A valid serving pair's ``-current.pem`` path, or None while its CSR is pending."""
-    from nodehost.cluster import certstore
+    from nodehost.plugins.bootstrap import certstore
 
     current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
     if certstore.valid_pair(current) is not None:
         return current
-    from nodehost.cluster.csr import CSRNotAnswered
+    from nodehost.plugins.bootstrap.csr import CSRNotAnswered
 
     try:
         return await asyncio.wait_for(
@@ -326,8 +327,8 @@ async def request_serving_certificate(
     settings: BootstrapSettings, client: ClusterClient, say: Callable[[str], None]
 ) -> Path:
     """File (or find) the serving CSR, wait for it, store the pair; its ``-current.pem``."""
-    from nodehost.cluster import certstore
-    from nodehost.cluster.csr import (
+    from nodehost.plugins.bootstrap import certstore
+    from nodehost.plugins.bootstrap.csr import (
         NODES_GROUP,
         SERVING_USAGES,
         CertificateRequest,
@@ -357,7 +358,7 @@ async def download_config(
     settings: BootstrapSettings, client: ClusterClient, say: Callable[[str], None]
 ) -> None:
     """Steps 4-5: the client CA file, then the config map's files, all or nothing."""
-    from nodehost.cluster.client import ClusterRefused
+    from nodehost.apiclient import ClusterRefused
     from nodehost.pki.commit import PlannedFile, commit_files, describe_os_error
 
     where = f"{settings.namespace}/{settings.config_map}"
@@ -404,7 +405,7 @@ async def download_config(
 
 
 def certstore_current_if_valid(settings: BootstrapSettings) -> Path | None:
-    from nodehost.cluster import certstore
+    from nodehost.plugins.bootstrap import certstore
 
     current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
     return current if certstore.valid_pair(current) is not None else None

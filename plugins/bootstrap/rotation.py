@@ -5,7 +5,7 @@ The client certificate (``kubelet-client-current.pem``, named by
 are renewed through new CSRs -- a new key each time, made on the node -- at a
 random point between 70 % and 90 % of their lifetime (drawn once per
 certificate, as the kubelet does), and swapped atomically
-(:func:`nodehost.cluster.certstore.store_pair`).  A serving certificate that
+(:func:`nodehost.plugins.bootstrap.certstore.store_pair`).  A serving certificate that
 was never issued (no approver) is asked for again until one is.  After each
 swap the task tells the host (``context.files_changed``), which restarts or
 signals the components that read the file (their ``reload_files``).
@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nodehost.cluster import CLIENT_SIGNER, SERVING_SIGNER
-from nodehost.cluster.certstore import (
+from nodehost.plugins.bootstrap.certstore import (
     CLIENT_PREFIX,
     SERVING_PREFIX,
     StoredPair,
@@ -36,6 +35,7 @@ from nodehost.cluster.certstore import (
     current_path,
     read_pair,
 )
+from nodehost.plugins.bootstrap.csr import CLIENT_SIGNER, SERVING_SIGNER
 
 RENEW_WINDOW = (0.7, 0.9)
 SOON_FRACTION = 0.1
@@ -58,7 +58,7 @@ class RotationSettings:
     def kubeconfig_for(self, tracked: Tracked, pair: StoredPair | None) -> Path:
         """The node's kubeconfig; the bootstrap one for a client certificate that is no
         longer valid (as the kubelet falls back when its certificate expired)."""
-        from nodehost.cluster.certstore import valid_pair
+        from nodehost.plugins.bootstrap.certstore import valid_pair
 
         if (
             tracked.name == "client"
@@ -148,7 +148,7 @@ class CertificateRotation:
         return max(0.05, min(positive)) if positive else 0.05
 
     async def _renew(self, tracked: Tracked, context: Any) -> None:
-        from nodehost.cluster.client import ClusterError
+        from nodehost.apiclient import ClusterError
 
         context.log.info("renewing certificate", component=context.name, certificate=tracked.name)
         try:
@@ -175,8 +175,8 @@ class CertificateRotation:
 
     async def _request(self, tracked: Tracked) -> Path:
         """One renewal: a new key, a CSR as the node, the pair stored; the ``-current`` path."""
-        from nodehost.cluster.client import ClusterClient
-        from nodehost.cluster.csr import (
+        from nodehost.apiclient import ClusterClient
+        from nodehost.plugins.bootstrap.csr import (
             CLIENT_USAGES,
             NODES_GROUP,
             SERVING_USAGES,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nodehost.cluster.client import (
+from nodehost.apiclient import (
     Backoff,
     ClusterClient,
     ClusterRefused,
@@ -94,7 +94,7 @@ def test_a_certificate_from_another_ca_fails_at_once(api, tmp_path: Path) -> Non
 
 
 def test_a_kubeconfig_that_does_not_load_is_one_clear_error(tmp_path: Path) -> None:
-    from nodehost.cluster.client import ClusterError
+    from nodehost.apiclient import ClusterError
 
     broken = tmp_path / "broken.kubeconfig"
     broken.write_text("clusters: [\n")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodehost.cluster.client import ClusterClient, ClusterError, ClusterRefused, WaitTimeout
+from nodehost.apiclient import ClusterClient, ClusterError, ClusterRefused, WaitTimeout
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.pki.keys import PrivateKey
@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 CLIENT_USAGES = ("digital signature", "key encipherment", "client auth")
 SERVING_USAGES = ("digital signature", "key encipherment", "server auth")
 NODES_GROUP = "system:nodes"
+
+#: The signer of kubelet client certificates and of kubelet serving certificates.
+CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client-kubelet"
+SERVING_SIGNER = "kubernetes.io/kubelet-serving"
 
 
 class CSRNotAnswered(ClusterError):
@@ -228,7 +232,7 @@ async def obtain_with_pending_key(
     they find the same request; it is dropped once the certificate is stored,
     and when the request is denied, so the next attempt files a fresh one.
     """
-    from nodehost.cluster import certstore
+    from nodehost.plugins.bootstrap import certstore
 
     key = certstore.pending_key(cert_dir, prefix)
     try:
