@@ -2,7 +2,7 @@
 
 Stand-ins replace real node programs (kubelet, kube-proxy, ...) in tests, in a
 user's CI and in a plugin author's experiments.  This module is the behaviour
-engine they share; ``nodehost.testing.fake_kubelet`` and ``fake_kube_proxy``
+engine they share; the stand-ins of :mod:`nodehost.testing.programs`
 parse their program's flags and then call :func:`run_standin`.
 
 What a stand-in does by default

@@ -101,7 +101,7 @@ def nodehost_validate_config(
 
 def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
     """Origin's rule 13 for a current kubelet, plus a warning per removed flag."""
-    from nodehost.kube import kubelet as kube
+    from nodehost.kube import programs as kube
 
     translated, translations = kube.KUBELET_FLAGS.translate(arguments)
     problems = [
@@ -123,7 +123,7 @@ def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
 
 def security_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
     """The §7.2 settings that ``kubeletArguments`` remove or change."""
-    from nodehost.kube import kubelet as kube
+    from nodehost.kube import programs as kube
     from nodehost.plugins.kubelet import arguments as args
 
     problems = []
@@ -149,7 +149,7 @@ class Kubelet:
     """Plans the kubelet: its config file, its command line and its readiness probe."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        from nodehost.kube import kubelet as kube
+        from nodehost.kube import programs as kube
         from nodehost.kube.configfile import render_config_file
         from nodehost.kube.healthz import healthz_url
         from nodehost.plugins.kubelet import arguments as args
@@ -163,7 +163,7 @@ class Kubelet:
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         healthz = args.healthz_address(launch.values)
         readiness = StartedProbe() if healthz is None else HttpProbe(url=healthz_url(*healthz))
-        notes = [f"writes {path} ({kube.CONFIG_KIND} {kube.CONFIG_API_VERSION})"]
+        notes = [f"writes {path} ({kube.KUBELET_CONFIG_KIND} {kube.KUBELET_CONFIG_API_VERSION})"]
         notes.extend(
             f"kubeletArguments {found.key}: {found.removed.describe()}"
             for found in merged.translations

@@ -125,9 +125,9 @@ def write_files() -> Callable[[ComponentPlan], None]:
 class StandinProcess:
     """A stand-in started as a real child process, with its output collected."""
 
-    def __init__(self, module: str, args: Sequence[str], env: Mapping[str, str] | None) -> None:
+    def __init__(self, program: str, args: Sequence[str], env: Mapping[str, str] | None) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", module, *args],
+            [sys.executable, "-m", "nodehost.testing.programs", program, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -168,13 +168,13 @@ class StandinProcess:
 
 @pytest.fixture
 def start_standin() -> Iterator[Callable[..., StandinProcess]]:
-    """Factory: ``start_standin(module, args, env=None)``; every process is killed at the end."""
+    """Factory: ``start_standin(program, args, env=None)``; every process is killed at the end."""
     started: list[StandinProcess] = []
 
     def start(
-        module: str, args: Sequence[str], env: Mapping[str, str] | None = None
+        program: str, args: Sequence[str], env: Mapping[str, str] | None = None
     ) -> StandinProcess:
-        process = StandinProcess(module, args, env)
+        process = StandinProcess(program, args, env)
         started.append(process)
         return process
 

@@ -10,7 +10,7 @@ import yaml
 from nodehost import ValidationScope
 from nodehost.component import HttpProbe, StartedProbe
 from nodehost.errors import RuntimeFailure
-from nodehost.kube.kubelet import check_configuration
+from nodehost.kube.programs import check_kubelet_configuration as check_configuration
 from nodehost.plugins.kubelet import CONFIG_FILE_NAME, Kubelet, nodehost_components
 from nodehost.plugins.kubelet.arguments import kubelet_flags_line
 
