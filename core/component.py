@@ -227,7 +227,10 @@ class PlanContext:
     ``node_state_dir`` the node's state directory (``--state-dir``), parent of
                     every component's ``state_dir``.
     ``network_providers`` every registered provider, by lower-case name.
-    ``hooks``       the core's hook facade (e.g. ``hooks.kubelet_arguments``).
+    ``dependents``  the selected components whose record names this one in
+                    ``after`` or ``requires`` (those that use it).
+    ``hooks``       the core's hook facade (:class:`nodehost.manager.Hooks`; a plugin
+                    calls the hooks it added with ``hooks.call_each``).
     """
 
     config: Any
@@ -238,6 +241,7 @@ class PlanContext:
     network_providers: Mapping[str, NetworkProviderRecord]
     hooks: Any
     node_state_dir: str = ""
+    dependents: frozenset[str] = frozenset()
 
 
 @runtime_checkable

@@ -311,10 +311,26 @@ class Hooks:
         for impl in reversed(caller.get_hookimpls()):
             yield impl.plugin_name, impl.function, impl.argnames
 
-    def _call_each(self, hook_name: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
-        """Call every implementation; yields (plugin name, result); exceptions propagate."""
+    def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Call every implementation of ``hook_name``: (plugin name, result) in call order.
+
+        For hooks that plugins add through ``nodehost_addhooks`` and call
+        themselves (the ``kubelet`` plugin's ``nodehost_kubelet_arguments``);
+        empty when no plugin added the hook.  An implementation that raises
+        is a ``PluginError`` naming the plugin and the hook.
+        """
+        caller = getattr(self._host.pm.hook, hook_name, None)
+        if caller is None or caller.spec is None:  # implemented, but nobody declared it
+            return []
+        results = []
         for plugin, function, argnames in self._impls(hook_name):
-            yield plugin, function(**{name: kwargs[name] for name in argnames})
+            try:
+                results.append((plugin, function(**{name: kwargs[name] for name in argnames})))
+            except Exception as error:
+                raise PluginError(
+                    f"plugin {plugin!r} failed in {hook_name}: {_one_line(error)}"
+                ) from error
+        return results
 
     def records(self, hook_name: str) -> list[Provided[Any]]:
         """The records every plugin returns from registration hook ``hook_name``.
@@ -387,18 +403,23 @@ class Hooks:
                 problems.append(Problem.forbidden(plugin, f"validation failed: {_one_line(error)}"))
         return problems
 
-    def kubelet_arguments(
-        self, config: Any, selected: frozenset[str], state_dir: str
-    ) -> dict[str, list[str]]:
-        merged: dict[str, list[str]] = {}
-        for plugin, contribution in self._call_each(
-            "nodehost_kubelet_arguments", config=config, selected=selected, state_dir=state_dir
-        ):
-            for key, values in (contribution or {}).items():
-                if isinstance(values, str) or not isinstance(values, Sequence):
-                    raise PluginError(f"plugin {plugin!r} gave kubelet argument {key!r} a non-list")
-                merged[key] = list(values)
-        return merged
+    def obtain_config(self, options: Any) -> str | None:
+        """The first path an implementation returns, or None (``nodehost_obtain_config``)."""
+        from nodehost.errors import NodehostError
+
+        for plugin, function, argnames in self._impls("nodehost_obtain_config"):
+            kwargs = {"options": options}
+            try:
+                path = function(**{name: kwargs[name] for name in argnames})
+            except NodehostError:
+                raise
+            except Exception as error:
+                raise PluginError(
+                    f"plugin {plugin!r} failed obtaining the configuration: {_one_line(error)}"
+                ) from error
+            if path is not None:
+                return str(path)
+        return None
 
     # run time
     def _notify(self, hook_name: str, **kwargs: Any) -> None:

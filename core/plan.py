@@ -114,6 +114,15 @@ def plan_context(
         network_providers=inventory.provider_records(),
         hooks=inventory.host.hooks,
         node_state_dir=state_dir,
+        dependents=dependents(inventory, resolved.selected, name),
+    )
+
+
+def dependents(inventory: Inventory, selected: frozenset[str], name: str) -> frozenset[str]:
+    """The selected components whose record names ``name`` in ``after`` or ``requires``."""
+    records = inventory.catalog.records
+    return frozenset(
+        other for other in selected if name in (*records[other].after, *records[other].requires)
     )
 
 

@@ -1,11 +1,11 @@
 """The ``bootstrap`` component: certificate rotation after TLS bootstrap.
 
 Selected automatically when ``--bootstrap-config-name`` is given (Origin's
-bootstrap mode; the bootstrap itself -- CSR, ``node.kubeconfig``, config map --
-runs before the plan, in :mod:`nodehost.plugins.bootstrap.join`), and selectable by
-name.  While the node runs it renews the client and serving certificates
-(:mod:`nodehost.plugins.bootstrap.rotation`) and reports their expiry in ``/status``,
-``/metrics`` and ``/readyz``.
+bootstrap mode), and selectable by name.  The bootstrap itself -- CSR,
+``node.kubeconfig``, config map -- runs before the plan, when the core asks for
+the configuration (``nodehost_obtain_config``, :mod:`.join`).  While the node
+runs it renews the client and serving certificates (:mod:`.rotation`) and
+reports their expiry in ``/status``, ``/metrics`` and ``/readyz``.
 
 Its files: the client certificate is the ``client-certificate`` of the
 configuration's ``masterKubeConfig``; both certificates live in that file's
@@ -40,6 +40,16 @@ def nodehost_components() -> list[ComponentRecord]:
             validation_scope=ValidationScope.NETWORK,
         )
     ]
+
+
+@hookimpl
+def nodehost_obtain_config(options: Any) -> str | None:
+    """With ``--bootstrap-config-name``: bootstrap the node, then the path of its config."""
+    if not bootstrapping(options):
+        return None
+    from nodehost.plugins.bootstrap.join import bootstrap_node
+
+    return bootstrap_node(options)
 
 
 class Bootstrap:

@@ -46,7 +46,8 @@ from nodehost.component import (
     ProcessSpec,
     StartedProbe,
 )
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import PluginError, RuntimeFailure
+from nodehost.plugins.kubelet import hookspecs
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plugins.kubelet import arguments as args
@@ -78,6 +79,12 @@ def nodehost_components() -> list[ComponentRecord]:
             write_flags=True,
         )
     ]
+
+
+@hookimpl
+def nodehost_addhooks(pluginmanager: Any) -> None:
+    """Add this plugin's own hook, ``nodehost_kubelet_arguments``."""
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
@@ -200,13 +207,34 @@ class Kubelet:
     def _arguments(context: PlanContext) -> args.KubeletArguments:
         from nodehost.plugins.kubelet import arguments as args
 
-        contributions = context.hooks.kubelet_arguments(
-            config=context.config, selected=context.selected, state_dir=context.node_state_dir
-        )
+        contributions = contributed_arguments(context)
         try:
             return args.kubelet_arguments(context.config, contributions)
         except args.ArgumentsError as error:
             raise RuntimeFailure(f"component kubelet: {error}") from None
+
+
+def contributed_arguments(context: PlanContext) -> dict[str, list[str]]:
+    """Every plugin's ``nodehost_kubelet_arguments``, merged in call order (later keys win).
+
+    A contribution whose value is not a list of strings is a ``PluginError``
+    naming the plugin.
+    """
+    merged: dict[str, list[str]] = {}
+    if context.hooks is None:
+        return merged
+    results = context.hooks.call_each(
+        "nodehost_kubelet_arguments",
+        config=context.config,
+        selected=context.selected,
+        state_dir=context.node_state_dir,
+    )
+    for plugin, contribution in results:
+        for key, values in (contribution or {}).items():
+            if isinstance(values, str) or not isinstance(values, Sequence):
+                raise PluginError(f"plugin {plugin!r} gave kubelet argument {key!r} a non-list")
+            merged[key] = list(values)
+    return merged
 
 
 def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:

@@ -67,17 +67,16 @@ def make_config(tmp_path: Path) -> Callable[..., Any]:
 
 
 class FakeHooks:
-    """The core's hook facade, reduced to the one method the kubelet calls."""
+    """The core's hook facade, reduced to the one call the kubelet makes."""
 
     def __init__(self, contributions: Mapping[str, Sequence[str]] | None = None) -> None:
-        self.contributions = {key: list(values) for key, values in (contributions or {}).items()}
+        self.contributions = dict(contributions or {})
         self.calls: list[tuple[Any, frozenset[str]]] = []
 
-    def kubelet_arguments(
-        self, config: Any, selected: frozenset[str], state_dir: str = ""
-    ) -> dict[str, list[str]]:
-        self.calls.append((config, selected))
-        return dict(self.contributions)
+    def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        assert hook_name == "nodehost_kubelet_arguments"
+        self.calls.append((kwargs["config"], kwargs["selected"]))
+        return [("contributor", dict(self.contributions))]
 
 
 @pytest.fixture
