@@ -49,6 +49,7 @@ each.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 from nodehost.config.hostport import parse_ip, split_host_port
@@ -83,6 +84,17 @@ KUBELET_CONFIG_KIND = "KubeletConfiguration"
 #: Where the kubelet serves ``/healthz`` when its config does not say otherwise.
 KUBELET_HEALTHZ_BIND_ADDRESS = "127.0.0.1"
 KUBELET_HEALTHZ_PORT = 10248
+
+#: The certificate files the kubelet keeps in ``--cert-dir`` (client-go's
+#: certificate ``FileStore``): ``<prefix>-current.pem`` is the pair in use.
+KUBELET_CLIENT_CERT_PREFIX = "kubelet-client"
+KUBELET_SERVING_CERT_PREFIX = "kubelet-server"
+
+
+def kubelet_current_cert(cert_dir: str | Path, prefix: str) -> Path:
+    """The ``<prefix>-current.pem`` file of ``cert_dir``: the pair the kubelet reads."""
+    return Path(cert_dir) / f"{prefix}-current.pem"
+
 
 #: The deprecation text upstream attaches to every flag backed by a config field.
 KUBELET_CONFIG_FLAG_DEPRECATION = (

@@ -245,11 +245,16 @@ def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
     folder); and in ``cert-dir`` the ``-current.pem`` pairs of the client and
     serving certificates (what TLS bootstrap and rotation swap).
     """
-    from nodehost.plugins.bootstrap.certstore import CLIENT_PREFIX, SERVING_PREFIX, current_path
+    from nodehost.kube.programs import (
+        KUBELET_CLIENT_CERT_PREFIX,
+        KUBELET_SERVING_CERT_PREFIX,
+        kubelet_current_cert,
+    )
 
     files = [arguments[flag][-1] for flag in RELOAD_FLAGS if arguments.get(flag)]
     for cert_dir in arguments.get("cert-dir", ())[-1:]:
-        files.extend(str(current_path(cert_dir, p)) for p in (CLIENT_PREFIX, SERVING_PREFIX))
+        prefixes = (KUBELET_CLIENT_CERT_PREFIX, KUBELET_SERVING_CERT_PREFIX)
+        files.extend(str(kubelet_current_cert(cert_dir, prefix)) for prefix in prefixes)
     for kubeconfig in arguments.get("kubeconfig", ())[-1:]:
         from nodehost.pki.kubeconfig import referenced_files
 
