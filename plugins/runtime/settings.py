@@ -26,8 +26,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from nodehost.cni import SectionReader
 from nodehost.config.defaults import DEFAULT_DOCKER_SHIM_SOCKET
+from nodehost.config.sections import SectionReader
 
 SECTION = "containerRuntime"
 CGROUP_DRIVERS = ("systemd", "cgroupfs")

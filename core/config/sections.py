@@ -1,10 +1,11 @@
-"""Reading a network provider's own NodeConfig section, with every problem at once.
+"""Reading a plugin's own NodeConfig section, with every problem at once.
 
-A provider's settings live in a top-level section it owns (its record's
-``config_section``).  :class:`SectionReader` reads typed values out of the
-raw mapping with defaults and records a :class:`~nodehost.Problem` at
-``<section>.<key>`` for each bad value; :meth:`SectionReader.unknown_keys`
-then reports every key nothing read, with a did-you-mean.  Use the same
+A component's or network provider's settings live in a top-level section it
+owns (its record's ``config_sections`` / ``config_section``).
+:class:`SectionReader` reads typed values out of the raw mapping with
+defaults and records a :class:`~nodehost.Problem` at ``<section>.<key>`` for
+each bad value; :meth:`SectionReader.unknown_keys` then reports every key
+nothing read, with a did-you-mean.  Use the same
 reader in validation (report ``problems``) and in ``plan()`` (use the values)::
 
     reader = SectionReader("bridgeNetwork", config.extra.get("bridgeNetwork"))
