@@ -124,6 +124,8 @@ class ClusterClient:
             yaml.YAMLError,
         ) as error:
             raise ClusterError(f"cannot load kubeconfig {kubeconfig}: {_describe(error)}") from None
+        if config is None:
+            raise ClusterError(f"cannot load kubeconfig {kubeconfig}: it has no current context")
         self.server = config.cluster.server
         try:
             import httpx2

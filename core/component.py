@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.config.schema import NodeConfig
+    from nodehost.manager import Hooks
+    from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord, NetworkProviderRecord
 
 
@@ -233,13 +236,13 @@ class PlanContext:
                     calls the hooks it added with ``hooks.call_each``).
     """
 
-    config: Any
-    options: Any
+    config: NodeConfig
+    options: StartOptions | None
     record: ComponentRecord
     selected: frozenset[str]
     state_dir: str
     network_providers: Mapping[str, NetworkProviderRecord]
-    hooks: Any
+    hooks: Hooks | None
     node_state_dir: str = ""
     dependents: frozenset[str] = frozenset()
 

@@ -23,7 +23,7 @@ import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import pluggy
 
@@ -49,6 +49,19 @@ ENV_NO_PLUGINS = "NODEHOST_NO_PLUGINS"
 ENV_STRICT = "NODEHOST_STRICT_PLUGINS"
 
 T = TypeVar("T")
+
+
+class Named(Protocol):
+    """What :func:`index_by_name` needs of a record: a name and its aliases."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+
+
+N = TypeVar("N", bound=Named)
 
 
 def _env_flag(name: str) -> bool:
@@ -340,7 +353,7 @@ class Hooks:
         hooks that plugins add through ``nodehost_addhooks``, e.g. the ``dns``
         plugin's ``nodehost_dns_record_sources``.
         """
-        provided = []
+        provided: list[Provided[Any]] = []
         for plugin, function, argnames in self._impls(hook_name):
             try:
                 records = list(function(**dict.fromkeys(argnames)) or ())
@@ -449,10 +462,10 @@ class Hooks:
 
 
 def index_by_name(
-    provided: Iterable[Provided[Any]], kind: str, *, fold_case: bool = False
-) -> dict[str, Provided[Any]]:
+    provided: Iterable[Provided[N]], kind: str, *, fold_case: bool = False
+) -> dict[str, Provided[N]]:
     """Index records by name and alias; a clash names both providers (``PluginError``)."""
-    index: dict[str, Provided[Any]] = {}
+    index: dict[str, Provided[N]] = {}
     for item in provided:
         record = item.record
         for key in (record.name, *record.aliases):
@@ -467,9 +480,9 @@ def index_by_name(
     return index
 
 
-def unique(provided: Mapping[str, Provided[Any]]) -> list[Provided[Any]]:
+def unique(provided: Mapping[str, Provided[T]]) -> list[Provided[T]]:
     """The distinct records of an index built by :func:`index_by_name`, in first-seen order."""
-    seen: dict[int, Provided[Any]] = {}
+    seen: dict[int, Provided[T]] = {}
     for item in provided.values():
         seen.setdefault(id(item.record), item)
     return list(seen.values())

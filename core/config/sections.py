@@ -21,7 +21,7 @@ import ipaddress
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 from nodehost.records import Problem
 
@@ -55,7 +55,14 @@ class SectionReader:
         shown = value if isinstance(value, (str, int, float, bool)) else str(value)
         self.problems.append(Problem.invalid(self.path(key), shown, detail))
 
+    @overload
+    def text(self, key: str, default: str, *, required: bool = False) -> str: ...
+
+    @overload
+    def text(self, key: str, default: None = None, *, required: bool = False) -> str | None: ...
+
     def text(self, key: str, default: str | None = None, *, required: bool = False) -> str | None:
+        """A string (an empty one counts as unset); ``default`` when unset or not a string."""
         value = self._get(key)
         if value is None or value == "":
             if required:

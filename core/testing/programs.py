@@ -203,7 +203,7 @@ def kube_proxy_main(argv: Sequence[str] | None = None) -> NoReturn:
         print(
             f"kube-proxy: loaded {kube.KUBE_PROXY_CONFIG_KIND} from {config.config()}", flush=True
         )
-        healthz = kube.kube_proxy_healthz_address(
+        healthz: tuple[str, int] | None = kube.kube_proxy_healthz_address(
             document.get("healthzBindAddress") or "", document.get("bindAddress") or ""
         )
     else:

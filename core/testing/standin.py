@@ -319,7 +319,7 @@ def _serve_healthz(program: str, address: tuple[str, int], path: str, ready_at: 
     except OSError as error:
         _fail(program, f"cannot listen on {address[0]}:{address[1]}: {error.strerror}", 1)
     server.daemon_threads = True
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), server.server_address[1]
     _say(program, f"serving {path} on {host}:{port}")
     # A long poll interval: the server is never shut down, so it need not wake up.
     thread = threading.Thread(target=server.serve_forever, args=(3600,), daemon=True)

@@ -21,11 +21,12 @@ from typing import Any
 
 from nodehost import ComponentRecord, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskSpec
+from nodehost.options import StartOptions
 
 
-def bootstrapping(options: Any) -> bool:
+def bootstrapping(options: StartOptions | None) -> bool:
     """Whether the start options ask for bootstrap (``--bootstrap-config-name``)."""
-    return bool(getattr(options, "bootstrap_config_name", ""))
+    return options is not None and bool(options.bootstrap_config_name)
 
 
 @hookimpl
@@ -43,7 +44,7 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 @hookimpl
-def nodehost_obtain_config(options: Any) -> str | None:
+def nodehost_obtain_config(options: StartOptions) -> str | None:
     """With ``--bootstrap-config-name``: bootstrap the node, then the path of its config."""
     if not bootstrapping(options):
         return None
@@ -58,7 +59,8 @@ class Bootstrap:
     def plan(self, context: PlanContext) -> ComponentPlan:
         kubeconfig = context.config.master_kube_config
         listen = context.config.serving_info.bind_address
-        bootstrap = context.options.kubeconfig if bootstrapping(context.options) else None
+        options = context.options
+        bootstrap = options.kubeconfig if options is not None and bootstrapping(options) else None
         rotation = RotationTask(kubeconfig, context.config.node_name, listen, bootstrap)
         return ComponentPlan(
             run=TaskSpec(
@@ -96,6 +98,7 @@ class RotationTask:
             context.status(f"nothing to rotate: {self.kubeconfig} has no client certificate file")
             context.ready()
             await asyncio.Event().wait()
+            return
         host = split_host_port(self.bind_address)[0] if self.bind_address else ""
         settings = RotationSettings(
             node_kubeconfig=Path(self.kubeconfig),

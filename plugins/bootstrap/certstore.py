@@ -79,7 +79,7 @@ def read_pair(path: Path) -> StoredPair | None:
         key = decode_private_key(data, str(path))
     except (OSError, PKIError):
         return None
-    if not key_matches(key, certificate.public_key()):  # type: ignore[arg-type]
+    if not key_matches(key, certificate.public_key()):
         return None
     return StoredPair(Path(path), certificate, key)
 

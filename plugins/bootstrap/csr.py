@@ -157,7 +157,7 @@ def _check_same_request(
     spec = existing.get("spec") or {}
     try:
         filed = x509.load_pem_x509_csr(base64.b64decode(spec.get("request", "")))
-        same_key = key_matches(key, filed.public_key())  # type: ignore[arg-type]
+        same_key = key_matches(key, filed.public_key())
     except ValueError:
         same_key = False
     name = existing["metadata"]["name"]
@@ -200,7 +200,7 @@ def _check_certificate(name: str, pem: bytes, key: PrivateKey) -> None:
         certificate = decode_certificates(pem, f"certificate of {name}")[0]
     except PKIError as error:
         raise ClusterError(str(error)) from None
-    if not key_matches(key, certificate.public_key()):  # type: ignore[arg-type]
+    if not key_matches(key, certificate.public_key()):
         raise ClusterError(
             f"the certificate issued for {name} does not match this node's key; delete the "
             f"request (kubectl delete csr {name}) and start again"

@@ -159,7 +159,7 @@ def normal_ip(text: str) -> str | None:
 # --- the store ------------------------------------------------------------------------------
 
 
-Listener = Callable[[set[Dep]], None]
+Listener = Callable[[set[Dep]], object]
 
 
 class ClusterRecords:
@@ -370,7 +370,7 @@ class ClusterZone:
         """The PTR answer for a cluster IP's reverse name, or None (forward it)."""
         ip = reverse_name_ip(name)
         key = self.store.by_ip.get(ip) if ip else None
-        if key is None:
+        if ip is None or key is None:
             return None
         target = f"{key[1]}.{key[0]}.svc.{self.domain}"
         return Answer(answer=(Record(QUERY_NAME, "PTR", target),), deps=frozenset({("ptr", ip)}))
@@ -400,7 +400,8 @@ class ClusterZone:
     ) -> list[_Target] | None:
         """The targets of a name, ``None`` for an existing name without records."""
         if len(segments) < 3:
-            return self._short_name(segments, deps)
+            self._short_name(segments, deps)
+            return None
         base = segments[0]
         if base == "pod":
             return self._pod(segments)

@@ -288,7 +288,8 @@ class KubernetesSource:
         ]
         waiting = asyncio.ensure_future(asyncio.gather(*(event.wait() for event in listed)))
         try:
-            await asyncio.wait([waiting, *followers], return_when=asyncio.FIRST_COMPLETED)
+            pending: list[asyncio.Future[Any]] = [waiting, *followers]
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             if waiting.done():
                 sink.synced()
                 self._log(
