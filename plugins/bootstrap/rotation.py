@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nodehost.backoff import Backoff
 from nodehost.plugins.bootstrap.certstore import (
     CLIENT_PREFIX,
     SERVING_PREFIX,
@@ -41,6 +42,8 @@ RENEW_WINDOW = (0.7, 0.9)
 SOON_FRACTION = 0.1
 CHECK_INTERVAL = 10.0
 ATTEMPT_TIMEOUT = 120.0
+#: After a failed renewal: 2s, 4s, ... at most 256s.
+RENEWAL_BACKOFF = Backoff(initial=2.0, maximum=256.0)
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,7 @@ class CertificateRotation:
             path = await asyncio.wait_for(self._request(tracked), self.settings.attempt_timeout)
         except (ClusterError, OSError, TimeoutError) as error:
             tracked.failures += 1
-            delay = min(300.0, 2.0 ** min(tracked.failures, 8))
+            delay = RENEWAL_BACKOFF.delay(tracked.failures)
             tracked.retry_at = time.monotonic() + delay
             tracked.last_error = str(error) or "no certificate issued in time"
             context.log.warning(

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from nodehost.apiclient import (
-    Backoff,
     ClusterClient,
     ClusterRefused,
     ClusterTLSError,
     ClusterUnreachable,
 )
+from nodehost.backoff import Backoff
 from nodehost.pki.kubeconfig import dump_kubeconfig
 from nodehost.testing.apiserver import TestApiServer, TestCA
 
