@@ -61,6 +61,29 @@ def node_common_name(node_name: str) -> str:
     return f"system:node:{node_name}"
 
 
+def client_request(node_name: str) -> CertificateRequest:
+    """The node's client certificate request: ``system:node:<name>`` in ``system:nodes``."""
+    return CertificateRequest(
+        signer=CLIENT_SIGNER,
+        common_name=node_common_name(node_name),
+        organizations=(NODES_GROUP,),
+        usages=CLIENT_USAGES,
+    )
+
+
+def serving_request(node_name: str, hostnames: Sequence[str]) -> CertificateRequest:
+    """The node's serving certificate request, for ``hostnames`` (names and IPs)."""
+    dns_names, ips = serving_names(hostnames)
+    return CertificateRequest(
+        signer=SERVING_SIGNER,
+        common_name=node_common_name(node_name),
+        organizations=(NODES_GROUP,),
+        usages=SERVING_USAGES,
+        dns_names=dns_names,
+        ip_addresses=ips,
+    )
+
+
 def csr_name(key: PrivateKey, request: CertificateRequest) -> str:
     """client-go's deterministic name: ``node-csr-<base64url(SHA-512/256(...))>``."""
     from nodehost.pki.keys import public_key_der

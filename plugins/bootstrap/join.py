@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from nodehost.config.hostport import join_host_port
 from nodehost.errors import RuntimeFailure, UsageError
 from nodehost.pki.kubeconfig import kubeconfig_entries
-from nodehost.plugins.bootstrap.csr import CLIENT_SIGNER, SERVING_SIGNER
+from nodehost.plugins.bootstrap.csr import SERVING_SIGNER
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.apiclient import ClusterClient
@@ -192,24 +192,13 @@ async def ensure_client_certificate(
     """Keep a usable ``node.kubeconfig``, or get a certificate through a CSR and write one."""
     from nodehost.apiclient import ClusterClient
     from nodehost.plugins.bootstrap import certstore
-    from nodehost.plugins.bootstrap.csr import (
-        CLIENT_USAGES,
-        NODES_GROUP,
-        CertificateRequest,
-        node_common_name,
-        obtain_with_pending_key,
-    )
+    from nodehost.plugins.bootstrap.csr import client_request, obtain_with_pending_key
 
     if usable_node_kubeconfig(settings.node_kubeconfig):
         say(f"{settings.node_kubeconfig} exists and is valid, skipping bootstrap")
         return
     cluster = bootstrap_cluster(settings.bootstrap_kubeconfig)
-    request = CertificateRequest(
-        signer=CLIENT_SIGNER,
-        common_name=node_common_name(settings.node_name),
-        organizations=(NODES_GROUP,),
-        usages=CLIENT_USAGES,
-    )
+    request = client_request(settings.node_name)
     say(f"requesting a client certificate from {cluster['server']}")
     async with ClusterClient(
         str(settings.bootstrap_kubeconfig), deadline=deadline, on_retry=say
@@ -328,24 +317,9 @@ async def request_serving_certificate(
 ) -> Path:
     """File (or find) the serving CSR, wait for it, store the pair; its ``-current.pem``."""
     from nodehost.plugins.bootstrap import certstore
-    from nodehost.plugins.bootstrap.csr import (
-        NODES_GROUP,
-        SERVING_USAGES,
-        CertificateRequest,
-        node_common_name,
-        obtain_with_pending_key,
-        serving_names,
-    )
+    from nodehost.plugins.bootstrap.csr import obtain_with_pending_key, serving_request
 
-    dns_names, ips = serving_names(settings.hostnames)
-    request = CertificateRequest(
-        signer=SERVING_SIGNER,
-        common_name=node_common_name(settings.node_name),
-        organizations=(NODES_GROUP,),
-        usages=SERVING_USAGES,
-        dns_names=dns_names,
-        ip_addresses=ips,
-    )
+    request = serving_request(settings.node_name, settings.hostnames)
     return await obtain_with_pending_key(
         client, settings.cert_dir, certstore.SERVING_PREFIX, request, say
     )

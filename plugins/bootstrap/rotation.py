@@ -36,7 +36,6 @@ from nodehost.plugins.bootstrap.certstore import (
     current_path,
     read_pair,
 )
-from nodehost.plugins.bootstrap.csr import CLIENT_SIGNER, SERVING_SIGNER
 
 RENEW_WINDOW = (0.7, 0.9)
 SOON_FRACTION = 0.1
@@ -78,7 +77,6 @@ class Tracked:
 
     name: str
     prefix: str
-    signer: str
     required: bool
     fraction: float = field(default_factory=lambda: random.uniform(*RENEW_WINDOW))
     fraction_for: datetime.datetime | None = None
@@ -102,8 +100,8 @@ class CertificateRotation:
     def __init__(self, settings: RotationSettings) -> None:
         self.settings = settings
         self.tracked = [
-            Tracked("client", CLIENT_PREFIX, CLIENT_SIGNER, required=True),
-            Tracked("serving", SERVING_PREFIX, SERVING_SIGNER, required=False),
+            Tracked("client", CLIENT_PREFIX, required=True),
+            Tracked("serving", SERVING_PREFIX, required=False),
         ]
         self.rotations = 0
 
@@ -180,26 +178,16 @@ class CertificateRotation:
         """One renewal: a new key, a CSR as the node, the pair stored; the ``-current`` path."""
         from nodehost.apiclient import ClusterClient
         from nodehost.plugins.bootstrap.csr import (
-            CLIENT_USAGES,
-            NODES_GROUP,
-            SERVING_USAGES,
-            CertificateRequest,
-            node_common_name,
+            client_request,
             obtain_with_pending_key,
-            serving_names,
+            serving_request,
         )
 
         settings = self.settings
-        dns_names, ips = (
-            serving_names(settings.hostnames) if tracked.name == "serving" else ((), ())
-        )
-        request = CertificateRequest(
-            signer=tracked.signer,
-            common_name=node_common_name(settings.node_name),
-            organizations=(NODES_GROUP,),
-            usages=CLIENT_USAGES if tracked.name == "client" else SERVING_USAGES,
-            dns_names=dns_names,
-            ip_addresses=ips,
+        request = (
+            client_request(settings.node_name)
+            if tracked.name == "client"
+            else serving_request(settings.node_name, settings.hostnames)
         )
         deadline = time.monotonic() + settings.attempt_timeout
         kubeconfig = settings.kubeconfig_for(tracked, self.pair(self.tracked[0]))
