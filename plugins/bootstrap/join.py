@@ -242,36 +242,16 @@ def bootstrap_cluster(path: Path) -> dict[str, Any]:
 def write_node_kubeconfig(path: Path, cluster: dict[str, Any], certificate: Path) -> None:
     """Origin's bootstrap ``node.kubeconfig`` (§3.2), 0600, atomically."""
     from nodehost.pki.atomic import write_atomic
-    from nodehost.pki.kubeconfig import dump_kubeconfig
+    from nodehost.pki.kubeconfig import dump_kubeconfig, kubeconfig
 
-    entry: dict[str, Any] = {"server": cluster["server"]}
-    if cluster["ca_pem"]:
-        entry["certificate-authority-data"] = base64.b64encode(cluster["ca_pem"]).decode()
-    if cluster["insecure"]:
-        entry["insecure-skip-tls-verify"] = True
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "default-cluster", "cluster": entry}],
-        "users": [
-            {
-                "name": "default-auth",
-                "user": {"client-certificate": str(certificate), "client-key": str(certificate)},
-            }
-        ],
-        "contexts": [
-            {
-                "name": "default-context",
-                "context": {
-                    "cluster": "default-cluster",
-                    "namespace": "default",
-                    "user": "default-auth",
-                },
-            }
-        ],
-        "current-context": "default-context",
-        "preferences": {},
-    }
+    config = kubeconfig(
+        cluster["server"],
+        {"client-certificate": str(certificate), "client-key": str(certificate)},
+        names=("default-cluster", "default-auth", "default-context"),
+        ca_pem=cluster["ca_pem"],
+        insecure=cluster["insecure"],
+        namespace="default",
+    )
     write_atomic(path, dump_kubeconfig(config), FILE_MODE)
 
 
