@@ -51,7 +51,8 @@ class SectionReader:
         self._read.add(key)
         return self.raw.get(key)
 
-    def _bad(self, key: str, value: Any, detail: str) -> None:
+    def invalid(self, key: str, value: Any, detail: str) -> None:
+        """Record that ``value`` at ``key`` is wrong (``<section>.<key>: Invalid value``)."""
         shown = value if isinstance(value, (str, int, float, bool)) else str(value)
         self.problems.append(Problem.invalid(self.path(key), shown, detail))
 
@@ -69,7 +70,21 @@ class SectionReader:
                 self.problems.append(Problem.required(self.path(key)))
             return default
         if not isinstance(value, str):
-            self._bad(key, value, "must be a string")
+            self.invalid(key, value, "must be a string")
+            return default
+        return value
+
+    @overload
+    def choice(self, key: str, allowed: Sequence[str], default: str) -> str: ...
+
+    @overload
+    def choice(self, key: str, allowed: Sequence[str], default: None = None) -> str | None: ...
+
+    def choice(self, key: str, allowed: Sequence[str], default: str | None = None) -> str | None:
+        """One of ``allowed`` (``Unsupported value`` otherwise); ``default`` when unset or bad."""
+        value = self.text(key, default)
+        if value is not None and value not in allowed:
+            self.problems.append(Problem.not_supported(self.path(key), value, allowed))
             return default
         return value
 
@@ -78,28 +93,56 @@ class SectionReader:
         if value is None:
             return default
         if not isinstance(value, bool):
-            self._bad(key, value, "must be true or false")
+            self.invalid(key, value, "must be true or false")
             return default
         return value
 
-    def absolute_path(self, key: str, default: str) -> str:
+    @overload
+    def absolute_path(self, key: str, default: str) -> str: ...
+
+    @overload
+    def absolute_path(self, key: str, default: None = None) -> str | None: ...
+
+    def absolute_path(self, key: str, default: str | None = None) -> str | None:
+        """An absolute path, normalised; ``default`` when unset or relative."""
         value = self.text(key, default)
-        assert value is not None
+        if value is None:
+            return None
         if not os.path.isabs(value):
-            self._bad(key, value, "must be an absolute path")
+            self.invalid(key, value, "must be an absolute path")
             return default
         return os.path.normpath(value)
+
+    def relative_path(self, key: str, base_dir: str) -> str | None:
+        """A path, resolved against ``base_dir`` (the config file's folder); None if unset."""
+        value = self._get(key)
+        if value is None or value == "":
+            return None
+        if not isinstance(value, str):
+            self.invalid(key, value, "must be a path")
+            return None
+        return os.path.normpath(os.path.join(base_dir, value))
+
+    def names(self, key: str, what: str) -> tuple[str, ...] | None:
+        """A list of strings (``what`` words the error: "record source names"); None if unset."""
+        value = self._get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            self.invalid(key, value, f"must be a list of {what}")
+            return None
+        return tuple(value)
 
     def absolute_paths(self, key: str, default: Sequence[str]) -> tuple[str, ...]:
         value = self._get(key)
         if value is None:
             return tuple(default)
         if isinstance(value, str) or not isinstance(value, Sequence) or not value:
-            self._bad(key, value, "must be a non-empty list of absolute paths")
+            self.invalid(key, value, "must be a non-empty list of absolute paths")
             return tuple(default)
         bad = [item for item in value if not isinstance(item, str) or not os.path.isabs(item)]
         if bad:
-            self._bad(key, value, f"must be absolute paths: {', '.join(map(str, bad))}")
+            self.invalid(key, value, f"must be absolute paths: {', '.join(map(str, bad))}")
             return tuple(default)
         return tuple(os.path.normpath(item) for item in value)
 
@@ -107,7 +150,7 @@ class SectionReader:
         value = self.text(key, default)
         assert value is not None
         if not _LINK_NAME.match(value) or value in (".", ".."):
-            self._bad(
+            self.invalid(
                 key,
                 value,
                 "must be a network interface name: 1-15 characters, no '/', ':' or spaces",
@@ -125,10 +168,10 @@ class SectionReader:
         try:
             network = ipaddress.ip_network(value, strict=True)
         except ValueError as error:
-            self._bad(key, value, f"must be a CIDR such as 10.244.1.0/24: {error}")
+            self.invalid(key, value, f"must be a CIDR such as 10.244.1.0/24: {error}")
             return None
         if network.num_addresses < min_addresses:
-            self._bad(key, value, f"too small: it must hold at least {min_addresses} addresses")
+            self.invalid(key, value, f"too small: it must hold at least {min_addresses} addresses")
             return None
         return network
 
@@ -141,10 +184,10 @@ class SectionReader:
         try:
             seconds = parse_go_duration(value)
         except ValueError as error:
-            self._bad(key, value, f"must be a duration such as 5m: {error}")
+            self.invalid(key, value, f"must be a duration such as 5m: {error}")
             return parse_go_duration(default)
         if seconds <= 0:
-            self._bad(key, value, "must be positive")
+            self.invalid(key, value, "must be positive")
             return parse_go_duration(default)
         return seconds
 

@@ -18,15 +18,14 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from nodehost import Problem
 from nodehost.config.hostport import go_atoi, join_host_port, parse_ip, split_host_port
+from nodehost.config.sections import SectionReader
 
 SECTION = "dnsServerConfig"
-SECTION_KEYS = ("recordsFile", "recordSources", "forwardTimeout")
 DEFAULT_DOMAIN = "cluster.local"
 DEFAULT_FORWARD_TIMEOUT = 2.0
 HOST_RESOLV_CONF = "/etc/resolv.conf"
@@ -73,9 +72,9 @@ def settings_from_config(config: Any, host_resolv_conf: str = HOST_RESOLV_CONF) 
         bind_port=port,
         domain=cluster_domain(config),
         upstreams=tuple(upstreams),
-        records_file=_records_file(section, config.base_dir),
-        record_sources=_record_sources(section),
-        forward_timeout=_forward_timeout(section),
+        records_file=section.records_file,
+        record_sources=section.record_sources,
+        forward_timeout=section.forward_timeout,
     )
 
 
@@ -143,83 +142,35 @@ def _is_self(upstream: Upstream, host: str, port: int) -> bool:
 # --- the plugin's own section ------------------------------------------------------------------
 
 
-def section_of(config: Any) -> Mapping[str, Any]:
-    section = config.extra.get(SECTION)
-    if section is None:
-        return {}
-    if not isinstance(section, Mapping):
-        raise SettingsError(Problem.invalid(SECTION, str(section), "must be a mapping"))
-    unknown = _unknown_keys(section)
-    if unknown:
-        raise SettingsError(unknown[0])
-    return section
+@dataclass(frozen=True)
+class SectionValues:
+    """What ``dnsServerConfig`` sets (defaults where it does not)."""
+
+    records_file: str | None = None
+    record_sources: tuple[str, ...] | None = None
+    forward_timeout: float = DEFAULT_FORWARD_TIMEOUT
+
+
+def read_section(config: Any) -> tuple[SectionValues, SectionReader]:
+    """The section's values, and the reader holding every problem found (unknown keys too)."""
+    reader = SectionReader(SECTION, config.extra.get(SECTION))
+    values = SectionValues(
+        records_file=reader.relative_path("recordsFile", config.base_dir),
+        record_sources=reader.names("recordSources", "record source names"),
+        forward_timeout=reader.duration("forwardTimeout", f"{DEFAULT_FORWARD_TIMEOUT:g}s"),
+    )
+    reader.unknown_keys()
+    return values, reader
+
+
+def section_of(config: Any) -> SectionValues:
+    """The section's values; :class:`SettingsError` with the first problem if there is one."""
+    values, reader = read_section(config)
+    if reader.problems:
+        raise SettingsError(reader.problems[0])
+    return values
 
 
 def section_problems(config: Any) -> list[Problem]:
     """Every problem of the ``dnsServerConfig`` section at once (not just the first)."""
-    try:
-        section = config.extra.get(SECTION)
-        if section is not None and not isinstance(section, Mapping):
-            section_of(config)
-    except SettingsError as error:
-        return [error.problem]
-    if section is None:
-        return []
-    problems = _unknown_keys(section)
-    checks = (
-        lambda: _records_file(section, config.base_dir),
-        lambda: _record_sources(section),
-        lambda: _forward_timeout(section),
-    )
-    for check in checks:
-        try:
-            check()
-        except SettingsError as error:
-            problems.append(error.problem)
-    return problems
-
-
-def _unknown_keys(section: Mapping[str, Any]) -> list[Problem]:
-    detail = f"unknown key; known: {', '.join(SECTION_KEYS)}"
-    return [
-        Problem.invalid(f"{SECTION}.{key}", str(key), detail)
-        for key in section
-        if key not in SECTION_KEYS
-    ]
-
-
-def _records_file(section: Mapping[str, Any], base_dir: str) -> str | None:
-    value = section.get("recordsFile")
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise SettingsError(Problem.invalid(f"{SECTION}.recordsFile", value, "must be a path"))
-    import os
-
-    return os.path.normpath(os.path.join(base_dir, value))
-
-
-def _record_sources(section: Mapping[str, Any]) -> tuple[str, ...] | None:
-    value = section.get("recordSources")
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        detail = "must be a list of record source names"
-        raise SettingsError(Problem.invalid(f"{SECTION}.recordSources", str(value), detail))
-    return tuple(value)
-
-
-def _forward_timeout(section: Mapping[str, Any]) -> float:
-    from nodehost.config.goduration import parse_go_duration
-
-    value = section.get("forwardTimeout")
-    if value is None:
-        return DEFAULT_FORWARD_TIMEOUT
-    path = f"{SECTION}.forwardTimeout"
-    try:
-        seconds = parse_go_duration(str(value))
-    except ValueError as error:
-        raise SettingsError(Problem.invalid(path, str(value), str(error))) from None
-    if seconds <= 0:
-        raise SettingsError(Problem.invalid(path, str(value), "must be greater than zero"))
-    return seconds
+    return read_section(config)[1].problems
