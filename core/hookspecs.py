@@ -27,6 +27,9 @@ from nodehost.markers import hookspec
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
 
+    from pluggy import PluginManager
+
+    from nodehost.config.schema import NodeConfig
     from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
 
@@ -34,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @hookspec(historic=True)
-def nodehost_addhooks(pluginmanager: Any) -> None:
+def nodehost_addhooks(pluginmanager: PluginManager) -> None:
     """Add hook specifications of a plugin's own (hooks for plugins of that plugin).
 
     **When**: once per plugin, as it is registered (the call is historic: a
@@ -121,7 +124,7 @@ def nodehost_adjust_config(raw: dict[str, Any], source: str) -> None:
 
 @hookspec
 def nodehost_validate_config(
-    config: Any,
+    config: NodeConfig,
     scope: ValidationScope,
     selected: frozenset[str],
     providers: Mapping[str, NetworkProviderRecord],

@@ -31,6 +31,8 @@ from nodehost import PROJECT_NAME
 from nodehost.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.config.schema import NodeConfig
+    from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
 
 #: Built-in plugins, loaded by module name exactly as entry points are.
@@ -390,7 +392,7 @@ class Hooks:
 
     def validate_config(
         self,
-        config: Any,
+        config: NodeConfig,
         scope: ValidationScope,
         selected: frozenset[str],
         providers: Mapping[str, NetworkProviderRecord],
@@ -416,7 +418,7 @@ class Hooks:
                 problems.append(Problem.forbidden(plugin, f"validation failed: {_one_line(error)}"))
         return problems
 
-    def obtain_config(self, options: Any) -> str | None:
+    def obtain_config(self, options: StartOptions) -> str | None:
         """The first path an implementation returns, or None (``nodehost_obtain_config``)."""
         from nodehost.errors import NodehostError
 

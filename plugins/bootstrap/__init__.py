@@ -17,11 +17,13 @@ in its status and idles.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskSpec
-from nodehost.options import StartOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.options import StartOptions
 
 
 def bootstrapping(options: StartOptions | None) -> bool:
