@@ -109,11 +109,11 @@ class Inventory:
 def is_set(config: NodeConfig, key: str) -> bool:
     """Whether the top-level ``key`` has a value in ``config``: a plugin section present,
     or a NodeConfig field that is not empty."""
-    from nodehost.config.schema import field_specs
+    from nodehost.config.schema import NodeConfig, field_specs
 
     if key in config.extra:
         return True
-    for attribute, spec in field_specs(type(config)):
+    for attribute, spec in field_specs(NodeConfig):
         if spec.key == key:
             return bool(getattr(config, attribute))
     return False

@@ -29,7 +29,7 @@ import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import pluggy
 
@@ -37,6 +37,8 @@ from nodehost import PROJECT_NAME
 from nodehost.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.config.schema import NodeConfig
+    from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
 
 #: Built-in plugins, loaded by module name exactly as entry points are.
@@ -55,6 +57,19 @@ ENV_NO_PLUGINS = "NODEHOST_NO_PLUGINS"
 ENV_STRICT = "NODEHOST_STRICT_PLUGINS"
 
 T = TypeVar("T")
+
+
+class Named(Protocol):
+    """What :func:`index_by_name` needs of a record: a name and its aliases."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+
+
+N = TypeVar("N", bound=Named)
 
 
 def _env_flag(name: str) -> bool:
@@ -372,13 +387,18 @@ class Hooks:
             yield impl.plugin_name, impl.function, impl.argnames
 
     def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Call every implementation of ``hook_name``; ``(plugin name, result)`` of each.
+        """Call every implementation of ``hook_name``: (plugin name, result) in call order.
 
-        A third-party implementation that raises is left out and its plugin
-        disabled (:meth:`PluginHost.disable_failed`); a built-in's exception
-        propagates as :class:`PluginError`.  For plugins' own hooks too (the
-        ones they add through ``nodehost_addhooks``).
+        For hooks that plugins add through ``nodehost_addhooks`` and call
+        themselves (the ``kubelet`` plugin's ``nodehost_kubelet_arguments``);
+        empty when no plugin added the hook.  A third-party implementation
+        that raises is left out and its plugin disabled
+        (:meth:`PluginHost.disable_failed`); a built-in's exception is a
+        ``PluginError`` naming the plugin and the hook.
         """
+        caller = getattr(self._host.pm.hook, hook_name, None)
+        if caller is None or caller.spec is None:  # implemented, but nobody declared it
+            return []
         results = []
         for plugin, function, argnames in self._impls(hook_name):
             try:
@@ -396,7 +416,7 @@ class Hooks:
         plugins add through ``nodehost_addhooks``, e.g. the ``dns`` plugin's
         ``nodehost_dns_record_sources``.
         """
-        provided = []
+        provided: list[Provided[Any]] = []
         for plugin, function, argnames in self._impls(hook_name):
             try:
                 records = list(function(**dict.fromkeys(argnames)) or ())
@@ -444,7 +464,7 @@ class Hooks:
 
     def validate_config(
         self,
-        config: Any,
+        config: NodeConfig,
         scope: ValidationScope,
         selected: frozenset[str],
         providers: Mapping[str, NetworkProviderRecord],
@@ -493,18 +513,32 @@ class Hooks:
         self._host.disable_failed(plugin, error, "nodehost_validate_config")
         return [problem] if in_play else []
 
-    def kubelet_arguments(
-        self, config: Any, selected: frozenset[str], state_dir: str
-    ) -> dict[str, list[str]]:
-        merged: dict[str, list[str]] = {}
-        hook = "nodehost_kubelet_arguments"
-        contributions = self.call_each(hook, config=config, selected=selected, state_dir=state_dir)
-        for plugin, contribution in contributions:
+    def obtain_config(self, options: StartOptions) -> str | None:
+        """The first path an implementation returns, or None (``nodehost_obtain_config``).
+
+        A ``NodehostError`` reaches the user as it is; any other exception
+        fails that plugin (the next implementation is asked).
+        """
+        from nodehost.errors import NodehostError
+
+        for plugin, function, argnames in self._impls("nodehost_obtain_config"):
+            kwargs = {"options": options}
             try:
-                merged.update(_argument_lists(contribution))
-            except TypeError as error:
-                self._host.disable_failed(plugin, error, hook)
-        return merged
+                path = function(**{name: kwargs[name] for name in argnames})
+            except NodehostError:
+                raise
+            except Exception as error:
+                self._host.disable_failed(plugin, error, "nodehost_obtain_config")
+                continue
+            if path is not None:
+                return str(path)
+        return None
+
+    def disable(self, plugin: str, error: BaseException, hook_name: str) -> None:
+        """Fail ``plugin`` for what its ``hook_name`` did (a result that breaks the hook's
+        contract): a third-party plugin is disabled and reported, a built-in's is a
+        ``PluginError``.  For plugins that call their own hooks through :meth:`call_each`."""
+        self._host.disable_failed(plugin, error, hook_name)
 
     # run time
     def _notify(self, hook_name: str, **kwargs: Any) -> None:
@@ -537,25 +571,11 @@ class Hooks:
         self._notify("nodehost_component_stopped", name=name)
 
 
-def _argument_lists(contribution: Any) -> dict[str, list[str]]:
-    """A ``nodehost_kubelet_arguments`` result as flag -> values; TypeError if it is not one."""
-    if contribution is None:
-        return {}
-    if not isinstance(contribution, Mapping):
-        raise TypeError(f"returned {type(contribution).__name__}, not a mapping")
-    merged = {}
-    for key, values in contribution.items():
-        if isinstance(values, str) or not isinstance(values, Sequence):
-            raise TypeError(f"gave kubelet argument {key!r} a non-list")
-        merged[key] = list(values)
-    return merged
-
-
 def index_by_name(
-    provided: Iterable[Provided[Any]], kind: str, *, fold_case: bool = False
-) -> dict[str, Provided[Any]]:
+    provided: Iterable[Provided[N]], kind: str, *, fold_case: bool = False
+) -> dict[str, Provided[N]]:
     """Index records by name and alias; a clash names both providers (``PluginError``)."""
-    index: dict[str, Provided[Any]] = {}
+    index: dict[str, Provided[N]] = {}
     for item in provided:
         record = item.record
         for key in (record.name, *record.aliases):
@@ -570,9 +590,9 @@ def index_by_name(
     return index
 
 
-def unique(provided: Mapping[str, Provided[Any]]) -> list[Provided[Any]]:
+def unique(provided: Mapping[str, Provided[T]]) -> list[Provided[T]]:
     """The distinct records of an index built by :func:`index_by_name`, in first-seen order."""
-    seen: dict[int, Provided[Any]] = {}
+    seen: dict[int, Provided[T]] = {}
     for item in provided.values():
         seen.setdefault(id(item.record), item)
     return list(seen.values())

@@ -11,7 +11,7 @@ import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nodehost.binaries import StandinMode, resolve_program
 from nodehost.component import ComponentPlan, PlanContext, ProcessSpec
@@ -21,6 +21,7 @@ from nodehost.selection import start_order
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.inventory import Inventory
     from nodehost.manager import Provided
+    from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord
     from nodehost.resolve import ResolvedConfig
 
@@ -66,7 +67,7 @@ class Plan:
 def build_plan(
     inventory: Inventory,
     resolved: ResolvedConfig,
-    options: Any,
+    options: StartOptions,
     *,
     state_dir: str,
     overrides: Mapping[str, str],
@@ -101,10 +102,10 @@ def build_plan(
                 standin=standin,
             )
         )
-    plan = Plan(tuple(planned), state_dir, resolved.config.source)
+    result = Plan(tuple(planned), state_dir, resolved.config.source)
     if require_active:
-        check_active(plan, inventory.catalog.names)
-    return plan
+        check_active(result, inventory.catalog.names)
+    return result
 
 
 def check_active(plan: Plan, allowed: Sequence[str]) -> None:
@@ -121,7 +122,7 @@ def check_active(plan: Plan, allowed: Sequence[str]) -> None:
 
 
 def plan_context(
-    inventory: Inventory, resolved: ResolvedConfig, options: Any, name: str, state_dir: str
+    inventory: Inventory, resolved: ResolvedConfig, options: StartOptions, name: str, state_dir: str
 ) -> PlanContext:
     """The context component ``name`` plans in (its files go under ``state_dir/name``)."""
     return PlanContext(
@@ -133,6 +134,15 @@ def plan_context(
         network_providers=inventory.provider_records(),
         hooks=inventory.host.hooks,
         node_state_dir=state_dir,
+        dependents=dependents(inventory, resolved.selected, name),
+    )
+
+
+def dependents(inventory: Inventory, selected: frozenset[str], name: str) -> frozenset[str]:
+    """The selected components whose record names ``name`` in ``after`` or ``requires``."""
+    records = inventory.catalog.records
+    return frozenset(
+        other for other in selected if name in (*records[other].after, *records[other].requires)
     )
 
 

@@ -112,6 +112,9 @@ def test_a_raising_adjust_hook_leaves_no_half_made_edit(rogue_dists: object) -> 
 
 
 def test_a_raising_kubelet_arguments_hook_contributes_nothing() -> None:
+    from nodehost.component import PlanContext
+    from nodehost.plugins.kubelet import contributed_arguments
+
     class Arguments:
         @hookimpl
         def nodehost_kubelet_arguments(self, config: Any) -> dict[str, list[str]]:
@@ -122,15 +125,23 @@ def test_a_raising_kubelet_arguments_hook_contributes_nothing() -> None:
         def nodehost_kubelet_arguments(self) -> dict[str, str]:
             return {"network-plugin": "cni"}
 
+    class Good:
+        @hookimpl
+        def nodehost_kubelet_arguments(self) -> dict[str, list[str]]:
+            return {"max-pods": ["42"]}
+
     host = PluginHost().load(LoadOptions(entry_points=False))
     host.register(Arguments(), "raising", kind="entrypoint")
     host.register(NotAList(), "scalar", kind="entrypoint")
-    merged = host.hooks.kubelet_arguments(None, frozenset(), "/tmp")
-    assert "network-plugin" not in merged
+    host.register(Good(), "good", kind="entrypoint")
+    context = PlanContext(None, None, None, frozenset(), "/tmp/kubelet", {}, host.hooks)  # type: ignore[arg-type]
+    merged = contributed_arguments(context)
+    assert merged["max-pods"] == ["42"] and "network-plugin" not in merged
     assert host.infos["raising"].error == "OSError: no CNI here"
     assert (
         host.infos["scalar"].error == "TypeError: gave kubelet argument 'network-plugin' a non-list"
     )
+    assert host.infos["good"].status == "active"
 
 
 def test_a_raising_lifecycle_hook_disables_the_plugin_and_others_still_hear(

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from nodehost import hookimpl
 from nodehost.errors import PluginError
 from nodehost.inventory import Inventory
 from nodehost.manager import BUILTIN_PLUGINS, LoadOptions, PluginHost
@@ -163,3 +164,30 @@ def test_registration_hook_that_raises_disables_a_third_party_plugin() -> None:
     assert host.infos["exploding"].status == "failed"
     assert "RuntimeError: boom" in host.infos["exploding"].error
     assert "kubelet" in inventory.catalog.records
+
+
+def test_contributors_to_the_kubelets_hook_load_without_the_kubelet_plugin() -> None:
+    host = load(entry_points=False, disabled=frozenset({"kubelet"}))
+    host.pm.check_pending()
+    assert host.infos["runtime"].status == "active"
+    assert host.hooks.call_each("nodehost_kubelet_arguments", config=None) == []
+
+
+def test_a_hook_a_plugin_added_is_called_through_the_facade_disabling_a_failing_plugin() -> None:
+    class Broken:
+        @hookimpl(optionalhook=True)
+        def nodehost_kubelet_arguments(self) -> dict[str, list[str]]:
+            raise ValueError("no socket")
+
+    host = load(entry_points=False)
+    host.register(Broken(), "broken")
+    results = host.hooks.call_each(
+        "nodehost_kubelet_arguments", config=None, selected=frozenset(), state_dir=""
+    )
+    assert "broken" not in [plugin for plugin, _ in results]
+    info = host.infos["broken"]
+    assert (info.status, info.hook, info.error) == (
+        "failed",
+        "nodehost_kubelet_arguments",
+        "ValueError: no socket",
+    )

@@ -49,7 +49,7 @@ def test_a_selection_with_nothing_active_is_origins_usage_error(
     assert result.code == 2
     lines = result.err.splitlines()
     assert lines[0] == ORIGIN
-    assert lines[1].startswith("  runtime is inactive: the kubelet is not selected")
+    assert lines[1].startswith("  runtime is inactive: ")
     assert "node ready" not in result.out + result.err
 
 

@@ -5,7 +5,7 @@ the node's own API connection; an empty ``masterKubeConfig`` (the
 network-only selection without ``--kubeconfig``) means the in-cluster service
 account, and planning fails with one line when there is none.  It reads Services
 (``core/v1``) and EndpointSlices (``discovery.k8s.io/v1``) in every namespace
-through :mod:`nodehost.cluster.client` (imported, with lightkube, only when the
+through :mod:`nodehost.apiclient` (imported, with lightkube, only when the
 source runs) and keeps the DNS records in step:
 
 * per resource: list (in pages, so a large cluster does not hold the event
@@ -304,7 +304,8 @@ class KubernetesSource:
         ]
         waiting = asyncio.ensure_future(asyncio.gather(*(event.wait() for event in listed)))
         try:
-            await asyncio.wait([waiting, *followers], return_when=asyncio.FIRST_COMPLETED)
+            pending: list[asyncio.Future[Any]] = [waiting, *followers]
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             if waiting.done():
                 sink.synced()
                 self._log(
@@ -325,7 +326,7 @@ class KubernetesSource:
 
     async def _connect(self) -> Any:
         """A ClusterClient for the kubeconfig; retried (one log line) until it loads."""
-        from nodehost.cluster.client import ClusterClient, ClusterError
+        from nodehost.apiclient import ClusterClient, ClusterError
 
         while True:
             try:
@@ -363,7 +364,7 @@ class KubernetesSource:
 
     async def _list(self, client: Any, kind: _Kind, mirror: Mirror) -> str:
         """List every object of ``kind`` (retrying) into the mirror; the list's version."""
-        from nodehost.cluster.client import ClusterError
+        from nodehost.apiclient import ClusterError
 
         resource = kind.lightkube_class()
 
@@ -455,7 +456,7 @@ class KubernetesSource:
 
 
 def _lightkube(client: Any) -> Any:
-    """The lightkube ``AsyncClient`` of a :class:`~nodehost.cluster.client.ClusterClient`.
+    """The lightkube ``AsyncClient`` of a :class:`~nodehost.apiclient.ClusterClient`.
 
     ClusterClient offers get/create of a few kinds, not list/watch across
     namespaces; its kubeconfig loading, retry classification and backoff are
