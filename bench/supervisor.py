@@ -468,6 +468,8 @@ def main() -> None:
         ]
         print()
         print(render_probe_rows(probe_rows))
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"\nload average during the run (1, 5, 15 min): {load} on {os.cpu_count()} CPUs")
     if args.json:
         Path(args.json).write_text(json.dumps(raw, indent=2))
 
