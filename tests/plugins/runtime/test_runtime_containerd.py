@@ -10,13 +10,20 @@ from pathlib import Path
 
 import pytest
 from realruntime import (
+    IMAGE,
     NODEHOST,
+    alive,
     busybox_rootfs,
     ctr,
     managed_pids,
     needs_containerd,
+    oci_image_tar,
+    task_pids,
     wait_for,
 )
+
+from nodehost.runtime.teardown import mounts_below
+from nodehost.runtime.workloads import workload_roots
 
 pytestmark = [needs_containerd, pytest.mark.usefixtures("outside_guard")]
 
@@ -137,26 +144,58 @@ def _processes_running(needle: bytes) -> list[int]:
     return found
 
 
-def test_a_container_still_running_at_stop_is_stopped_with_the_runtime(
+def run_detached(socket: Path, short_dir: Path, image: str, name: str, *command: str):
+    """``ctr run -d``, with ctr's FIFOs and runc's state in the test's folder."""
+    return ctr(
+        socket, "run", "-d", "--cgroup", "", "--fifo-dir", str(short_dir / "fifo"),
+        "--runc-root", str(short_dir / "runc"), image, name, *command,
+    )  # fmt: skip
+
+
+def test_a_container_outlives_a_restart_and_a_killed_host_and_ends_only_at_teardown(
     node_folder, short_dir, plugin_env
 ) -> None:
     state = short_dir / "state"
     socket = state / "runtime" / "containerd.sock"
-    needle = b"/bin/busybox\x00sleep\x004242\x00"
-    host = start(node_folder(), state, plugin_env)
+    config = node_folder()
+    host = start(config, state, plugin_env)
     try:
         wait_for(lambda: pid_of(state, "kubelet"), what="the kubelet stand-in to start")
-        rootfs = busybox_rootfs(short_dir)
-        run = ctr(
-            socket, "run", "-d", "--rootfs", "--cgroup", "", "--fifo-dir",
-            str(short_dir / "fifo"), "--runc-root", str(short_dir / "runc"),
-            str(rootfs), "nh-test-detached", "/bin/busybox", "sleep", "4242",
-        )  # fmt: skip
+        imported = ctr(socket, "image", "import", str(oci_image_tar(short_dir)))
+        assert imported.returncode == 0, imported.stderr
+        run = run_detached(socket, short_dir, IMAGE, "nh-survivor", "/bin/busybox", "sleep", "4243")
         assert run.returncode == 0, run.stderr
-        wait_for(lambda: _processes_running(needle), what="the container's process")
+        pid, status = task_pids(socket)["nh-survivor"]
+        assert status == "RUNNING"
+        first_containerd = pid_of(state, "runtime")
     finally:
         host.send_signal(signal.SIGTERM)
         _, err = host.communicate(timeout=60)
     assert host.returncode == 0, err[-3000:]
-    assert _processes_running(needle) == []
-    assert managed_pids(state) == []
+    assert alive(pid) and not alive(first_containerd)
+    assert managed_pids(state) == []  # the agents are gone, the workload is not
+
+    again = start(config, state, plugin_env)
+    try:
+        wait_for(lambda: pid_of(state, "kubelet"), what="the second kubelet stand-in")
+        assert task_pids(socket)["nh-survivor"] == (pid, "RUNNING")
+        containerd = pid_of(state, "runtime")
+    finally:
+        again.kill()  # SIGKILL: the agents die with the host, the workload does not
+        again.communicate(timeout=60)
+    wait_for(lambda: not alive(containerd), what="containerd to die with the host")
+    assert alive(pid)
+
+    ended = subprocess.run(
+        [NODEHOST, "teardown", f"--state-dir={state}", "--grace=1s"],
+        capture_output=True, text=True, env=plugin_env, timeout=60,
+    )  # fmt: skip
+    assert ended.returncode == 0, ended.stderr
+    assert "ended workload /usr/bin/containerd-shim-runc-v2" in ended.stdout
+    assert not alive(pid)
+    assert workload_roots(str(state)) == [] and managed_pids(state) == []
+    assert mounts_below(str(state)) == []
+    again = subprocess.run(
+        [NODEHOST, "teardown", f"--state-dir={state}"], capture_output=True, text=True, timeout=60
+    )
+    assert (again.returncode, again.stdout.strip()) == (0, f"nothing was running for {state}")
