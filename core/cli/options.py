@@ -84,5 +84,7 @@ def parse_address_flag(text: str, flag: str) -> tuple[str, int]:
 
 def echo_warnings(source: str, problems: Any) -> None:
     """Print warnings to stderr, one ``warning: <source>: <field.path>: <message>`` line each."""
+    from nodehost.log import print_message
+
     for problem in problems:
-        click.echo(f"warning: {source}: {problem.render()}", err=True)
+        print_message(f"warning: {source}: {problem.render()}", "warning")

@@ -99,8 +99,11 @@ def test_crash_loop_exits_one_naming_the_component(start_args) -> None:
         start_args("--crash-loop-limit=2"), capture_output=True, text=True, env=env, timeout=WAIT
     )
     assert done.returncode == 1
-    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-    assert errors and "kubelet" in errors[0]
+    events = [json.loads(line) for line in done.stderr.splitlines()]  # JSON mode: every line
+    final = events[-1]
+    assert (final["level"], final["exit_code"]) == ("error", 1)
+    assert final["event"].startswith("error:") and "kubelet" in final["event"]
+    assert "last output of kubelet:" in final["lines"]  # the child's last lines, as JSON too
     assert "Traceback" not in done.stderr
 
 
@@ -183,3 +186,40 @@ def test_kill_9_of_nodehost_leaves_no_component_running(start_args, tmp_path: Pa
         if process.poll() is None:
             process.kill()
         receiver.close()
+
+
+def _run_into_journal(argv: list[str], path: Path, journal: bool = True, env=None) -> list[str]:
+    """Run ``argv`` with stderr in ``path``, announced as journald's stream when ``journal``."""
+    with open(path, "w") as stderr:
+        status = os.fstat(stderr.fileno())
+        environment = {**(env or os.environ)}
+        environment["JOURNAL_STREAM"] = (
+            f"{status.st_dev}:{status.st_ino}" if journal else f"{status.st_dev}:1"
+        )
+        subprocess.run(
+            argv, stdout=subprocess.DEVNULL, stderr=stderr, env=environment, timeout=WAIT
+        )
+    return path.read_text().splitlines()
+
+
+def test_under_journald_every_line_carries_its_priority(start_args, node_dir, tmp_path) -> None:
+    config = node_dir / "node-config.yaml"
+    config.write_text(config.read_text() + "unknownTopLevelKey: 1\n")
+    lines = _run_into_journal(start_args("--exit-on-ready"), tmp_path / "journal")
+    priorities = {"<4>": "warning", "<6>": "info", "<3>": "error", "<7>": "debug"}
+    assert lines and all(line[:3] in priorities for line in lines), lines
+    warning = next(line for line in lines if "unknownTopLevelKey" in line)
+    assert warning.startswith("<4>")
+    for line in lines:
+        assert json.loads(line[3:])["level"] == priorities[line[:3]]  # JSON after the prefix
+
+    env = {**os.environ, "NODEHOST_STANDIN_KUBELET_CRASH_AFTER": "0:3"}
+    argv = [a for a in start_args("--crash-loop-limit=1") if a != "--log-format=json"]
+    console = _run_into_journal([*argv, "--log-format=console"], tmp_path / "console", env=env)
+    assert all(line.startswith(("<3>", "<4>", "<6>")) for line in console), console
+    assert any(line.startswith("<3>error: component kubelet failed") for line in console)
+
+
+def test_a_stream_that_is_not_journald_gets_no_prefix(start_args, tmp_path) -> None:
+    lines = _run_into_journal(start_args("--exit-on-ready"), tmp_path / "file", journal=False)
+    assert lines and all(line.startswith("{") for line in lines)
