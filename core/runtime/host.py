@@ -54,6 +54,7 @@ class LifecycleHooks(Protocol):
     def component_ready(self, *, name: str, seconds: float) -> None: ...
     def component_exited(self, *, name: str, returncode: int | None, restarting: bool) -> None: ...
     def component_stopped(self, *, name: str) -> None: ...
+    def metrics_collectors(self) -> list[tuple[str, Any]]: ...
 
 
 class NoHooks:
@@ -70,6 +71,10 @@ class NoHooks:
 
     def component_stopped(self, *, name: str) -> None:
         """Nothing."""
+
+    def metrics_collectors(self) -> list[tuple[str, Any]]:
+        """None."""
+        return []
 
 
 class Host:
@@ -347,7 +352,9 @@ class Host:
         from nodehost.runtime.endpoints import health_routes
         from nodehost.runtime.server import HttpServer
 
-        self.server = HttpServer(health_routes(self.status_document), self.log)
+        collectors = getattr(self.hooks, "metrics_collectors", list)()
+        routes = health_routes(self.status_document, collectors, self.log)
+        self.server = HttpServer(routes, self.log)
         try:
             self.health_address = await self.server.start(host, port)
         except OSError as error:
