@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ from realruntime import (
     wait_for,
 )
 
+from nodehost.runtime.grpchealth import GrpcStatusError, check_health
 from nodehost.runtime.teardown import mounts_below
 from nodehost.runtime.workloads import workload_roots
 
@@ -80,6 +82,10 @@ def test_a_running_node_runs_containers_restarts_containerd_and_stops_without_le
         wait_for(lambda: pid_of(state, "kubelet"), what="the kubelet stand-in to start")
         version = ctr(socket, "version")
         assert version.returncode == 0 and "Server:" in version.stdout, version.stderr
+        assert asyncio.run(check_health(str(socket))) == "SERVING"
+        with pytest.raises(GrpcStatusError) as unknown:
+            asyncio.run(check_health(str(socket), "no.such.Service"))
+        assert unknown.value.code_name == "NOT_FOUND"
 
         rootfs = busybox_rootfs(short_dir)
         run = ctr(
@@ -97,12 +103,13 @@ def test_a_running_node_runs_containers_restarts_containerd_and_stops_without_le
             what="containerd to be restarted",
         )
         wait_for(lambda: ctr(socket, "version").returncode == 0, what="containerd to answer")
-        assert pid_of(state, "kubelet") == kubelet  # the kubelet reconnects; not restarted
+        kubelet_now = pid_of(state, "kubelet")
         assert second in managed_pids(state)
     finally:
         host.send_signal(signal.SIGTERM)
         _, err = host.communicate(timeout=60)
     assert host.returncode == 0, err[-3000:]
+    assert kubelet_now == kubelet, err[-6000:]  # the kubelet reconnects; not restarted
     assert managed_pids(state) == []
     assert not socket.exists()
 
