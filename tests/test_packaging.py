@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -100,12 +101,16 @@ def test_sdist_holds_contrib_and_the_whole_test_tree(tmp_path: Path) -> None:
     import tarfile
 
     wanted = _git_files("contrib", "tests", "LICENSE", "README.rst")
+    source = tmp_path / "source"  # the tracked files alone: no egg-info from earlier builds
+    for name in _git_files():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
     script = (
         "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path)],
-        cwd=ROOT,
+        cwd=source,
         capture_output=True,
         text=True,
     )
