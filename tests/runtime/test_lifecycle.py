@@ -300,3 +300,25 @@ def test_next_start_ends_what_a_killed_host_left_behind(host_run, tmp_path: Path
     assert second.wait() == 0, second.stderr()
     assert not alive(grandchild)
     assert second.events("leftovers ended")[0]["pids"] == [grandchild]
+
+
+def test_status_names_the_pid_file_mechanism_and_why_when_cgroups_are_off(host_run) -> None:
+    run = host_run([{"name": "sleeper", "argv": ["sleep", "600"]}], env=PID_FILES_ONLY)
+    run.wait_ready()
+    agents = json.loads(http_get(run.url("/status"))[1])["agents"]
+    assert agents == {"mechanism": "pid-files", "reason": "turned off by NODEHOST_CGROUPS=0"}
+    run.signal(signal.SIGTERM)
+    assert run.wait() == 0
+
+
+@needs_cgroups
+def test_a_stop_empties_and_removes_the_agents_cgroups(host_run) -> None:
+    run = host_run([{"name": "sleeper", "argv": ["sleep", "600"]}])
+    run.wait_ready()
+    agents = json.loads(http_get(run.url("/status"))[1])["agents"]
+    base = Path(agents["cgroup"])
+    [pid] = [e["pid"] for e in run.hooks() if e["hook"] == "component_started"]
+    assert cgroups.cgroup_of(pid).endswith("/agents/sleeper")
+    run.signal(signal.SIGTERM)
+    assert run.wait() == 0
+    assert not base.exists() and not alive(agents["guardian_pid"])

@@ -151,11 +151,12 @@ def _processes_running(needle: bytes) -> list[int]:
     return found
 
 
-def run_detached(socket: Path, short_dir: Path, image: str, name: str, *command: str):
-    """``ctr run -d``, with ctr's FIFOs and runc's state in the test's folder."""
+def run_detached(socket: Path, short_dir: Path, *image_name_command: str):
+    """``ctr run -d IMAGE NAME COMMAND...`` (``--rootfs DIR`` for IMAGE), with ctr's FIFOs
+    and runc's state in the test's folder."""
     return ctr(
         socket, "run", "-d", "--cgroup", "", "--fifo-dir", str(short_dir / "fifo"),
-        "--runc-root", str(short_dir / "runc"), image, name, *command,
+        "--runc-root", str(short_dir / "runc"), *image_name_command,
     )  # fmt: skip
 
 
@@ -206,3 +207,49 @@ def test_a_container_outlives_a_restart_and_a_killed_host_and_ends_only_at_teard
         [NODEHOST, "teardown", f"--state-dir={state}"], capture_output=True, text=True, timeout=60
     )
     assert (again.returncode, again.stdout.strip()) == (0, f"nothing was running for {state}")
+
+
+def test_exit_on_ready_tears_down_the_containers_an_earlier_run_left(
+    node_folder, short_dir, plugin_env
+) -> None:
+    state = short_dir / "state"
+    socket = state / "runtime" / "containerd.sock"
+    config = node_folder()
+    host = start(config, state, plugin_env)
+    try:
+        wait_for(lambda: pid_of(state, "kubelet"), what="the kubelet stand-in to start")
+        rootfs = busybox_rootfs(short_dir)
+        run = run_detached(
+            socket, short_dir, "--rootfs", str(rootfs), "nh-left", "/bin/busybox", "sleep", "99"
+        )
+        assert run.returncode == 0, run.stderr
+        pid, _ = task_pids(socket)["nh-left"]
+    finally:
+        host.send_signal(signal.SIGTERM)
+        host.communicate(timeout=60)
+    assert alive(pid)
+    smoke = start(config, state, plugin_env, "--exit-on-ready", "--ready-timeout=60s")
+    _, err = smoke.communicate(timeout=120)
+    assert smoke.returncode == 0, err[-3000:]
+    assert not alive(pid)
+    done = [e["done"] for e in events(err) if e["event"] == "teardown"]
+    assert any(line.startswith("ended workload") for line in done), done
+    assert workload_roots(str(state)) == [] and managed_pids(state) == []
+
+
+def test_teardown_refuses_while_nodehost_runs_on_the_state_directory(
+    node_folder, short_dir, plugin_env
+) -> None:
+    state = short_dir / "state"
+    host = start(node_folder(), state, plugin_env)
+    try:
+        wait_for(lambda: pid_of(state, "kubelet"), what="the kubelet stand-in to start")
+        refused = subprocess.run(
+            [NODEHOST, "teardown", f"--state-dir={state}"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        host.send_signal(signal.SIGTERM)
+        host.communicate(timeout=60)
+    assert refused.returncode == 1
+    assert f"another nodehost (pid {host.pid}) is running" in refused.stderr
