@@ -42,10 +42,11 @@ class DnsStats:
     def __init__(self) -> None:
         self.server = "dns://:0"
         self.family = 1
-        self.questions: dict[tuple[str, bytes], int] = {}
+        self.questions: dict[str, dict[bytes, int]] = {"udp": {}, "tcp": {}}
         self.by_type: dict[tuple[str, str], int] = {}
         self.rcodes = [0] * 16
-        self.hits = {"success": 0, "denial": 0}
+        self.successes = 0
+        self.denials = 0
         self.misses = 0
         self.upstream: dict[tuple[str, str], list[float]] = {}
 
@@ -58,25 +59,26 @@ class DnsStats:
     def closed(self) -> None:
         _LIVE.discard(self)
 
-    def _question(self, proto: str, key: bytes) -> None:
-        questions = self.questions
-        entry = (proto, key)
-        questions[entry] = questions.get(entry, 0) + 1
+    def hit(self, proto: str, key: bytes, tail: bytes) -> None:
+        """A query (wire ``key``: the message after its ID) answered from the cache."""
+        questions = self.questions[proto]
+        questions[key] = questions.get(key, 0) + 1
+        rcode = tail[1] & 0x0F
+        self.rcodes[rcode] += 1
+        if rcode == NXDOMAIN or tail[4:6] == b"\0\0":
+            self.denials += 1
+        else:
+            self.successes += 1
         if len(questions) > FOLD_AT:
             self.fold()
 
-    def hit(self, proto: str, key: bytes, tail: bytes) -> None:
-        """A query (wire ``key``: the message after its ID) answered from the cache."""
-        self._question(proto, key)
-        rcode = tail[1] & 0x0F
-        self.rcodes[rcode] += 1
-        denial = rcode == NXDOMAIN or tail[4:6] == b"\0\0"
-        self.hits["denial" if denial else "success"] += 1
-
     def miss(self, proto: str, key: bytes) -> None:
         """A query that is looked up (its answer is counted by :meth:`answered`)."""
-        self._question(proto, key)
+        questions = self.questions[proto]
+        questions[key] = questions.get(key, 0) + 1
         self.misses += 1
+        if len(questions) > FOLD_AT:
+            self.fold()
 
     def answered(self, response: bytes | None) -> None:
         """A response (a whole message, ID included) sent for a looked-up query."""
@@ -94,10 +96,11 @@ class DnsStats:
 
     def fold(self) -> None:
         """Move the per-question counts into counts by (proto, type)."""
-        for (proto, key), count in self.questions.items():
-            entry = (proto, question_type(key))
-            self.by_type[entry] = self.by_type.get(entry, 0) + count
-        self.questions.clear()
+        for proto, questions in self.questions.items():
+            for key, count in questions.items():
+                entry = (proto, question_type(key))
+                self.by_type[entry] = self.by_type.get(entry, 0) + count
+            questions.clear()
 
 
 def question_type(key: bytes) -> str:
@@ -147,8 +150,8 @@ class DnsCollector:
             for rcode, count in enumerate(stats.rcodes):
                 if count:
                     responses.add_metric([stats.server, ".", RCODES.get(rcode, str(rcode))], count)
-            for kind, count in stats.hits.items():
-                hits.add_metric([stats.server, kind], count)
+            hits.add_metric([stats.server, "success"], stats.successes)
+            hits.add_metric([stats.server, "denial"], stats.denials)
             misses.add_metric([stats.server], stats.misses)
             for (to, rcode), entry in sorted(stats.upstream.items()):
                 buckets = [(repr(bound), entry[i]) for i, bound in enumerate(BUCKETS)]
