@@ -29,6 +29,18 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
         return sock.getsockname()[1]
 
 
+def free_dns_port() -> int:
+    """A port free for UDP and TCP both (the DNS server binds the two)."""
+    while True:
+        port = free_port(socket.SOCK_DGRAM)
+        with socket.socket() as tcp:
+            try:
+                tcp.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+
+
 def append(config: Path, text: str) -> None:
     config.write_text(config.read_text() + text)
 
@@ -149,7 +161,7 @@ def test_an_empty_kubeconfig_means_the_in_cluster_service_account(
     executable = Path(sys.executable).parent / "nodehost"
     if not executable.exists():
         pytest.skip("the nodehost console script is not installed next to this interpreter")
-    dns_port = free_port(socket.SOCK_DGRAM)
+    dns_port = free_dns_port()
     config = node_dir / "node-config.yaml"
     append(config, f'dnsBindAddress: "127.0.0.1:{dns_port}"\n'
                    f'proxyArguments:\n  healthz-port: ["{free_port()}"]\n')  # fmt: skip
