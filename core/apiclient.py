@@ -66,6 +66,17 @@ class ClusterRefused(ClusterError):
 RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0, jitter=0.25)
 
 
+def _load_config(kubeconfig: str) -> Any:
+    """The lightkube configuration of ``kubeconfig`` ("" : the in-cluster service account)."""
+    from lightkube import KubeConfig
+
+    if not kubeconfig:
+        from nodehost import incluster
+
+        return incluster.kubeconfig().get()
+    return KubeConfig.from_file(kubeconfig).get()
+
+
 def _resource(kind: str) -> Any:
     """The lightkube resource class for a kind this client uses."""
     from lightkube.resources.certificates_v1 import CertificateSigningRequest
@@ -81,6 +92,8 @@ def _resource(kind: str) -> Any:
 class ClusterClient:
     """An async client for one kubeconfig; see the module docstring.
 
+    An empty ``kubeconfig`` means the in-cluster service account
+    (:mod:`nodehost.incluster`), as Origin's ``GetKubeConfigOrInClusterConfig``.
     ``deadline`` is the monotonic time after which retries stop (None: retry
     forever); ``on_retry(message)`` hears about each retry (``STATUS=`` lines).
     """
@@ -94,7 +107,7 @@ class ClusterClient:
         backoff: Backoff | None = None,
         on_retry: Callable[[str], None] | None = None,
     ) -> None:
-        from lightkube import AsyncClient, KubeConfig
+        from lightkube import AsyncClient
         from lightkube.core.exceptions import ConfigError as LightkubeConfigError
 
         self.kubeconfig = kubeconfig
@@ -105,7 +118,7 @@ class ClusterClient:
         import yaml
 
         try:
-            config = KubeConfig.from_file(kubeconfig).get()
+            config = _load_config(kubeconfig)
         except (
             OSError,
             ValueError,
@@ -114,7 +127,8 @@ class ClusterClient:
             TypeError,
             yaml.YAMLError,
         ) as error:
-            raise ClusterError(f"cannot load kubeconfig {kubeconfig}: {_describe(error)}") from None
+            where = f"kubeconfig {kubeconfig}" if kubeconfig else "the in-cluster service account"
+            raise ClusterError(f"cannot load {where}: {_describe(error)}") from None
         if config is None:
             raise ClusterError(f"cannot load kubeconfig {kubeconfig}: it has no current context")
         self.server = config.cluster.server
@@ -206,7 +220,7 @@ class ClusterClient:
             if verify is not None:
                 raise ClusterTLSError(
                     f"API server {self.server}: its certificate is not trusted ({verify}); check "
-                    f"the certificate authority in {self.kubeconfig}"
+                    f"the certificate authority in {self.kubeconfig or 'the service account'}"
                 ) from None
             return None, _describe(error)
         raise error

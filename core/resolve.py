@@ -8,9 +8,10 @@ the start options and the inventory:
    obtains (``nodehost_obtain_config``: bootstrap);
 2. ``--listen`` given -> ``servingInfo.bindAddress``;
 3. ``dnsIP: 0.0.0.0`` -> the node IP, else the default local IPv4 address;
-4. pick the validation scope from the selected components' records; below
-   ``NODE`` the node name falls back to ``--hostname`` and
-   ``masterKubeConfig`` becomes ``--kubeconfig`` (Origin's in-cluster rules);
+4. pick the validation scope (:func:`scope_for`): only for exactly the
+   network-only selection the node name falls back to ``--hostname``,
+   ``masterKubeConfig`` becomes ``--kubeconfig`` ("" means the in-cluster
+   service account) and the in-cluster rules apply;
 5. validate with the core's rules and every plugin's; any error raises
    :class:`~nodehost.errors.ConfigInvalid` listing all of them.
 """
@@ -26,6 +27,8 @@ from nodehost.errors import ConfigInvalid, UsageError
 from nodehost.hostaddr import default_local_ipv4
 from nodehost.records import Problem, ValidationScope
 from nodehost.selection import SelectionRequest, select
+
+IN_CLUSTER = ValidationScope.IN_CLUSTER
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
@@ -50,8 +53,21 @@ def selection_for(options: StartOptions, inventory: Inventory) -> frozenset[str]
 
 
 def scope_for(inventory: Inventory, selected: frozenset[str]) -> ValidationScope:
-    """The highest validation scope any selected component asks for."""
-    return max(inventory.catalog.records[name].validation_scope for name in selected)
+    """Origin's validation choice (reference §1.7 step 4).
+
+    ``IN_CLUSTER`` when the selection is exactly the network-only set -- every
+    component that declares ``IN_CLUSTER`` (``dns``, ``sdn``, ``proxy``), plus
+    any that declare ``NETWORK`` (nodehost's own helpers, which have no say)
+    and none that needs ``NODE``; ``NODE`` (the full ``ValidateNodeConfig``)
+    for every other selection, ``--components=proxy`` or ``--components=dns``
+    included.
+    """
+    records = inventory.catalog.records
+    network_only = {name for name, r in records.items() if r.validation_scope is IN_CLUSTER}
+    chosen = {records[name].validation_scope for name in selected}
+    if network_only and network_only <= selected and max(chosen) <= IN_CLUSTER:
+        return IN_CLUSTER
+    return ValidationScope.NODE
 
 
 def load_config_file(
@@ -60,12 +76,26 @@ def load_config_file(
     """Read and build ``path`` with plugins' sections known and their adjust hook applied."""
     from nodehost.config.load import load_node_config
 
-    return load_node_config(
+    config, problems = load_node_config(
         path,
         known_sections=inventory.known_sections(),
         strict=strict,
         adjust=inventory.host.hooks.adjust_config,
     )
+    return config, _explain_unknown_sections(problems, inventory)
+
+
+def _explain_unknown_sections(problems: list[Problem], inventory: Inventory) -> list[Problem]:
+    """Unknown top-level keys, when plugins are disabled or failed: say which (one may own it)."""
+    missing = inventory.host.missing_summary()
+    if not missing:
+        return problems
+    return [
+        dataclasses.replace(problem, detail=f"{problem.detail}; no loaded plugin owns it{missing}")
+        if "." not in problem.path and problem.detail.startswith("unknown field")
+        else problem
+        for problem in problems
+    ]
 
 
 def validate(
@@ -86,20 +116,44 @@ def validate(
             scope=scope,
             selected=selected,
             providers=inventory.provider_records(),
+            in_play=lambda plugin: inventory.in_play(plugin, selected, config),
         ),
     ]
+    everything += unchecked_keys(config, inventory)
     errors = [problem for problem in everything if problem.is_error]
     warnings = [problem for problem in everything if not problem.is_error]
     return errors, warnings
 
 
+def unchecked_keys(config: NodeConfig, inventory: Inventory) -> list[Problem]:
+    """A warning per key of :data:`~nodehost.config.validate.PLUGIN_CHECKED_KEYS` set in
+    ``config`` that no loaded plugin claims: its rules did not run, and why."""
+    from nodehost.config.validate import PLUGIN_CHECKED_KEYS
+    from nodehost.inventory import is_set
+
+    claimed = inventory.known_sections()
+    why = "no loaded plugin checks it" + inventory.host.missing_summary()
+    return [
+        Problem.not_checked(key, why)
+        for key in PLUGIN_CHECKED_KEYS
+        if key not in claimed and is_set(config, key)
+    ]
+
+
 def resolve_config(
-    options: StartOptions, inventory: Inventory, selected: frozenset[str]
+    options: StartOptions,
+    inventory: Inventory,
+    selected: frozenset[str],
+    scope: ValidationScope | None = None,
 ) -> ResolvedConfig:
-    """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error."""
+    """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error.
+
+    ``scope`` overrides step 4's choice (``nodehost network`` validates as
+    Origin's ``start network`` does: ``NETWORK``).
+    """
     config, problems = obtain_config(options, inventory)
     config = apply_overrides(config, options)
-    scope = scope_for(inventory, selected)
+    scope = scope_for(inventory, selected) if scope is None else scope
     if scope < ValidationScope.NODE:
         config = apply_in_cluster_fallbacks(config, options)
     errors, warnings = validate(config, scope, selected, inventory, problems)

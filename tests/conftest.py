@@ -24,7 +24,9 @@ def fake_dists(monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("NODEHOST_DISABLE_PLUGINS", "NODEHOST_NO_PLUGINS", "NODEHOST_STRICT_PLUGINS"):
         monkeypatch.delenv(var, raising=False)
     yield path
-    for name in [name for name in sys.modules if name.startswith("nodehost_fake")]:
+    for name in [
+        name for name in sys.modules if name.startswith(("nodehost_fake", "nodehost_rogue"))
+    ]:
         del sys.modules[name]
 
 
@@ -41,6 +43,24 @@ def fake_dists_env(fake_dists: Path) -> dict[str, str]:
     """An environment for a ``nodehost`` subprocess that sees the fake distribution."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(fake_dists), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.fixture
+def rogue_dists(monkeypatch: pytest.MonkeyPatch, fake_dists: Path) -> Path:
+    """Also put ``nodehost-rogue`` on the path: plugins that clash with a built-in, raise in
+    validation, adjust, a lifecycle hook and ``nodehost_addhooks``, and misspell a hook."""
+    path = DATA / "rogue_dists"
+    monkeypatch.syspath_prepend(str(path))
+    return path
+
+
+@pytest.fixture
+def rogue_dists_env(rogue_dists: Path, fake_dists: Path) -> dict[str, str]:
+    """An environment for a ``nodehost`` subprocess that sees nodehost-fake and nodehost-rogue."""
+    env = dict(os.environ)
+    paths = [str(rogue_dists), str(fake_dists), env.get("PYTHONPATH")]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     return env
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from nodehost.cli import LazyGroup
-from nodehost.cli.options import echo_warnings, load_inventory, plugin_options
+from nodehost.cli.options import echo_warnings, inventory_options, load_inventory
 
 SUBCOMMANDS = {
     "create": (
@@ -32,7 +32,7 @@ def config() -> None:
     metavar="LIST",
     help="Validate for these components only (default: every known component).",
 )
-@plugin_options
+@inventory_options
 def validate(
     file: str, as_json: bool, strict_config: bool, components: str | None, **plugin_flags: Any
 ) -> None:
@@ -81,7 +81,7 @@ def _echo_json(file: str, errors: list[dict[str, Any]], warnings: list[dict[str,
 @config.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--strict-config", is_flag=True, help="Unknown keys are errors, not warnings.")
-@plugin_options
+@inventory_options
 def show(file: str, strict_config: bool, **plugin_flags: Any) -> None:
     """Print FILE resolved: defaults applied, paths absolute, as YAML.
 

@@ -12,7 +12,6 @@ Only an unreadable or unparseable file raises (:class:`nodehost.errors.ConfigErr
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -38,6 +37,7 @@ from nodehost.config.schema import (
 )
 from nodehost.errors import ConfigError
 from nodehost.records import Problem, ProblemKind, Severity
+from nodehost.suggest import closest
 
 Position = tuple[int, int]
 AdjustHook = Callable[[dict[str, Any], str], None]
@@ -142,16 +142,6 @@ def _key_text(key: Any) -> str:
     return str(key)
 
 
-def suggest(name: str, candidates: Iterable[str]) -> str | None:
-    """The known key closest to ``name`` (case-insensitive match first, then difflib)."""
-    options = list(candidates)
-    by_lower = {option.lower(): option for option in options}
-    if name.lower() in by_lower:
-        return by_lower[name.lower()]
-    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
 class _Builder:
     """Converts a raw (defaulted) mapping to schema objects, collecting problems."""
 
@@ -174,9 +164,9 @@ class _Builder:
 
     def unknown_key(self, path: str, name: str, known: Iterable[str]) -> None:
         detail = "unknown field" + self.where(path, key=True)
-        closest = suggest(name, known)
-        if closest is not None:
-            detail += f'; did you mean "{closest}"?'
+        suggestion = closest(name, known)
+        if suggestion is not None:
+            detail += f'; did you mean "{suggestion}"?'
         severity = Severity.ERROR if self.strict else Severity.WARNING
         self.problems.append(Problem.forbidden(path, detail, severity=severity))
 

@@ -7,7 +7,8 @@
 * :data:`ValidationScope.NETWORK`    -- ``ValidateInClusterNetworkNodeConfig``.
 
 Rule 13 (``kubeletArguments`` against the kubelet's real flags) belongs to the
-kubelet plugin, through the validation hook.  The only warning is the
+kubelet plugin, through the validation hook, as ``proxyArguments`` belong to
+the proxy's: :data:`PLUGIN_CHECKED_KEYS`.  The only warning is the
 named-certificate name mismatch of rule 3d.  Files are checked against the
 resolved (absolute) paths the NodeConfig holds.
 """
@@ -36,6 +37,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NamedCertificate, PodManifestConfig
 
 _BOOTSTRAP_KUBECONFIG = "bootstrap-kubeconfig"
+
+#: NodeConfig keys whose rules live in plugins: a plugin claims one by listing it in
+#: its component record's ``config_sections``; while none that is loaded does, a key
+#: set in the file is reported as not checked (:func:`nodehost.resolve.unchecked_keys`).
+PLUGIN_CHECKED_KEYS = ("kubeletArguments", "proxyArguments")
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from nodehost.component import (
     ProcessSpec,
     StartedProbe,
 )
-from nodehost.errors import PluginError, RuntimeFailure
+from nodehost.errors import RuntimeFailure
 from nodehost.plugins.kubelet import hookspecs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,6 +77,7 @@ def nodehost_components() -> list[ComponentRecord]:
             after=("sdn", "runtime"),
             validation_scope=ValidationScope.NODE,
             write_flags=True,
+            config_sections=("kubeletArguments",),
         )
     ]
 
@@ -217,8 +218,9 @@ class Kubelet:
 def contributed_arguments(context: PlanContext) -> dict[str, list[str]]:
     """Every plugin's ``nodehost_kubelet_arguments``, merged in call order (later keys win).
 
-    A contribution whose value is not a list of strings is a ``PluginError``
-    naming the plugin.
+    A plugin whose contribution is not a mapping of lists fails (a third-party
+    one is disabled and contributes nothing; a built-in's is a ``PluginError``),
+    as one that raises does.
     """
     merged: dict[str, list[str]] = {}
     if context.hooks is None:
@@ -230,11 +232,25 @@ def contributed_arguments(context: PlanContext) -> dict[str, list[str]]:
         state_dir=context.node_state_dir,
     )
     for plugin, contribution in results:
-        for key, values in (contribution or {}).items():
-            if isinstance(values, str) or not isinstance(values, Sequence):
-                raise PluginError(f"plugin {plugin!r} gave kubelet argument {key!r} a non-list")
-            merged[key] = list(values)
+        try:
+            merged.update(_argument_lists(contribution))
+        except TypeError as error:
+            context.hooks.disable(plugin, error, "nodehost_kubelet_arguments")
     return merged
+
+
+def _argument_lists(contribution: object) -> dict[str, list[str]]:
+    """A contribution as flag -> values; ``TypeError`` when it is not a mapping of lists."""
+    if contribution is None:
+        return {}
+    if not isinstance(contribution, Mapping):
+        raise TypeError(f"returned {type(contribution).__name__}, not a mapping")
+    lists = {}
+    for key, values in contribution.items():
+        if isinstance(values, str) or not isinstance(values, Sequence):
+            raise TypeError(f"gave kubelet argument {key!r} a non-list")
+        lists[key] = list(values)
+    return lists
 
 
 def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:

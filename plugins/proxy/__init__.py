@@ -18,6 +18,11 @@ host is not an IP is reported too, since it becomes kube-proxy's bindAddress.
 
 Readiness is kube-proxy's ``/healthz`` (``0.0.0.0:10256``, probed on
 loopback, unless ``proxyArguments`` move it).
+
+Its API server is ``masterKubeConfig``'s; an empty one (the network-only
+selection without ``--kubeconfig``) means the in-cluster service account, as
+kube-proxy itself does -- and planning fails with one line when there is none
+(:mod:`nodehost.incluster`).
 """
 
 from __future__ import annotations
@@ -58,7 +63,8 @@ def nodehost_components() -> list[ComponentRecord]:
             summary="kube-proxy: service load balancing on this node (iptables mode).",
             component=Proxy(),
             groups=("network",),
-            validation_scope=ValidationScope.NETWORK,
+            validation_scope=ValidationScope.IN_CLUSTER,
+            config_sections=("proxyArguments",),
         )
     ]
 
@@ -127,6 +133,10 @@ class Proxy:
             launch = configuration.launch_arguments(merged.arguments)
         except configuration.ArgumentsError as error:
             raise RuntimeFailure(f"component proxy: {error}") from None
+        if not any(merged.arguments.get(key, [""])[-1] for key in ("kubeconfig", "master")):
+            from nodehost import incluster
+
+            incluster.require("proxy", "kube-proxy")  # it would use the service account
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         readiness = HttpProbe(url=healthz_url(*configuration.healthz_address(launch.values)))
         notes = [

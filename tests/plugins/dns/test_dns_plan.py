@@ -200,8 +200,24 @@ def test_the_plan_is_a_task_that_reports_its_own_readiness(node_dir) -> None:
     )
 
 
-def test_without_a_records_file_or_a_master_kubeconfig_no_source_runs(node_dir) -> None:
+def test_without_a_master_kubeconfig_or_a_service_account_the_plan_fails(
+    node_dir, monkeypatch
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
     config = config_of(node_dir, masterKubeConfig="", dnsNameservers=["192.0.2.1:53"])
+    with pytest.raises(RuntimeFailure) as raised:
+        NodeDns().plan(context_of(config))
+    assert str(raised.value) == (
+        "component dns: record source 'kubernetes' could not be set up: there is no kubeconfig "
+        "(masterKubeConfig is empty: the network-only selection runs against --kubeconfig) and "
+        "no in-cluster service account (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are "
+        "not set); give --kubeconfig FILE"
+    )
+
+
+def test_with_no_record_source_named_no_source_runs(node_dir) -> None:
+    config = config_of(node_dir, **{SECTION: {"recordSources": []}})
     plan = NodeDns().plan(context_of(config))
     assert plan.notes[1] == "record sources: none (cluster names are NXDOMAIN)"
 

@@ -169,5 +169,6 @@ def test_a_contribution_that_is_not_a_list_fails_the_plan_naming_the_plugin(
     make_config, make_context
 ) -> None:
     context = make_context(make_config(), {"max-pods": "50"})
-    with pytest.raises(PluginError, match="plugin 'contributor' gave kubelet argument 'max-pods'"):
+    with pytest.raises(PluginError, match="plugin 'contributor' failed in nodehost_kubelet_arguments: "
+                       "gave kubelet argument 'max-pods' a non-list"):  # fmt: skip
         Kubelet().plan(context)

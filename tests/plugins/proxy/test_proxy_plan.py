@@ -18,7 +18,7 @@ def test_the_record_is_a_default_network_component() -> None:
     assert record.name == "proxy"
     assert record.default is True
     assert record.groups == ("network",)
-    assert record.validation_scope is ValidationScope.NETWORK
+    assert record.validation_scope is ValidationScope.IN_CLUSTER
     assert isinstance(record.component, Proxy)
 
 
