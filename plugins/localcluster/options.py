@@ -80,7 +80,10 @@ def check_flags(options: StartOptions) -> None:
             "--master-cert-dir",
         )
     if NAME in names(options.disable):
-        raise UsageError(f"{FLAG} runs the {NAME} component; it cannot be disabled", "--disable")
+        raise UsageError(
+            f"--disable cannot name {NAME} with {FLAG}: the node bootstraps against it",
+            "--disable",
+        )
 
 
 def check_directory(layout: Layout) -> None:
