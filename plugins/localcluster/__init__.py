@@ -21,6 +21,9 @@ beside the node and joins the node to it:
 5. once the node is ready (``nodehost_node_ready``) it prints how to reach the
    cluster (kubectl, dig, ``nodehost status``).
 
+A dry run (``nodehost_describe_config``, where the core has that hook) starts
+nothing: it says what the cluster and the bootstrap would do.
+
 DIR's layout and what a second start with the same DIR keeps: :mod:`.layout`.
 """
 
@@ -83,6 +86,17 @@ def nodehost_obtain_config(options: StartOptions) -> None:
     from nodehost.plugins.localcluster.machine import Machine
 
     start_cluster(options, Machine.probe())
+
+
+@hookimpl(optionalhook=True, tryfirst=True)
+def nodehost_describe_config(options: StartOptions) -> list[str] | None:
+    """With ``--local-cluster`` and ``--dry-run``: the cluster and the bootstrap, described."""
+    if not wanted(options):
+        return None
+    from nodehost.plugins.localcluster.cluster import describe_start
+    from nodehost.plugins.localcluster.machine import Machine
+
+    return describe_start(options, Machine.probe())
 
 
 @hookimpl

@@ -106,6 +106,28 @@ def start_cluster(options: StartOptions, machine: Machine) -> LocalCluster:
     return cluster
 
 
+def describe_start(options: StartOptions, machine: Machine) -> list[str]:
+    """What :func:`start_cluster` and the bootstrap after it would do, doing none of it."""
+    from nodehost.plugins.localcluster.layout import read_settings
+
+    layout = Layout(Path(options.local_cluster or "").absolute())
+    settings = read_settings(layout)
+    where = settings.apiserver_url if settings else f"https://{LOOPBACK}:<a free port>"
+    kept = "kept from the first start" if settings else "a new CA, ports and token"
+    config_map = f"{options.bootstrap_config_namespace}/{CONFIG_MAP}"
+    lines = [
+        f"would start the local cluster in {layout.directory} ({kept}; dry run: nothing is "
+        "written, signed or sent):",
+        f"  {WHAT_IT_IS}, on {where}",
+        f"  publish config map {config_map} (nodehost's defaults; "
+        + ("the bridge network)" if machine.no_bridge_reason() is None else "no pod network)"),
+        f"  then bootstrap against it: unless {layout.node_dir / 'node.kubeconfig'} holds a valid "
+        f"client certificate, a certificate request for system:node:{options.hostname} that "
+        f"its approver signs; a serving certificate; the config map into {layout.node_dir}",
+    ]
+    return lines + [f"  {reason}" for reason in _not_for_real(options, machine)]
+
+
 def _api_server(layout: Layout, settings: ClusterSettings) -> TestApiServer:
     from nodehost.testing.apiserver import TestApiServer
 
@@ -199,7 +221,6 @@ def kubernetes_service(settings: ClusterSettings) -> list[tuple[str, dict[str, A
 def _announce(cluster: LocalCluster, options: StartOptions, machine: Machine) -> None:
     """Say once, loudly, what runs here and what does not run for real."""
     from nodehost.log import get_logger
-    from nodehost.plugins.localcluster.options import RUNTIME, names
 
     log = get_logger()
     log.warning(
@@ -207,11 +228,18 @@ def _announce(cluster: LocalCluster, options: StartOptions, machine: Machine) ->
         url=cluster.url,
         directory=str(cluster.layout.directory),
     )
+    for reason in _not_for_real(options, machine):
+        log.warning(f"LOCAL CLUSTER: {reason}")
+
+
+def _not_for_real(options: StartOptions, machine: Machine) -> list[str]:
+    """Why the bridge network, or the runtime the options leave out, does not run here."""
+    from nodehost.plugins.localcluster.options import RUNTIME, names
+
     reasons = [machine.no_bridge_reason()]
     if RUNTIME in names(options.disable):
         reasons.append(machine.no_runtime_reason())
-    for reason in filter(None, reasons):
-        log.warning(f"LOCAL CLUSTER: {reason}")
+    return [reason for reason in reasons if reason]
 
 
 def instructions(cluster: LocalCluster, status_address: str | None) -> str:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
 
 SERVICE_NETWORK = "172.30.0.0/16"
-POD_NETWORKS = ipaddress.ip_network("10.244.0.0/16")
+POD_NETWORKS = ipaddress.IPv4Network("10.244.0.0/16")
 POD_PREFIX = 24
 
 
@@ -107,7 +107,7 @@ def host_networks(routes: str = "/proc/net/route") -> list[ipaddress.IPv4Network
     """The IPv4 networks this host routes (the default route left out) and its addresses."""
     from nodehost.hostaddr import local_ipv4_addresses
 
-    found = [ipaddress.ip_network(f"{address}/32") for address in local_ipv4_addresses()]
+    found = [ipaddress.IPv4Network(f"{address}/32") for address in local_ipv4_addresses()]
     try:
         with open(routes) as table:
             lines = table.read().splitlines()[1:]
@@ -118,7 +118,7 @@ def host_networks(routes: str = "/proc/net/route") -> list[ipaddress.IPv4Network
         if len(parts) < 8 or parts[1] == "00000000":
             continue
         destination, mask = (_little_endian_ip(parts[1]), _little_endian_ip(parts[7]))
-        found.append(ipaddress.ip_network(f"{destination}/{mask}", strict=False))
+        found.append(ipaddress.IPv4Network(f"{destination}/{mask}", strict=False))
     return found
 
 

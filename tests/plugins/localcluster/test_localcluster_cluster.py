@@ -128,3 +128,21 @@ def test_the_instructions_name_the_admin_kubeconfig_dns_and_status(tmp_path: Pat
     assert f"dig @127.0.0.1 -p {cluster.settings.dns_port} kubernetes.default.svc" in text
     assert "nodehost status --address 127.0.0.1:10245" in text
     assert "nodehost status" not in clusters.instructions(cluster, None)
+
+
+def test_a_dry_run_describes_the_cluster_and_the_bootstrap_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    lines = clusters.describe_start(options(tmp_path / "lc", disable="runtime"), NO_ROOT)
+    assert lines[0].startswith(f"would start the local cluster in {tmp_path / 'lc'}")
+    assert "<a free port>" in lines[1] and "not production" in lines[1]
+    assert "system:node:n1" in lines[3]
+    assert lines[-2:] == [f"  {NO_ROOT.no_bridge_reason()}", f"  {NO_ROOT.no_runtime_reason()}"]
+    assert not (tmp_path / "lc").exists()
+
+
+def test_a_dry_run_names_the_kept_address(tmp_path: Path, own_registry) -> None:
+    cluster = clusters.start_cluster(options(tmp_path / "lc"), NO_ROOT)
+    lines = clusters.describe_start(options(tmp_path / "lc"), NO_ROOT)
+    assert "kept from the first start" in lines[0]
+    assert cluster.url in lines[1]
