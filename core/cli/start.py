@@ -165,7 +165,8 @@ ENVIRONMENT_PREFIX = "NODEHOST"
     type=click.Choice(["never", "missing", "always"]),
     default="never",
     show_default=True,
-    help="Use nodehost.testing's stand-ins for missing programs (or always): CI smoke runs.",
+    help="Use nodehost.testing's stand-ins for missing programs (or always): CI smoke runs "
+    "(with --local-cluster: missing unless given).",
 )
 @click.option(
     "--bootstrap-timeout",

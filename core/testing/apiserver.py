@@ -1,7 +1,8 @@
 """A fake Kubernetes API server for tests and plugin authors' CI.
 
 HTTPS on loopback with a serving certificate from a throw-away test CA
-(made with :mod:`nodehost.pki`).  It authenticates like the real one:
+(made with :mod:`nodehost.pki`), or from a CA it is given (``ca=``: one kept
+on disk, as ``nodehost start --local-cluster`` keeps its own).  It authenticates like the real one:
 
 * client certificates signed by the test CA: user = CN, groups = O;
 * bootstrap tokens (``Authorization: Bearer <id>.<secret>``): user
