@@ -80,7 +80,7 @@ class ConfigInvalid(NodehostError):
     def render(self) -> str:
         lines = [f"Invalid NodeConfig {self.source}"]
         lines.extend(f"  {problem.render()}" for problem in self.errors)
-        return "\n".join(lines)
+        return "\n".join(lines).replace("\x00", "\\x00")  # a NUL never reaches the terminal
 
 
 class PluginError(NodehostError):

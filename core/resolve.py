@@ -92,6 +92,34 @@ def validate(
     return errors, warnings
 
 
+def plan_problems(
+    config: NodeConfig, scope: ValidationScope, selected: frozenset[str], inventory: Inventory
+) -> list[Problem]:
+    """What the components refuse when planning ``config`` (``config validate``'s last step).
+
+    The same plan stage as ``start`` (programs not looked up, nothing written),
+    so every problem ``start`` or ``--dry-run`` would find in the file is found
+    here too (:func:`nodehost.plan.refusal_problem`).
+    """
+    from nodehost.options import StartOptions
+    from nodehost.plan import build_plan, default_state_dir
+
+    options = StartOptions(config=config.source, components=",".join(sorted(selected)))
+    resolved = ResolvedConfig(apply_overrides(config, options), selected, scope, ())
+    try:
+        build_plan(
+            inventory,
+            resolved,
+            options,
+            state_dir=default_state_dir(),
+            overrides={},
+            resolve_programs=False,
+        )
+    except ConfigInvalid as error:
+        return error.errors
+    return []
+
+
 def resolve_config(
     options: StartOptions, inventory: Inventory, selected: frozenset[str]
 ) -> ResolvedConfig:

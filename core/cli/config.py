@@ -41,7 +41,7 @@ def validate(
     Exit 0 when FILE is valid (warnings allowed), 255 when it has any error.
     """
     from nodehost.errors import ConfigError, ConfigInvalid
-    from nodehost.resolve import load_config_file, scope_for
+    from nodehost.resolve import load_config_file, plan_problems, scope_for
     from nodehost.resolve import validate as validate_config
     from nodehost.selection import SelectionRequest, select
 
@@ -55,9 +55,10 @@ def validate(
             raise
         _echo_json(file, [{"path": "", "severity": "error", "message": str(error)}], [])
         raise click.exceptions.Exit(error.exit_code) from error
-    errors, warnings = validate_config(
-        node_config, scope_for(inventory, selected), selected, inventory, problems
-    )
+    scope = scope_for(inventory, selected)
+    errors, warnings = validate_config(node_config, scope, selected, inventory, problems)
+    if not errors:
+        errors = plan_problems(node_config, scope, selected, inventory)
     if as_json:
         _echo_json(file, [p.as_dict() for p in errors], [p.as_dict() for p in warnings])
     else:

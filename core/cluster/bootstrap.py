@@ -48,6 +48,7 @@ from nodehost.cluster import (
 )
 from nodehost.config.hostport import join_host_port
 from nodehost.errors import RuntimeFailure, UsageError
+from nodehost.fileread import PEM_LIMIT, read_file
 from nodehost.pki.kubeconfig import kubeconfig_entries
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -240,7 +241,7 @@ def bootstrap_cluster(path: Path) -> dict[str, Any]:
     elif cluster.get("certificate-authority"):
         ca_file = Path(path).parent / cluster["certificate-authority"]
         try:
-            ca_pem = ca_file.read_bytes()
+            ca_pem = read_file(ca_file, PEM_LIMIT)
         except OSError as error:
             raise RuntimeFailure(
                 f"bootstrap kubeconfig {path}: cannot read {ca_file}: {error.strerror}"

@@ -14,7 +14,7 @@ resolved (absolute) paths the NodeConfig holds.
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from nodehost.config.hostport import (
 )
 from nodehost.config.schema import EXEC_HANDLERS, NodeConfig, ServingInfo, index_path, join_path
 from nodehost.config.tls import CIPHER_SUITES, TLS_VERSIONS
+from nodehost.fileread import KUBECONFIG_LIMIT, PEM_LIMIT, UnusableFile, check_file, read_file
 from nodehost.records import Problem, Severity, ValidationScope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -105,6 +106,8 @@ def _in_cluster_node_config(config: NodeConfig) -> list[Problem]:
     problems += _auth(config)
     problems += _iptables_sync_period(config)
     problems += _volume(config)
+    problems += argument_ports(config.kubelet_arguments, "kubeletArguments")
+    problems += argument_ports(config.proxy_arguments, "proxyArguments")
     return problems
 
 
@@ -121,8 +124,9 @@ def _kubeconfig(config: NodeConfig) -> list[Problem]:
     """ValidateNodeConfig's extra rule: the kubeconfig used to reach the master exists."""
     bootstrap = config.kubelet_arguments.get(_BOOTSTRAP_KUBECONFIG, ())
     if bootstrap:
-        return validate_file(bootstrap[0], f"kubeletArguments.{_BOOTSTRAP_KUBECONFIG}")
-    return validate_file(config.master_kube_config, "masterKubeConfig")
+        field_path = f"kubeletArguments.{_BOOTSTRAP_KUBECONFIG}"
+        return validate_file(bootstrap[0], field_path, KUBECONFIG_LIMIT)
+    return validate_file(config.master_kube_config, "masterKubeConfig", KUBECONFIG_LIMIT)
 
 
 # --- node rules ------------------------------------------------------------------------
@@ -142,7 +146,9 @@ def _dns(config: NodeConfig) -> list[Problem]:
 
 def _pod_manifest(manifest: PodManifestConfig) -> list[Problem]:
     """Rule 9."""
-    problems = validate_file(manifest.path, "podManifestConfig.path")
+    problems = validate_file(
+        manifest.path, "podManifestConfig.path", KUBECONFIG_LIMIT, directory_ok=True
+    )
     if manifest.file_check_interval_seconds < 1:
         problems.append(
             Problem.invalid(
@@ -232,22 +238,47 @@ def _volume(config: NodeConfig) -> list[Problem]:
     return []
 
 
+def argument_ports(arguments: Mapping[str, Sequence[str]], field_path: str) -> list[Problem]:
+    """nodehost's rule: a ``*port`` argument given as a number is a port (0-65535, 0 = off).
+
+    The kubelet and kube-proxy refuse such a value only once running; a value
+    that is not a number is left to their flag tables.
+    """
+    problems = []
+    for key, values in arguments.items():
+        if not key.endswith("port"):
+            continue
+        for index, value in enumerate(values):
+            digits = value.strip().lstrip("+")
+            if digits.isascii() and digits.isdigit() and (len(digits) > 5 or int(digits) > 65535):
+                problems.append(
+                    Problem.invalid(index_path(join_path(field_path, key), index), value,
+                                    "must be between 0 and 65535, inclusive")
+                )  # fmt: skip
+    return problems
+
+
 # --- Origin's common helpers (validation/common) ---------------------------------------
 
 
-def validate_file(path: str, field_path: str) -> list[Problem]:
-    """``ValidateFile``: "" is Required; a path ``stat`` cannot read is Invalid."""
+def validate_file(
+    path: str, field_path: str, limit: int = PEM_LIMIT, *, directory_ok: bool = False
+) -> list[Problem]:
+    """``ValidateFile``: "" is Required; a path ``stat`` cannot read is Invalid.
+
+    Stricter than Origin: the path must be a regular file (``directory_ok``
+    lets a directory pass too) of at most ``limit`` bytes, as
+    :func:`nodehost.fileread.read_file` will demand when it is read.
+    """
     if not path:
         return [Problem.required(field_path)]
     try:
-        os.stat(path)
+        check_file(path, limit, directory_ok=directory_ok)
+    except UnusableFile as error:
+        return [Problem.invalid(field_path, path, f"could not read file: {path}: {error.strerror}")]
     except OSError as error:
         reason = (error.strerror or str(error)).lower()
         return [Problem.invalid(field_path, path, f"could not read file: stat {path}: {reason}")]
-    except ValueError:
-        return [
-            Problem.invalid(field_path, path, f"could not read file: stat {path}: invalid argument")
-        ]
     return []
 
 
@@ -256,9 +287,11 @@ def host_port(value: str, field_path: str) -> list[Problem]:
     if not value:
         return [Problem.required(field_path)]
     try:
-        split_host_port(value)
+        _, port = split_host_port(value)
     except ValueError:
         return [Problem.invalid(field_path, value, "must be a host:port")]
+    if port.isascii() and port.isdigit() and (len(port) > 5 or int(port) > 65535):
+        return [Problem.invalid(field_path, value, "port out of range")]  # nodehost's rule
     return []
 
 
@@ -453,8 +486,7 @@ def _certificate_covers(cert_name: str, name: str) -> bool:
 
 def _read(path: str) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_file(path, PEM_LIMIT)
     except OSError as error:
         raise ValueError(f"open {path}: {(error.strerror or str(error)).lower()}") from None
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from nodehost.config.listen import ListenAddress, parse_listen
 from nodehost.errors import PKIError, UsageError
+from nodehost.fileread import PEM_LIMIT, read_file
 from nodehost.options import (
     DEFAULT_EXPIRE_DAYS,
     DEFAULT_IMAGE_FORMAT,
@@ -203,7 +204,7 @@ def _validate_certificate_authorities(files: tuple[str, ...]) -> None:
         raise UsageError(message, "--certificate-authority")
     for name in files:
         try:
-            decode_certificates(Path(name).read_bytes(), name)
+            decode_certificates(read_file(name, PEM_LIMIT), name)
         except OSError as error:
             raise UsageError(
                 f"{message}: {name}: {error.strerror}", "--certificate-authority"
@@ -257,7 +258,7 @@ class _Plan:
     def existing(self, name: str) -> bytes | None:
         path = self.node_dir / name
         try:
-            return path.read_bytes()
+            return read_file(path, PEM_LIMIT)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as error:
@@ -421,7 +422,7 @@ def _signer(request: NodeFolderRequest) -> Signer:
 
 def _read_ca_file(name: str, flag: str) -> bytes:
     try:
-        data = Path(name).read_bytes()
+        data = read_file(name, PEM_LIMIT)
     except OSError as error:
         raise PKIError(f"cannot read {flag} {name}: {error.strerror}") from None
     decode_certificates(data, f"{flag} {name}")
@@ -481,7 +482,7 @@ def _copy_file(plan: _Plan, name: str, data: bytes, flag: str, *, is_key: bool) 
 
 def _read_supplied(name: str, flag: str) -> bytes:
     try:
-        return Path(name).read_bytes()
+        return read_file(name, PEM_LIMIT)
     except OSError as error:
         raise PKIError(f"cannot read {flag} {name}: {error.strerror}") from None
 

@@ -11,6 +11,8 @@ import ctypes
 import os
 from collections.abc import Iterable, Iterator
 
+from nodehost.fileread import PROC_LIMIT, read_file
+
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -36,8 +38,7 @@ def set_parent_death_signal(signum: int) -> None:
 
 def _read(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_file(path, PROC_LIMIT)
     except OSError:
         return None
 
