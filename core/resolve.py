@@ -93,7 +93,7 @@ def validate(
 
 
 def plan_problems(
-    config: NodeConfig, scope: ValidationScope, selected: frozenset[str], inventory: Inventory
+    config: NodeConfig, scope: ValidationScope, options: StartOptions, inventory: Inventory
 ) -> list[Problem]:
     """What the components refuse when planning ``config`` (``config validate``'s last step).
 
@@ -101,17 +101,15 @@ def plan_problems(
     so every problem ``start`` or ``--dry-run`` would find in the file is found
     here too (:func:`nodehost.plan.refusal_problem`).
     """
-    from nodehost.options import StartOptions
     from nodehost.plan import build_plan, default_state_dir
 
-    options = StartOptions(config=config.source, components=",".join(sorted(selected)))
-    resolved = ResolvedConfig(apply_overrides(config, options), selected, scope, ())
+    selected = selection_for(options, inventory)
     try:
         build_plan(
             inventory,
-            resolved,
+            ResolvedConfig(config, selected, scope, ()),
             options,
-            state_dir=default_state_dir(),
+            state_dir=default_state_dir(options.state_dir),
             overrides={},
             resolve_programs=False,
         )
@@ -124,15 +122,26 @@ def resolve_config(
     options: StartOptions, inventory: Inventory, selected: frozenset[str]
 ) -> ResolvedConfig:
     """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error."""
+    config, scope, errors, warnings = check_config(options, inventory, selected)
+    if errors:
+        raise ConfigInvalid(config.source, errors)
+    return ResolvedConfig(config, selected, scope, tuple(warnings))
+
+
+def check_config(
+    options: StartOptions, inventory: Inventory, selected: frozenset[str]
+) -> tuple[NodeConfig, ValidationScope, list[Problem], list[Problem]]:
+    """Steps 1-5 without raising: ``(config, scope, errors, warnings)``.
+
+    ``start`` and ``config validate`` both come here, so they judge a file alike.
+    """
     config, problems = obtain_config(options, inventory)
     config = apply_overrides(config, options)
     scope = scope_for(inventory, selected)
     if scope < ValidationScope.NODE:
         config = apply_in_cluster_fallbacks(config, options)
     errors, warnings = validate(config, scope, selected, inventory, problems)
-    if errors:
-        raise ConfigInvalid(config.source, errors)
-    return ResolvedConfig(config, selected, scope, tuple(warnings))
+    return config, scope, errors, warnings
 
 
 def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConfig, list[Problem]]:
