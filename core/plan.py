@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost.binaries import StandinMode, resolve_program
 from nodehost.component import ComponentPlan, PlanContext, ProcessSpec
-from nodehost.errors import ConfigInvalid, NodehostError, PluginError, RuntimeFailure
-from nodehost.records import Problem, ProblemKind
+from nodehost.errors import ConfigInvalid, InvalidSetting, NodehostError, PluginError
 from nodehost.selection import start_order
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,8 +75,8 @@ def build_plan(
 ) -> Plan:
     """Ask every selected component for its plan, in start order, and resolve programs.
 
-    Raises :class:`~nodehost.errors.ConfigInvalid` listing every component
-    that refused to plan (:func:`refusal_problem`).
+    Raises :class:`~nodehost.errors.ConfigInvalid` listing the problems of
+    every component that refused the config (:class:`~nodehost.errors.InvalidSetting`).
 
     With ``resolve_programs=False`` the programs stay as the components named them
     (``--write-flags`` prints arguments without needing the binaries).
@@ -89,8 +88,8 @@ def build_plan(
         context = plan_context(inventory, resolved, options, name, state_dir)
         try:
             plan = _component_plan(provided, context)
-        except RuntimeFailure as error:
-            refusals.append(refusal_problem(name, error))
+        except InvalidSetting as error:
+            refusals.extend(error.problems)
             continue
         standin = False
         if resolve_programs:
@@ -109,18 +108,6 @@ def build_plan(
     if refusals:
         raise ConfigInvalid(resolved.config.source, refusals)
     return Plan(tuple(planned), state_dir, resolved.config.source)
-
-
-def refusal_problem(name: str, error: RuntimeFailure) -> Problem:
-    """A component's refusal to plan the config, as the problem ``config validate`` shows too.
-
-    A plan is a function of the config, the options and the installed plugins
-    only, so a component that refuses it (``RuntimeFailure`` from ``plan()``)
-    found something knowable from the file: it is reported as an invalid
-    config (exit 255), at the component's name.
-    """
-    reason = str(error).removeprefix(f"component {name}: ")
-    return Problem(name, ProblemKind.INVALID, reason)
 
 
 def plan_context(

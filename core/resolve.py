@@ -99,7 +99,7 @@ def plan_problems(
 
     The same plan stage as ``start`` (programs not looked up, nothing written),
     so every problem ``start`` or ``--dry-run`` would find in the file is found
-    here too (:func:`nodehost.plan.refusal_problem`).
+    here too (each component's :class:`~nodehost.errors.InvalidSetting`).
     """
     from nodehost.plan import build_plan, default_state_dir
 

@@ -346,10 +346,27 @@ def cert_info(cert_file: str, key_file: str, required: bool, field_path: str) ->
     return problems
 
 
+def key_pair(cert_file: str, key_file: str, field_path: str) -> list[Problem]:
+    """nodehost's rule: the certificate loads and matches its key (Go's ``LoadX509KeyPair``).
+
+    Origin only checked that both files exist; a mismatched pair (say, from
+    an interrupted copy) would fail the kubelet at start, so it fails here.
+    """
+    try:
+        _certificate_names(cert_file, key_file)
+    except ValueError as error:
+        path = join_path(field_path, "certFile")
+        return [Problem.invalid(path, cert_file, f"error loading certificate/key: {error}")]
+    return []
+
+
 def serving_info(info: ServingInfo, certificates_required: bool, field_path: str) -> list[Problem]:
     """``ValidateServingInfo`` (rules 3a-3g)."""
     problems = host_port(info.bind_address, join_path(field_path, "bindAddress"))
-    problems += cert_info(info.cert_file, info.key_file, certificates_required, field_path)
+    pair_problems = cert_info(info.cert_file, info.key_file, certificates_required, field_path)
+    if not pair_problems and info.cert_file and info.key_file:
+        pair_problems = key_pair(info.cert_file, info.key_file, field_path)
+    problems += pair_problems
     named_path = join_path(field_path, "namedCertificates")
     if info.named_certificates and not info.cert_file:
         problems.append(

@@ -10,8 +10,11 @@ client CA, ``ca.crt``, ``node.kubeconfig`` (0600: it holds the client key),
 ``node-config.yaml`` and ``node-registration.json``.  Certificates 0644, keys
 0600, the folder 0755.
 
-Guarantees: everything is computed before anything is written, then written
-all or nothing (:mod:`nodehost.pki.commit`); a key is never replaced without
+Guarantees: everything is computed before anything is written, then the
+folder switches from the old set to the new one with one rename, also when
+killed at any point (:mod:`nodehost.pki.versioned`: each file is a symlink
+into the current version; what a killed run leaves is removed by the next);
+a key is never replaced without
 ``overwrite``; an existing certificate is kept only if it passes
 :mod:`nodehost.pki.reuse`, otherwise the error says which check failed.
 """
@@ -53,13 +56,7 @@ from nodehost.pki.certs import (
     make_client_certificate,
     make_server_certificate,
 )
-from nodehost.pki.commit import (
-    CERT_MODE,
-    KEY_MODE,
-    PlannedFile,
-    commit_files,
-    describe_os_error,
-)
+from nodehost.pki.commit import CERT_MODE, KEY_MODE, PlannedFile, describe_os_error
 from nodehost.pki.hostnames import MAX_COMMON_NAME, Hostnames, parse_hostnames
 from nodehost.pki.keys import (
     PrivateKey,
@@ -85,6 +82,7 @@ from nodehost.pki.nodeconfig import (
     resolve_node_config_paths,
 )
 from nodehost.pki.reuse import Wanted, reuse_problem
+from nodehost.pki.versioned import commit_versioned
 
 CLIENT_CERT_FILE = "master-client.crt"
 CLIENT_KEY_FILE = "master-client.key"
@@ -529,7 +527,7 @@ def _registration(node_name: str) -> bytes:
 
 def _commit(plan: _Plan) -> None:
     try:
-        commit_files(plan.node_dir, plan.files)
+        commit_versioned(plan.node_dir, plan.files)
     except FileExistsError as error:
         raise PKIError(
             f"{error.filename} appeared while the folder was being written; nothing was changed"

@@ -34,7 +34,8 @@ from nodehost.component import (
     ProcessSpec,
 )
 from nodehost.config.hostport import parse_ip, split_host_port
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting
+from nodehost.records import ProblemKind
 
 CONFIG_FILE_NAME = "kube-proxy-config.yaml"
 
@@ -126,7 +127,8 @@ class Proxy:
             merged = configuration.proxy_arguments(context.config)
             launch = configuration.launch_arguments(merged.arguments)
         except configuration.ArgumentsError as error:
-            raise RuntimeFailure(f"component proxy: {error}") from None
+            problem = Problem("proxyArguments", ProblemKind.INVALID, str(error))
+            raise InvalidSetting(problem) from None
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         readiness = HttpProbe(url=healthz_url(*configuration.healthz_address(launch.values)))
         notes = [f"writes {path} ({kube.CONFIG_KIND} {kube.CONFIG_API_VERSION})"]

@@ -41,12 +41,11 @@ kubeletArguments:
 
 
 @pytest.fixture
-def node_dir(tmp_path: Path) -> Path:
-    """A node folder with node-config.yaml and the files it names (contents unchecked by rules)."""
+def node_dir(tmp_path: Path, node_files: Callable[[Path], None]) -> Path:
+    """A node folder with node-config.yaml and the files it names (a real serving pair)."""
     folder = tmp_path / "node"
     folder.mkdir()
-    for name in ("server.crt", "server.key", "ca.crt", "node.kubeconfig"):
-        (folder / name).write_text("placeholder\n")
+    node_files(folder)
     (folder / "node-config.yaml").write_text(NODE_CONFIG)
     return folder
 
