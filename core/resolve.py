@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nodehost.errors import ConfigInvalid
+from nodehost.errors import ConfigInvalid, UsageError
 from nodehost.hostaddr import default_local_ipv4
 from nodehost.records import Problem, ValidationScope
 from nodehost.selection import SelectionRequest, select
@@ -40,6 +40,7 @@ class ResolvedConfig:
     selected: frozenset[str]
     scope: ValidationScope
     warnings: tuple[Problem, ...]
+    actions: tuple[str, ...] = ()  # what a dry run did not do (nodehost.dryrun)
 
 
 def selection_for(options: StartOptions, inventory: Inventory) -> frozenset[str]:
@@ -122,10 +123,11 @@ def resolve_config(
     options: StartOptions, inventory: Inventory, selected: frozenset[str]
 ) -> ResolvedConfig:
     """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error."""
-    config, scope, errors, warnings = check_config(options, inventory, selected)
+    obtained = obtain_config(options, inventory)
+    config, scope, errors, warnings = check_obtained(obtained, options, inventory, selected)
     if errors:
         raise ConfigInvalid(config.source, errors)
-    return ResolvedConfig(config, selected, scope, tuple(warnings))
+    return ResolvedConfig(config, selected, scope, tuple(warnings), tuple(obtained.actions))
 
 
 def check_config(
@@ -135,28 +137,74 @@ def check_config(
 
     ``start`` and ``config validate`` both come here, so they judge a file alike.
     """
-    config, problems = obtain_config(options, inventory)
-    config = apply_overrides(config, options)
+    return check_obtained(obtain_config(options, inventory), options, inventory, selected)
+
+
+def check_obtained(
+    obtained: Obtained, options: StartOptions, inventory: Inventory, selected: frozenset[str]
+) -> tuple[NodeConfig, ValidationScope, list[Problem], list[Problem]]:
+    """Steps 2-5 for an obtained config; problems with files it would write are dropped."""
+    config = apply_overrides(obtained.config, options)
     scope = scope_for(inventory, selected)
     if scope < ValidationScope.NODE:
         config = apply_in_cluster_fallbacks(config, options)
-    errors, warnings = validate(config, scope, selected, inventory, problems)
+    errors, warnings = validate(config, scope, selected, inventory, obtained.problems)
+    errors = [problem for problem in errors if not _about(problem, obtained.pending)]
     return config, scope, errors, warnings
 
 
-def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConfig, list[Problem]]:
-    """Step 1: the NodeConfig from ``--config``, generation or bootstrap."""
+def _about(problem: Problem, paths: frozenset[str]) -> bool:
+    return problem.has_value and isinstance(problem.value, str) and problem.value in paths
+
+
+@dataclass(frozen=True)
+class Obtained:
+    """Step 1's result: the config and its load problems.
+
+    ``pending`` holds the files a dry run would have written (absent yet) and
+    ``actions`` says what it did not do.
+    """
+
+    config: NodeConfig
+    problems: list[Problem]
+    pending: frozenset[str] = frozenset()
+    actions: tuple[str, ...] = ()
+
+
+def obtain_config(options: StartOptions, inventory: Inventory) -> Obtained:
+    """Step 1: the NodeConfig from ``--config``, generation or bootstrap.
+
+    A dry run never bootstraps (the CLI describes it instead) and generates
+    the folder in memory only (:mod:`nodehost.dryrun`).
+    """
+    strict = options.strict_config
     if options.bootstrapping:
+        if options.dry_run:  # the CLI says what bootstrap would do instead
+            raise UsageError("a dry run does not bootstrap", "--dry-run")
         from nodehost.cluster.bootstrap import bootstrap_node
 
         path = bootstrap_node(options)
-        return load_config_file(path, inventory, strict=options.strict_config)
+        return Obtained(*load_config_file(path, inventory, strict=strict))
     if options.config:
-        return load_config_file(options.config, inventory, strict=options.strict_config)
+        return Obtained(*load_config_file(options.config, inventory, strict=strict))
+    if options.dry_run:
+        return _generated_unwritten(options, inventory)
     from nodehost.generate import generate_node_folder
 
     path = generate_node_folder(options)
-    return load_config_file(path, inventory, strict=options.strict_config)
+    return Obtained(*load_config_file(path, inventory, strict=strict))
+
+
+def _generated_unwritten(options: StartOptions, inventory: Inventory) -> Obtained:
+    from nodehost.config.load import build_node_config
+    from nodehost.dryrun import generated_raw_config
+
+    document, pending, actions = generated_raw_config(options)
+    inventory.host.hooks.adjust_config(document.data, document.source)
+    config, problems = build_node_config(
+        document, known_sections=inventory.known_sections(), strict=options.strict_config
+    )
+    return Obtained(config, problems, pending, tuple(actions))
 
 
 def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:

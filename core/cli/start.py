@@ -215,6 +215,11 @@ def start(ctx: click.Context, **flags: Any) -> None:
     from nodehost.resolve import resolve_config, selection_for
 
     selected = selection_for(options, inventory)
+    if options.dry_run and options.bootstrapping:
+        from nodehost.dryrun import bootstrap_actions
+
+        _echo_actions(bootstrap_actions(options), flags["as_json"])
+        return
     if options.write_config is not None:
         from nodehost.generate import generate_node_folder
 
@@ -228,11 +233,18 @@ def start(ctx: click.Context, **flags: Any) -> None:
         return
     plan = _plan(inventory, resolved, options, overrides, flags["standins"])
     if options.dry_run:
-        click.echo(
-            json.dumps(plan_as_dict(plan), indent=2) if flags["as_json"] else render_plan(plan)
-        )
+        if flags["as_json"]:
+            document = {"actions": list(resolved.actions), **plan_as_dict(plan)}
+            click.echo(json.dumps(document, indent=2))
+        else:
+            click.echo("\n".join([*resolved.actions, render_plan(plan)]))
         return
     raise click.exceptions.Exit(_run(plan, inventory, settings, flags["no_exec"]))
+
+
+def _echo_actions(actions: list[str], as_json: bool) -> None:
+    """A dry run's description of what it did not do (no plan follows)."""
+    click.echo(json.dumps({"actions": actions}, indent=2) if as_json else "\n".join(actions))
 
 
 def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:

@@ -162,6 +162,8 @@ class NodeFolderResult:
     written: tuple[str, ...]
     reused: tuple[str, ...]
     warnings: tuple[str, ...]
+    issued: tuple[str, ...] = ()
+    node_config_data: bytes = b""
 
 
 # --- validation (§8.2, first failure wins, then nodehost's own checks) -----------------
@@ -246,9 +248,11 @@ class _Plan:
 
     node_dir: Path
     overwrite: bool
+    dry_run: bool = False
     files: list[PlannedFile] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    issued: list[str] = field(default_factory=list)
 
     def add(self, name: str, data: bytes, mode: int, *, key: bool = False) -> None:
         self.files.append(PlannedFile(name, data, mode, replace=not key or self.overwrite))
@@ -263,7 +267,7 @@ class _Plan:
             raise PKIError(f"cannot read {path}: {error.strerror}") from None
 
 
-def create_node_folder(request: NodeFolderRequest) -> NodeFolderResult:
+def create_node_folder(request: NodeFolderRequest, *, dry_run: bool = False) -> NodeFolderResult:
     """Create (or complete) the node folder ``request.node_dir``; see the module docstring.
 
     Raises :class:`UsageError` (exit 2) for flag misuse and :class:`PKIError`
@@ -271,12 +275,18 @@ def create_node_folder(request: NodeFolderRequest) -> NodeFolderResult:
     be replaced without ``overwrite``, or a folder that cannot be written.  On
     error the folder is as it was (a new folder does not appear at all); serial
     numbers reserved before the failure stay used.
+
+    ``dry_run`` reads and checks the same and says what would happen -- the
+    result's ``written``, ``reused``, ``issued`` (pairs that would get a new
+    key and certificate) and ``node_config_data`` -- but makes no key, signs
+    nothing, reserves no serial number and writes nothing.
     """
     validate_request(request)
     cwd = os.getcwd()
-    plan = _Plan(Path(os.path.normpath(os.path.join(cwd, request.node_dir))), request.overwrite)
+    node_dir = Path(os.path.normpath(os.path.join(cwd, request.node_dir)))
+    plan = _Plan(node_dir, request.overwrite, dry_run)
     pairs = _certificate_pairs(request, plan)
-    client_cert, client_key = pairs[CLIENT_CERT_FILE]
+    client_cert, client_key = pairs.get(CLIENT_CERT_FILE, (b"", b""))
     if request.uses_node_client_ca:
         node_client_ca = _read_ca_file(
             request.node_client_certificate_authority, "--node-client-certificate-authority"
@@ -286,18 +296,25 @@ def create_node_folder(request: NodeFolderRequest) -> NodeFolderResult:
         _read_ca_file(name, "--certificate-authority") for name in request.certificate_authority
     )
     plan.add(API_CA_FILE, ca_bundle, CERT_MODE)
-    user = common_name_of(decode_certificates(client_cert, CLIENT_CERT_FILE)[0])
+    user = (
+        common_name_of(decode_certificates(client_cert, CLIENT_CERT_FILE)[0])
+        if client_cert
+        else request.node_user  # would be issued: its CN is the node user
+    )
     kubeconfig = node_kubeconfig(request.master, ca_bundle, client_cert, client_key, user)
     plan.add(KUBECONFIG_FILE, dump_kubeconfig(kubeconfig), KUBECONFIG_MODE)
     plan.add(NODE_CONFIG_FILE, _node_config(request, plan.node_dir, cwd), NODE_CONFIG_MODE)
     plan.add(REGISTRATION_FILE, _registration(request.node_name), CERT_MODE)
-    _commit(plan)
+    if not dry_run:
+        _commit(plan)
     return NodeFolderResult(
         node_dir=plan.node_dir,
         node_config=plan.node_dir / NODE_CONFIG_FILE,
         written=tuple(f.name for f in plan.files),
         reused=tuple(plan.reused),
         warnings=tuple(plan.warnings),
+        issued=tuple(plan.issued),
+        node_config_data=next(f.data for f in plan.files if f.name == NODE_CONFIG_FILE),
     )
 
 
@@ -369,6 +386,10 @@ def _certificate_pairs(request: NodeFolderRequest, plan: _Plan) -> dict[str, tup
     signer = _signer(request) if any(pair.supplied is None for pair in pairs) else None
     found = {pair.cert_name: _copied_or_kept(plan, signer, pair) for pair in pairs}
     to_issue = [pair for pair in pairs if found[pair.cert_name] is None]
+    if plan.dry_run:
+        for pair in to_issue:
+            plan.issued.extend([pair.cert_name, pair.key_name])
+        return {name: material for name, material in found.items() if material is not None}
     if signer is not None and to_issue:
         serials = signer.reserve_serials(len(to_issue))
         for pair, serial in zip(to_issue, serials, strict=True):
