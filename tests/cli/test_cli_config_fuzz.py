@@ -21,8 +21,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from nodehost.config.schema import FieldSpec, Kind, NodeConfig, field_specs
-from nodehost.pki.ca import create_signer_ca
-from nodehost.pki.nodefolder import NodeFolderRequest, create_node_folder
 
 COMPONENTS = "--components=kubelet,proxy,dns"
 
@@ -103,23 +101,13 @@ CHANGES = st.tuples(_object(NodeConfig, 0), st.one_of(st.none(), DNS_SECTION, DN
 
 
 @pytest.fixture(scope="module")
-def base_config(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("fuzz")
-    master, node = root / "master", root / "node"
-    create_signer_ca(master, name="fuzz-ca", key_type="ecdsa")
-    ca = str(master / "ca.crt")
-    create_node_folder(
-        NodeFolderRequest(
-            node_dir=str(node), node_name="n1", hostnames=("n1",), key_type="ecdsa",
-            master="https://127.0.0.1:6443", certificate_authority=(ca,),
-            node_client_certificate_authority=ca, signer_cert=ca,
-            signer_key=str(master / "ca.key"), signer_serial=str(master / "ca.serial.txt"),
-        )
-    )  # fmt: skip
-    (node / "records.yaml").write_text("services: []\n")
+def base_config(
+    tmp_path_factory: pytest.TempPathFactory, make_real_node_folder: Callable[[Path], Path]
+) -> dict[str, Any]:
+    node = make_real_node_folder(tmp_path_factory.mktemp("fuzz"))
     document = yaml.safe_load((node / "node-config.yaml").read_text())
     document["dnsBindAddress"] = "127.0.0.1:0"
-    return {"document": document, "folder": node, "state": str(root / "state")}
+    return {"document": document, "folder": node, "state": str(node.parent / "state")}
 
 
 def _verdict(result: Any) -> list[str]:

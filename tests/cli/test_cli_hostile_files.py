@@ -18,30 +18,14 @@ from typing import Any
 import pytest
 import yaml
 
-from nodehost.pki.ca import create_signer_ca
-from nodehost.pki.nodefolder import NodeFolderRequest, create_node_folder
-
 COMPONENTS = "--components=kubelet,proxy,dns"
 
 
 @pytest.fixture(scope="module")
-def node_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real node folder (CA-signed pairs, kubeconfig), plus a resolv.conf and records file."""
-    root = tmp_path_factory.mktemp("hostile")
-    master, node = root / "master", root / "node"
-    create_signer_ca(master, name="hostile-ca", key_type="ecdsa")
-    ca = str(master / "ca.crt")
-    create_node_folder(
-        NodeFolderRequest(
-            node_dir=str(node), node_name="n1", hostnames=("n1",), key_type="ecdsa",
-            master="https://127.0.0.1:6443", certificate_authority=(ca,),
-            node_client_certificate_authority=ca, signer_cert=ca,
-            signer_key=str(master / "ca.key"), signer_serial=str(master / "ca.serial.txt"),
-        )
-    )  # fmt: skip
-    (node / "resolv.conf").write_text("nameserver 127.0.0.1\n")
-    (node / "records.yaml").write_text("services: []\n")
-    return node
+def node_folder(
+    tmp_path_factory: pytest.TempPathFactory, make_real_node_folder: Callable[[Path], Path]
+) -> Path:
+    return make_real_node_folder(tmp_path_factory.mktemp("hostile"))
 
 
 def _hostile(kind: str, where: Path) -> Iterator[str]:
