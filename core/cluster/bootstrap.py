@@ -359,7 +359,8 @@ async def download_config(
 ) -> None:
     """Steps 4-5: the client CA file, then the config map's files, all or nothing."""
     from nodehost.cluster.client import ClusterRefused
-    from nodehost.pki.commit import PlannedFile, commit_files, describe_os_error
+    from nodehost.pki.commit import PlannedFile, describe_os_error
+    from nodehost.pki.versioned import commit_versioned
 
     where = f"{settings.namespace}/{settings.config_map}"
     say(f"reading config map {where}")
@@ -395,7 +396,7 @@ async def download_config(
             "does not exist"
         )
     try:
-        commit_files(settings.config_dir, files)
+        commit_versioned(settings.config_dir, files)
     except OSError as error:
         raise RuntimeFailure(
             f"cannot write the files of config map {where} into {settings.config_dir}: "

@@ -121,12 +121,24 @@ def _network_node_config(config: NodeConfig) -> list[Problem]:
 
 
 def _kubeconfig(config: NodeConfig) -> list[Problem]:
-    """ValidateNodeConfig's extra rule: the kubeconfig used to reach the master exists."""
+    """ValidateNodeConfig's extra rule: the kubeconfig used to reach the master exists.
+
+    nodehost's addition: the files its current context names (CA, client
+    certificate and key) are checked as every file nodehost reads.
+    """
     bootstrap = config.kubelet_arguments.get(_BOOTSTRAP_KUBECONFIG, ())
     if bootstrap:
-        field_path = f"kubeletArguments.{_BOOTSTRAP_KUBECONFIG}"
-        return validate_file(bootstrap[0], field_path, KUBECONFIG_LIMIT)
-    return validate_file(config.master_kube_config, "masterKubeConfig", KUBECONFIG_LIMIT)
+        path, field_path = bootstrap[0], f"kubeletArguments.{_BOOTSTRAP_KUBECONFIG}"
+    else:
+        path, field_path = config.master_kube_config, "masterKubeConfig"
+    problems = validate_file(path, field_path, KUBECONFIG_LIMIT)
+    if problems:
+        return problems
+    from nodehost.pki.kubeconfig import referenced_files
+
+    for name in referenced_files(path):
+        problems += validate_file(name, field_path, PEM_LIMIT)
+    return problems
 
 
 # --- node rules ------------------------------------------------------------------------

@@ -192,13 +192,19 @@ def check_state_directory(state_dir: str | Path) -> None:
     """Raise :class:`UnsafeStateDirectory` unless root could trust what it writes there.
 
     nodehost writes pid files and component files there as root, so the
-    directory must not be writable by group or others, and its ``run``
-    folder must be a real directory (not a symlink) with the same rule.
+    directory must belong to root or this user and not be writable by group
+    or others, and its ``run`` folder must be a real directory (not a
+    symlink) with the same rules.
     """
     run = Path(state_dir) / RUN_DIRECTORY
     for path, info in ((Path(state_dir), os.stat(state_dir)), (run, os.lstat(run))):
         if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
             raise UnsafeStateDirectory(f"state directory: {path} is not a directory")
+        if info.st_uid not in (0, os.geteuid()):
+            raise UnsafeStateDirectory(
+                f"state directory {path} belongs to another user (uid {info.st_uid}); "
+                "choose another --state-dir"
+            )
         if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             raise UnsafeStateDirectory(
                 f"state directory {path} is writable by group or others "

@@ -115,3 +115,24 @@ def test_the_unchanged_folder_is_valid(
         "--state-dir", str(tmp_path / "state"),
     )  # fmt: skip
     assert planned.code == 0, planned.err
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_hostile_file_named_by_the_master_kubeconfig_is_an_invalid_config(
+    nodehost: Callable[..., Any], node_folder: Path, tmp_path: Path, kind: str
+) -> None:
+    kubeconfig = yaml.safe_load((node_folder / "node.kubeconfig").read_text())
+    for path in _hostile(kind, tmp_path):
+        user = kubeconfig["users"][0]["user"]
+        user.pop("client-certificate-data")
+        user["client-certificate"] = path
+        (tmp_path / "hostile.kubeconfig").write_text(yaml.safe_dump(kubeconfig))
+        config = _config_naming(
+            node_folder, tmp_path, "masterKubeConfig", str(tmp_path / "hostile.kubeconfig")
+        )
+        try:
+            validated = nodehost("config", "validate", str(config), COMPONENTS)
+            _assert_refused(validated, config, "masterKubeConfig")
+            assert path in validated.err
+        finally:
+            config.unlink()

@@ -93,3 +93,12 @@ def test_a_new_state_directory_is_made_private_to_root_writes(tmp_path: Path) ->
         tmp_path / "fresh" / "state" / "run",
     ):
         assert folder.stat().st_mode & 0o777 == 0o755
+
+
+def test_a_state_directory_of_another_user_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a folder away")
+    state_dir = state_dir_of(tmp_path)
+    os.chown(state_dir, 4321, 4321)
+    with pytest.raises(RuntimeFailure, match=r"belongs to another user \(uid 4321\)"):
+        pidfiles.StateLock(str(state_dir)).acquire()
