@@ -9,17 +9,14 @@ a generated node folder or from bootstrap, both of which have effects, so:
   nothing is made: :func:`generated_config` returns the node config the run
   would write, resolved against the real folder, the files the run would
   write (their absence is no problem yet) and one line per action;
-* **bootstrap** -- the certificate request and the config map need the API
-  server, so :func:`bootstrap_actions` only says what would be asked of whom,
-  from the flags and the bootstrap kubeconfig (read, not used).
+* **a plugin that obtains the config** (bootstrap) -- it is asked to describe
+  instead (``nodehost_describe_config``) and the dry run ends there.
 """
 
 from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING
-
-from nodehost.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.load import RawDocument
@@ -64,28 +61,3 @@ def folder_actions(result: NodeFolderResult, options: StartOptions) -> list[str]
         lines.append(f"  kept as they are: {', '.join(result.reused)}")
     lines.append(f"  written: {', '.join(result.written)}")
     return lines
-
-
-def bootstrap_actions(options: StartOptions) -> list[str]:
-    """What bootstrap would ask of the API server and write; ``UsageError`` as start would."""
-    from nodehost.pki.kubeconfig import read_server
-
-    if not options.kubeconfig:
-        raise UsageError(
-            "--kubeconfig must name the bootstrap kubeconfig with --bootstrap-config-name",
-            "--kubeconfig",
-        )
-    config_dir = os.path.abspath(options.config_dir)
-    server = read_server(options.kubeconfig) or "(the bootstrap kubeconfig names no server)"
-    node = options.hostname.strip().lower()
-    where = f"{options.bootstrap_config_namespace}/{options.bootstrap_config_name}"
-    return [
-        f"would bootstrap the node folder {config_dir} ({NOTHING_WRITTEN}):",
-        f"  unless {config_dir}/node.kubeconfig holds a valid client certificate: a new key "
-        f"and a certificate request for system:node:{node} to {server} "
-        f"(credentials from {os.path.abspath(options.kubeconfig)})",
-        f"  a serving certificate request for {node}, waiting at most "
-        f"{options.serving_cert_wait:g}s for it",
-        f"  read config map {where} and write its files and node-config.yaml into {config_dir}",
-        "  then plan the components from that node-config.yaml (not known before the config map)",
-    ]

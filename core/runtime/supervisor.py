@@ -153,7 +153,8 @@ class ComponentSupervisor:
     def status(self) -> dict[str, Any]:
         """The JSON-ready status of this component (``/status``)."""
         now = time.monotonic()
-        backoff = max(0.0, self.backoff_until - now) if self.state == BACKOFF else None
+        until = self.backoff_until
+        backoff = max(0.0, until - now) if self.state == BACKOFF and until is not None else None
         last_exit = None
         if self.last_exit is not None:
             code, when, description = self.last_exit

@@ -320,7 +320,9 @@ def bind_sockets(host: str, port: int) -> tuple[socket.socket, socket.socket]:
 
 def _addresses(host: str, port: int) -> list[tuple[int, tuple[Any, ...], bool]]:
     if host in ("", "0.0.0.0", "::"):
-        wildcard = [(socket.AF_INET, ("0.0.0.0", port), False)]
+        wildcard: list[tuple[int, tuple[Any, ...], bool]] = [
+            (socket.AF_INET, ("0.0.0.0", port), False)
+        ]
         if socket.has_ipv6:
             wildcard.insert(0, (socket.AF_INET6, ("::", port, 0, 0), True))
         return wildcard if host != "::" else wildcard[:1]
@@ -429,7 +431,7 @@ def _settle_garbage_collector() -> None:
     gc.freeze()
 
 
-async def _first_of(tasks: list[asyncio.Future[Any]], event: asyncio.Event) -> None:
+async def _first_of(tasks: Sequence[asyncio.Future[Any]], event: asyncio.Event) -> None:
     """Wait for ``event``; if a source task ends first, re-raise its error (or report its end)."""
     waiter = asyncio.ensure_future(event.wait())
     try:

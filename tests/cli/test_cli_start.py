@@ -232,3 +232,19 @@ def test_a_broken_bootstrap_kubeconfig_is_one_line(
     assert result.code == 1
     assert len(result.err.strip().splitlines()) == 1
     assert message in result.err
+
+
+def test_bootstrap_without_a_plugin_that_bootstraps_is_a_usage_error(
+    nodehost, tmp_path: Path
+) -> None:
+    result = nodehost(
+        "start",
+        "--bootstrap-config-name=node-config",
+        "--kubeconfig=/nonexistent/bootstrap.kubeconfig",
+        f"--config-dir={tmp_path / 'node'}",
+        "--disable-plugin=bootstrap",
+        "--dry-run",
+    )
+    assert result.code == 2, result.err
+    assert "--bootstrap-config-name needs a plugin that bootstraps the node" in result.err
+    assert not (tmp_path / "node").exists()

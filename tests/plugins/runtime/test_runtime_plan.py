@@ -137,12 +137,14 @@ def test_a_section_endpoint_is_passed_to_the_kubelet(make_config) -> None:
     assert contributed["container-runtime-endpoint"] == ["unix:///run/crio/crio.sock"]
 
 
-def test_in_the_default_selection_the_runtime_runs_only_with_the_kubelet(
+def test_in_the_default_selection_the_runtime_runs_only_for_a_component_after_it(
     make_config, make_context
 ) -> None:
     options = SimpleNamespace(components=None, enable=None)
     context = make_context(make_config(), selected=frozenset({"runtime", "proxy"}), options=options)
-    assert "kubelet is not selected" in RUNTIME.plan(context).inactive_reason
+    assert "no selected component runs after it" in RUNTIME.plan(context).inactive_reason
+    used = make_context(make_config(), selected=frozenset({"runtime", "kubelet"}), options=options)
+    assert isinstance(RUNTIME.plan(used).run, ProcessSpec)
 
 
 def test_named_explicitly_the_runtime_runs_without_the_kubelet(make_config, make_context) -> None:

@@ -41,24 +41,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodehost.cluster import (
-    CLIENT_SIGNER,
-    PROTECTED_KEYS,
-    SERVING_SIGNER,
-)
 from nodehost.config.hostport import join_host_port
 from nodehost.errors import RuntimeFailure, UsageError
 from nodehost.fileread import PEM_LIMIT, read_file
 from nodehost.pki.kubeconfig import kubeconfig_entries
+from nodehost.plugins.bootstrap.csr import SERVING_SIGNER
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.cluster.client import ClusterClient
+    from nodehost.apiclient import ClusterClient
     from nodehost.options import StartOptions
 
 NODE_KUBECONFIG = "node.kubeconfig"
 NODE_CLIENT_CA = "node-client-ca.crt"
 NODE_CONFIG = "node-config.yaml"
 CERT_DIR = "certificates"
+
+#: Config map keys never written to disk (Origin's list, reference §3.1 step 9).
+PROTECTED_KEYS = frozenset(
+    {"server.crt", "server.key", "master-client.crt", "master-client.key", "node.kubeconfig"}
+)
 CONFIG_DIR_MODE = 0o700
 FILE_MODE = 0o600
 FEATURE_GATES = "RotateKubeletClientCertificate=true,RotateKubeletServerCertificate=true"
@@ -135,6 +136,30 @@ def bootstrap_node(options: StartOptions, log: Any = None) -> str:
     return options.config or str(settings.config_dir / NODE_CONFIG)
 
 
+def describe_bootstrap(options: StartOptions) -> list[str]:
+    """What :func:`bootstrap_node` would ask of whom and write, doing none of it (``--dry-run``).
+
+    Reads the flags and the bootstrap kubeconfig only; ``UsageError`` as the
+    real run would raise for the flags.
+    """
+    from nodehost.pki.kubeconfig import read_server
+
+    settings = settings_from_options(options)
+    folder = settings.config_dir
+    server = read_server(str(settings.bootstrap_kubeconfig)) or "(no server in the kubeconfig)"
+    user = f"system:node:{settings.node_name}"
+    where = f"{settings.namespace}/{settings.config_map}"
+    return [
+        f"would bootstrap the node folder {folder} (dry run: nothing is written, signed or sent):",
+        f"  unless {settings.node_kubeconfig} holds a valid client certificate: a new key and a "
+        f"certificate request for {user} to {server} (as {settings.bootstrap_kubeconfig})",
+        f"  a serving certificate request for {', '.join(settings.hostnames)}, waited for at "
+        f"most {settings.serving_wait:g}s",
+        f"  read config map {where} and write its files and {NODE_CONFIG} into {folder}",
+        f"  then plan the components from {folder / NODE_CONFIG} (not known before the config map)",
+    ]
+
+
 def _reporter(notifier: Any, log: Any) -> Callable[[str], None]:
     last = [""]
 
@@ -161,7 +186,7 @@ async def run_bootstrap(settings: BootstrapSettings, say: Callable[[str], None])
             f"cannot create the config folder {settings.config_dir}: {error.strerror}"
         ) from None
     await ensure_client_certificate(settings, deadline, say)
-    from nodehost.cluster.client import ClusterClient
+    from nodehost.apiclient import ClusterClient
 
     client = ClusterClient(str(settings.node_kubeconfig), deadline=deadline, on_retry=say)
     try:
@@ -176,7 +201,7 @@ async def run_bootstrap(settings: BootstrapSettings, say: Callable[[str], None])
 
 def usable_node_kubeconfig(path: Path) -> bool:
     """Whether ``path`` exists and its user's certificate file holds a valid pair now."""
-    from nodehost.cluster.certstore import valid_pair
+    from nodehost.plugins.bootstrap.certstore import valid_pair
 
     user = kubeconfig_entries(path)[1]
     certificate = user.get("client-certificate") if user else None
@@ -190,26 +215,15 @@ async def ensure_client_certificate(
     settings: BootstrapSettings, deadline: float, say: Callable[[str], None]
 ) -> None:
     """Keep a usable ``node.kubeconfig``, or get a certificate through a CSR and write one."""
-    from nodehost.cluster import certstore
-    from nodehost.cluster.client import ClusterClient
-    from nodehost.cluster.csr import (
-        CLIENT_USAGES,
-        NODES_GROUP,
-        CertificateRequest,
-        node_common_name,
-        obtain_with_pending_key,
-    )
+    from nodehost.apiclient import ClusterClient
+    from nodehost.plugins.bootstrap import certstore
+    from nodehost.plugins.bootstrap.csr import client_request, obtain_with_pending_key
 
     if usable_node_kubeconfig(settings.node_kubeconfig):
         say(f"{settings.node_kubeconfig} exists and is valid, skipping bootstrap")
         return
     cluster = bootstrap_cluster(settings.bootstrap_kubeconfig)
-    request = CertificateRequest(
-        signer=CLIENT_SIGNER,
-        common_name=node_common_name(settings.node_name),
-        organizations=(NODES_GROUP,),
-        usages=CLIENT_USAGES,
-    )
+    request = client_request(settings.node_name)
     say(f"requesting a client certificate from {cluster['server']}")
     async with ClusterClient(
         str(settings.bootstrap_kubeconfig), deadline=deadline, on_retry=say
@@ -253,36 +267,16 @@ def bootstrap_cluster(path: Path) -> dict[str, Any]:
 def write_node_kubeconfig(path: Path, cluster: dict[str, Any], certificate: Path) -> None:
     """Origin's bootstrap ``node.kubeconfig`` (§3.2), 0600, atomically."""
     from nodehost.pki.atomic import write_atomic
-    from nodehost.pki.kubeconfig import dump_kubeconfig
+    from nodehost.pki.kubeconfig import dump_kubeconfig, kubeconfig
 
-    entry: dict[str, Any] = {"server": cluster["server"]}
-    if cluster["ca_pem"]:
-        entry["certificate-authority-data"] = base64.b64encode(cluster["ca_pem"]).decode()
-    if cluster["insecure"]:
-        entry["insecure-skip-tls-verify"] = True
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "default-cluster", "cluster": entry}],
-        "users": [
-            {
-                "name": "default-auth",
-                "user": {"client-certificate": str(certificate), "client-key": str(certificate)},
-            }
-        ],
-        "contexts": [
-            {
-                "name": "default-context",
-                "context": {
-                    "cluster": "default-cluster",
-                    "namespace": "default",
-                    "user": "default-auth",
-                },
-            }
-        ],
-        "current-context": "default-context",
-        "preferences": {},
-    }
+    config = kubeconfig(
+        cluster["server"],
+        {"client-certificate": str(certificate), "client-key": str(certificate)},
+        names=("default-cluster", "default-auth", "default-context"),
+        ca_pem=cluster["ca_pem"],
+        insecure=cluster["insecure"],
+        namespace="default",
+    )
     write_atomic(path, dump_kubeconfig(config), FILE_MODE)
 
 
@@ -297,12 +291,12 @@ async def ensure_serving_certificate(
     log_pending: bool,
 ) -> Path | None:
     """A valid serving pair's ``-current.pem`` path, or None while its CSR is pending."""
-    from nodehost.cluster import certstore
+    from nodehost.plugins.bootstrap import certstore
 
     current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
     if certstore.valid_pair(current) is not None:
         return current
-    from nodehost.cluster.csr import CSRNotAnswered
+    from nodehost.plugins.bootstrap.csr import CSRNotAnswered
 
     try:
         return await asyncio.wait_for(
@@ -327,25 +321,10 @@ async def request_serving_certificate(
     settings: BootstrapSettings, client: ClusterClient, say: Callable[[str], None]
 ) -> Path:
     """File (or find) the serving CSR, wait for it, store the pair; its ``-current.pem``."""
-    from nodehost.cluster import certstore
-    from nodehost.cluster.csr import (
-        NODES_GROUP,
-        SERVING_USAGES,
-        CertificateRequest,
-        node_common_name,
-        obtain_with_pending_key,
-        serving_names,
-    )
+    from nodehost.plugins.bootstrap import certstore
+    from nodehost.plugins.bootstrap.csr import obtain_with_pending_key, serving_request
 
-    dns_names, ips = serving_names(settings.hostnames)
-    request = CertificateRequest(
-        signer=SERVING_SIGNER,
-        common_name=node_common_name(settings.node_name),
-        organizations=(NODES_GROUP,),
-        usages=SERVING_USAGES,
-        dns_names=dns_names,
-        ip_addresses=ips,
-    )
+    request = serving_request(settings.node_name, settings.hostnames)
     return await obtain_with_pending_key(
         client, settings.cert_dir, certstore.SERVING_PREFIX, request, say
     )
@@ -358,7 +337,7 @@ async def download_config(
     settings: BootstrapSettings, client: ClusterClient, say: Callable[[str], None]
 ) -> None:
     """Steps 4-5: the client CA file, then the config map's files, all or nothing."""
-    from nodehost.cluster.client import ClusterRefused
+    from nodehost.apiclient import ClusterRefused
     from nodehost.pki.commit import PlannedFile, describe_os_error
     from nodehost.pki.versioned import commit_versioned
 
@@ -406,7 +385,7 @@ async def download_config(
 
 
 def certstore_current_if_valid(settings: BootstrapSettings) -> Path | None:
-    from nodehost.cluster import certstore
+    from nodehost.plugins.bootstrap import certstore
 
     current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
     return current if certstore.valid_pair(current) is not None else None
