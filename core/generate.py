@@ -48,7 +48,6 @@ def generate_node_folder(options: StartOptions) -> str:
 def node_folder(options: StartOptions, *, dry_run: bool = False) -> NodeFolderResult:
     """:func:`generate_node_folder`'s work and its result; ``dry_run`` writes nothing
     (see :func:`nodehost.pki.nodefolder.create_node_folder`)."""
-    import click
 
     from nodehost.config.listen import parse_listen
     from nodehost.pki.nodefolder import NodeFolderRequest, create_node_folder
@@ -79,8 +78,10 @@ def node_folder(options: StartOptions, *, dry_run: bool = False) -> NodeFolderRe
         result = create_node_folder(request, dry_run=dry_run)
     except UsageError as error:
         raise UsageError(str(error), START_FLAG_FOR.get(error.param or "", error.param)) from error
+    from nodehost.log import print_message
+
     for warning in result.warnings:
-        click.echo(warning, err=True)
+        print_message(warning, "warning")
     return result
 
 
