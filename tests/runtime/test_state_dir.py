@@ -102,3 +102,23 @@ def test_a_state_directory_of_another_user_is_refused(tmp_path: Path) -> None:
     os.chown(state_dir, 4321, 4321)
     with pytest.raises(RuntimeFailure, match=r"belongs to another user \(uid 4321\)"):
         pidfiles.StateLock(str(state_dir)).acquire()
+
+
+def test_the_cgroup_record_is_written_and_read_without_following_a_symlink(
+    tmp_path: Path, victim: Path
+) -> None:
+    from nodehost.runtime import cgroups
+
+    state_dir = state_dir_of(tmp_path)
+    record = cgroups.record_path(str(state_dir))
+    record.symlink_to(victim)
+    assert cgroups.recorded_base(str(state_dir)) is None  # a planted record is not read
+    made, why = cgroups.open_cgroups(str(state_dir))
+    if made is None:
+        pytest.skip(f"no agent cgroups here: {why}")
+    try:
+        assert victim.read_text() == "precious\n"
+        assert not record.is_symlink()
+        assert cgroups.recorded_base(str(state_dir)) == made.base
+    finally:
+        cgroups.remove_empty(made.base)
