@@ -9,6 +9,7 @@ description, never a provider's name.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 from nodehost.cni.conflist import ConflistError, as_conflist, first_network
 from nodehost.cni.plugins import DEFAULT_BIN_DIRS
 from nodehost.errors import RuntimeFailure
+from nodehost.records import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext
+    from nodehost.records import NetworkProviderRecord
 
 DEFAULT_CONF_DIR = "/etc/cni/net.d"
 
@@ -47,6 +50,15 @@ class CniNetwork:
                    ``loopback`` plugin (CNI treats loopback as a network of its own).
     ``host_links`` links the plugins create on the host (nodehost removes them
                    on ``network cleanup`` when they did not exist before it).
+    ``master``     for a layer-2 network: the host link the pods' interfaces
+                   hang off (macvlan's and ipvlan's ``master``).
+    ``isolation``  for a layer-2 network whose pods on one master cannot reach
+                   each other (macvlan ``private``/``vepa``/``passthru``): why,
+                   in a few words; the checks then prove each pod alone.
+    ``topology``   filled in by nodehost from the provider record's
+                   :class:`~nodehost.Topology` (:func:`node_network`,
+                   :func:`~nodehost.cni.conflist_plan`); set it yourself only
+                   when you build a network by hand for a test.
     """
 
     provider: str
@@ -57,12 +69,20 @@ class CniNetwork:
     mtu: int | None = None
     loopback: bool = True
     host_links: tuple[HostLink, ...] = ()
+    master: str | None = None
+    isolation: str | None = None
+    topology: Topology = Topology.HOST
 
     def __post_init__(self) -> None:
         if (self.conflist is None) != (self.file_name is None):
             raise ValueError("CniNetwork needs both conflist and file_name, or neither")
         if self.conflist is not None:
             as_conflist(self.conflist, f"network provider {self.provider}")
+        if self.topology is Topology.L2 and not self.master:
+            raise ValueError(
+                f"network provider {self.provider}: a layer-2 network needs its master link "
+                "(CniNetwork.master)"
+            )
 
     @property
     def conf_path(self) -> str | None:
@@ -95,20 +115,49 @@ def node_network(context: PlanContext) -> CniNetwork | None:
     Works from any component's context: providers describe their network from
     the configuration alone.
     """
-    name = (context.config.network_config.network_plugin_name or "").strip().lower()
-    record = context.network_providers.get(name)
+    record = configured_record(context)
     if record is None:
         return None
     describe = getattr(record.provider, "cni_network", None)
     if describe is None:
         return None
     network = describe(context)
-    if network is not None and not isinstance(network, CniNetwork):
+    if network is None:
+        return None
+    if not isinstance(network, CniNetwork):
         raise RuntimeFailure(
             f"network provider {record.name}: cni_network() returned {type(network).__name__}, "
             "not a nodehost.cni.CniNetwork"
         )
-    return network
+    return with_topology(network, record)
 
 
-__all__ = ["DEFAULT_CONF_DIR", "CniNetwork", "ConflistError", "HostLink", "node_network"]
+def configured_record(context: PlanContext) -> NetworkProviderRecord | None:
+    """The record of the provider ``networkConfig.networkPluginName`` names (None: none/unknown)."""
+    name = (context.config.network_config.network_plugin_name or "").strip().lower()
+    return context.network_providers.get(name) if name else None
+
+
+def with_topology(network: CniNetwork, record: NetworkProviderRecord | None) -> CniNetwork:
+    """``network`` with the topology its provider's record declares (unchanged without a record).
+
+    Raises :class:`RuntimeFailure` when the record declares a layer-2
+    topology and the network names no master link.
+    """
+    if record is None or network.topology is record.topology:
+        return network
+    try:
+        return dataclasses.replace(network, topology=record.topology)
+    except ValueError as error:
+        raise RuntimeFailure(str(error)) from None
+
+
+__all__ = [
+    "DEFAULT_CONF_DIR",
+    "CniNetwork",
+    "ConflistError",
+    "HostLink",
+    "configured_record",
+    "node_network",
+    "with_topology",
+]

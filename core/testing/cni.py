@@ -113,12 +113,14 @@ def exercise(
     """Run ``network`` in ``sandbox`` as ``nodehost network check`` does; the detached attachment.
 
     Loopback (if the network says so), ADD, the interface and its addresses
-    inside the namespace, TCP to the gateway, CHECK, DEL.  Raises the first
-    failure (:class:`nodehost.cni.CniError` names the failing plugin).
+    inside the namespace, then the data path by the network's topology --
+    TCP to the gateway on the host, or for a layer-2 network (master link
+    checked first) TCP between this pod and a second one on the same master --
+    then CHECK and DEL.  Raises the first failure
+    (:class:`nodehost.cni.CniError` names the failing plugin).
     """
-    _, conflist = network.current()
     sandbox.bin_dirs = network.bin_dirs
-    return _exercise(sandbox, conflist, echo or (lambda line: None), loopback=network.loopback)
+    return _exercise(sandbox, network, echo or (lambda line: None))
 
 
 def configured_network(
