@@ -133,6 +133,45 @@ class SectionReader:
             return None
         return tuple(value)
 
+    @overload
+    def integer(self, key: str, default: int, *, minimum: int = ..., maximum: int = ...) -> int: ...
+
+    @overload
+    def integer(
+        self, key: str, default: None = None, *, minimum: int = ..., maximum: int = ...
+    ) -> int | None: ...
+
+    def integer(
+        self,
+        key: str,
+        default: int | None = None,
+        *,
+        minimum: int = -(1 << 63),
+        maximum: int = (1 << 63) - 1,
+    ) -> int | None:
+        """A whole number in ``minimum``..``maximum``; ``default`` when unset or bad."""
+        value = self._get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.invalid(key, value, "must be a whole number")
+            return default
+        if not minimum <= value <= maximum:
+            self.invalid(key, value, f"must be between {minimum} and {maximum}")
+            return default
+        return value
+
+    def ip_address(self, key: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+        """An IP address (``10.0.0.1``, ``fd00::1``); None when unset or bad."""
+        value = self.text(key)
+        if value is None:
+            return None
+        try:
+            return ipaddress.ip_address(value)
+        except ValueError:
+            self.invalid(key, value, "must be an IP address such as 192.168.1.1")
+            return None
+
     def absolute_paths(self, key: str, default: Sequence[str]) -> tuple[str, ...]:
         value = self._get(key)
         if value is None:
