@@ -11,13 +11,15 @@ fixture                   what it gives
 ========================  =====================================================================
 ``node_ca``               a throw-away signer CA (:class:`~nodehost.testing.nodefolder.SignerCA`)
 ``node_folder``           a node folder signed by ``node_ca``
-                          (:class:`~nodehost.testing.nodefolder.NodeFolder`: ``update()``, ``load()``)
+                          (:class:`~nodehost.testing.nodefolder.NodeFolder`: ``update()``,
+                          ``load()``)
 ``node_config``           factory: a ``NodeConfig`` from a dict, Origin's defaults applied
 ``node_plan``             factory: what ``start --dry-run`` plans for a config, in-process
 ``node_run``              factory: a real ``nodehost start`` subprocess with stand-ins
                           (:class:`~nodehost.testing.noderun.NodeRun`: ``ready()``,
                           ``status()``, ``logs()``, ``stop()``); stopped after the test
-``nodehost_cli``          factory: run the installed ``nodehost ARGS``; ``.code``, ``.out``, ``.err``
+``nodehost_cli``          factory: run the installed ``nodehost ARGS``: ``.code``, ``.out``,
+                          ``.err``
 ``task_context``          a recording ``TaskContext`` for a task component's coroutine
 ``api_server``            the test Kubernetes API server
                           (:class:`~nodehost.testing.apiserver.TestApiServer`), running

@@ -63,7 +63,7 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "The macvlan network provider (nodehost-macvlan): pods on a host link's layer 2.",
+    "description": "The macvlan provider (nodehost-macvlan): pods on a host link's layer 2.",
     "properties": {
         "master": {
             "type": "string",
