@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "nodehost.cli.network:network",
         "List network providers, check the pod network, remove what nodehost made.",
     ),
+    "teardown": (
+        "nodehost.cli.teardown:teardown",
+        "End everything nodehost started for a state directory, containers included.",
+    ),
     "version": ("nodehost.cli:version", "Print nodehost's version."),
 }
 
