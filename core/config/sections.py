@@ -161,6 +161,28 @@ class SectionReader:
             return default
         return value
 
+    def host_port(self, key: str, default: str) -> tuple[str, int]:
+        """A listen address ``host:port`` (``[v6]:port``; port 1-65535): ``(host, port)``.
+
+        An empty host means every address (``:9100``); a bad value gives a
+        problem and ``default`` (which must itself be valid).
+        """
+        from nodehost.config.hostport import split_host_port
+
+        value = self.text(key, default)
+        try:
+            host, port = split_host_port(value)
+            number = int(port)
+            if not 1 <= number <= 65535:
+                raise ValueError(port)
+            if host:
+                ipaddress.ip_address(host)
+        except ValueError:
+            self.invalid(key, value, "must be HOST:PORT with an IP address and a port 1-65535")
+            host, port = split_host_port(default)
+            number = int(port)
+        return host, number
+
     def ip_address(self, key: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         """An IP address (``10.0.0.1``, ``fd00::1``); None when unset or bad."""
         value = self.text(key)

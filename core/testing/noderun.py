@@ -179,6 +179,13 @@ class NodeRun:
             raise NodeRunError(f"/status answered {code}: {body}\n{self._tail()}")
         return json.loads(body)
 
+    def component(self, name: str) -> dict[str, Any]:
+        """One component's entry of ``/status`` (state, pid, restarts, readiness, details)."""
+        for entry in self.status()["components"]:
+            if entry.get("name") == name:
+                return entry
+        raise NodeRunError(f"no component {name!r} in /status\n{self._tail()}")
+
     # --- waiting and stopping --------------------------------------------------------------
 
     def ready(self, timeout: float = DEFAULT_TIMEOUT) -> NodeRun:
