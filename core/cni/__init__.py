@@ -7,7 +7,8 @@ does, makes throw-away network namespaces, and cleans up after itself.
 Public API (resolved lazily; ``import nodehost.cni`` costs nothing):
 
 * describing a network -- :class:`CniNetwork`, :class:`HostLink`,
-  :func:`node_network` (the configured provider's network), :data:`DEFAULT_CONF_DIR`;
+  :func:`node_network` (the configured provider's network), :data:`DEFAULT_CONF_DIR`,
+  :data:`CNI_DIRS_SCHEMA` (the schema of a provider section's directory keys);
 * writing one -- :func:`conflist_plan` (a provider's whole ``plan()``),
   :func:`conflist_file_name` (a provider reads its config section with
   :class:`nodehost.config.sections.SectionReader`); for a layer-2 network,
@@ -35,6 +36,7 @@ _LAZY = {
     "HostLink": "nodehost.cni.network",
     "node_network": "nodehost.cni.network",
     "DEFAULT_CONF_DIR": "nodehost.cni.network",
+    "CNI_DIRS_SCHEMA": "nodehost.cni.network",
     "conflist_plan": "nodehost.cni.provider",
     "conflist_file_name": "nodehost.cni.conflist",
     "read_network_file": "nodehost.cni.conflist",
@@ -60,12 +62,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni.invoke import CniError, RuntimeConf
     from nodehost.cni.layer2 import master_network
     from nodehost.cni.ledger import clean_up
-    from nodehost.cni.network import DEFAULT_CONF_DIR, CniNetwork, HostLink, node_network
+    from nodehost.cni.network import (
+        CNI_DIRS_SCHEMA,
+        DEFAULT_CONF_DIR,
+        CniNetwork,
+        HostLink,
+        node_network,
+    )
     from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin, require_plugins
     from nodehost.cni.provider import conflist_plan
     from nodehost.cni.sandbox import Sandbox
 
 __all__ = [
+    "CNI_DIRS_SCHEMA",
     "DEFAULT_BIN_DIRS",
     "DEFAULT_CONF_DIR",
     "CniError",

@@ -26,6 +26,21 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_CONF_DIR = "/etc/cni/net.d"
 
+#: JSON Schema of the two directory keys every CNI provider section has.
+CNI_DIRS_SCHEMA: dict[str, Any] = {
+    "cniConfDir": {
+        "type": "string",
+        "default": DEFAULT_CONF_DIR,
+        "description": "Where container runtimes read CNI configurations (absolute).",
+    },
+    "cniBinDirs": {
+        "type": "array",
+        "items": {"type": "string"},
+        "default": list(DEFAULT_BIN_DIRS),
+        "description": "Where the CNI plugin binaries are, searched in order (absolute paths).",
+    },
+}
+
 
 @dataclass(frozen=True)
 class HostLink:
@@ -153,6 +168,7 @@ def with_topology(network: CniNetwork, record: NetworkProviderRecord | None) -> 
 
 
 __all__ = [
+    "CNI_DIRS_SCHEMA",
     "DEFAULT_CONF_DIR",
     "CniNetwork",
     "ConflistError",

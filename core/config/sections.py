@@ -283,6 +283,27 @@ class SectionReader:
             self.problems.append(Problem.forbidden(self.path(str(key)), detail))
 
 
+def section_schema(
+    description: str, properties: Mapping[str, Mapping[str, Any]], required: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A JSON Schema (draft-07) of a plugin's section, for its record's ``config_schema``.
+
+    ``properties`` maps each key to its schema (``type``, ``description``,
+    ``default``, ``enum``...).  Unknown keys are refused, as
+    :meth:`SectionReader.unknown_keys` refuses them; ``null`` (an empty
+    section in YAML) is accepted.  ``nodehost config schema`` shows it.
+    """
+    schema: dict[str, Any] = {
+        "type": ["object", "null"],
+        "description": description,
+        "properties": {key: dict(value) for key, value in properties.items()},
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
 def parse_cidr(value: object) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
     """``value`` as a network (host bits ignored), or None when it is not a CIDR."""
     if not isinstance(value, str) or "/" not in value:

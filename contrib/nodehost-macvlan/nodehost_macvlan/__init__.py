@@ -34,6 +34,7 @@ from typing import Any
 
 from nodehost import NetworkProviderRecord, Problem, Topology, hookimpl
 from nodehost.cni import (
+    CNI_DIRS_SCHEMA,
     DEFAULT_BIN_DIRS,
     DEFAULT_CONF_DIR,
     CniNetwork,
@@ -42,7 +43,7 @@ from nodehost.cni import (
     master_network,
 )
 from nodehost.component import ComponentPlan, PlanContext
-from nodehost.config.sections import SectionReader
+from nodehost.config.sections import SectionReader, section_schema
 
 __version__ = "0.1.0"
 
@@ -61,19 +62,17 @@ ISOLATION = {
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "The macvlan provider (nodehost-macvlan): pods on a host link's layer 2.",
-    "properties": {
+SCHEMA = section_schema(
+    "The macvlan provider (nodehost-macvlan): pods on a host link's layer 2.",
+    {
         "master": {
             "type": "string",
             "pattern": "^[^/:\\s]{1,15}$",
-            "description": "The host link the pods' macvlan interfaces hang off (required).",
+            "description": "The host link the pods' macvlan interfaces hang off.",
         },
         "podCIDR": {
             "type": "string",
-            "description": "This node's pod addresses (CIDR), inside the master's network "
-            "(required).",
+            "description": "This node's pod addresses (CIDR), inside the master's network.",
         },
         "gateway": {
             "type": "string",
@@ -86,21 +85,10 @@ SCHEMA: dict[str, Any] = {
             "maximum": 65535,
             "description": "The pods' MTU (default networkConfig.mtu); at most the master's.",
         },
-        "cniConfDir": {
-            "type": "string",
-            "default": DEFAULT_CONF_DIR,
-            "description": "Where the CNI configuration list is written (absolute).",
-        },
-        "cniBinDirs": {
-            "type": "array",
-            "items": {"type": "string"},
-            "default": list(DEFAULT_BIN_DIRS),
-            "description": "Where the CNI plugin binaries are (absolute paths, in order).",
-        },
+        **CNI_DIRS_SCHEMA,
     },
-    "required": ["master", "podCIDR"],
-    "additionalProperties": False,
-}
+    required=("master", "podCIDR"),
+)
 
 
 @hookimpl

@@ -30,7 +30,7 @@ from typing import Any
 
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, HttpProbe, PlanContext, ProcessSpec
-from nodehost.config.sections import SectionReader
+from nodehost.config.sections import SectionReader, section_schema
 
 __version__ = "0.1.0"
 
@@ -42,10 +42,9 @@ STANDIN = "nodehost-standin-node-exporter"
 DEFAULT_LISTEN = "127.0.0.1:9100"
 _COLLECTOR = re.compile(r"^[a-z][a-z0-9_]*$")
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "Prometheus' node exporter, run by nodehost (nodehost-node-exporter).",
-    "properties": {
+SCHEMA = section_schema(
+    "Prometheus' node exporter, run by nodehost (nodehost-node-exporter).",
+    {
         "listenAddress": {
             "type": "string",
             "default": DEFAULT_LISTEN,
@@ -67,8 +66,7 @@ SCHEMA: dict[str, Any] = {
             "description": "Directory of *.prom files the textfile collector exports (absolute).",
         },
     },
-    "additionalProperties": False,
-}
+)
 
 
 @hookimpl

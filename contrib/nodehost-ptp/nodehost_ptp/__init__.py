@@ -15,6 +15,7 @@ from typing import Any
 
 from nodehost import NetworkProviderRecord, Problem, hookimpl
 from nodehost.cni import (
+    CNI_DIRS_SCHEMA,
     DEFAULT_BIN_DIRS,
     DEFAULT_CONF_DIR,
     CniNetwork,
@@ -22,13 +23,27 @@ from nodehost.cni import (
     conflist_plan,
 )
 from nodehost.component import ComponentPlan, PlanContext
-from nodehost.config.sections import SectionReader
+from nodehost.config.sections import SectionReader, section_schema
 
 __version__ = "0.1.0"
 
 NAME = "ptp"
 SECTION = "ptp"
 NETWORK_NAME = "nodehost-ptp"
+
+SCHEMA = section_schema(
+    "The ptp network provider (nodehost-ptp): a veth pair per pod, host-local IPAM.",
+    {
+        "subnet": {"type": "string", "description": "This node's pod addresses (CIDR)."},
+        "ipMasq": {
+            "type": "boolean",
+            "default": True,
+            "description": "Masquerade traffic leaving the subnet.",
+        },
+        **CNI_DIRS_SCHEMA,
+    },
+    required=("subnet",),
+)
 
 
 @hookimpl
@@ -39,6 +54,7 @@ def nodehost_network_providers() -> list[NetworkProviderRecord]:
             summary="Point-to-point veth pairs per pod (CNI ptp, host-local IPAM).",
             provider=PtpProvider(),
             config_section=SECTION,
+            config_schema=SCHEMA,
         )
     ]
 
