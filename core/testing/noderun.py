@@ -156,18 +156,23 @@ class NodeRun:
 
     def address(self, timeout: float = DEFAULT_TIMEOUT) -> str:
         """``host:port`` of the node's health server, once it listens."""
+        return self._wait(self._address_now, timeout, "the health server listened")
+
+    def _address_now(self) -> str | None:
         path = self.state_dir / "run" / "health.address"
-        return self._wait(
-            lambda: path.exists() and path.read_text().strip(), timeout, "the health server"
-        )
+        return path.read_text().strip() or None if path.exists() else None
 
     def url(self, path: str) -> str:
         return f"http://{self.address()}{path}"
 
     def get(self, path: str, timeout: float = 10.0) -> tuple[int, str]:
         """``GET path`` on the health server: ``(status, body)``."""
+        return self._get(self.url(path), timeout)
+
+    @staticmethod
+    def _get(url: str, timeout: float = 10.0) -> tuple[int, str]:
         try:
-            with urllib.request.urlopen(self.url(path), timeout=timeout) as response:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
                 return response.status, response.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
@@ -190,8 +195,12 @@ class NodeRun:
 
     def ready(self, timeout: float = DEFAULT_TIMEOUT) -> NodeRun:
         """Wait until ``/readyz`` answers 200 (every component ready); fail if the node exits."""
-        self.address(timeout)
-        self._wait(lambda: self.get("/readyz")[0] == 200, timeout, "the node to be ready")
+
+        def answered() -> bool:
+            address = self._address_now()
+            return bool(address) and self._get(f"http://{address}/readyz")[0] == 200
+
+        self._wait(answered, timeout, "the node was ready")
         return self
 
     def wait(self, timeout: float = DEFAULT_TIMEOUT) -> int:
