@@ -15,6 +15,7 @@ from nodehost import Topology
 from nodehost.cni import CniNetwork
 from nodehost.cni.conflist import ipam_pools
 from nodehost.cni.layer2 import check_master, check_pods_on_master, master_network
+from nodehost.cni.netns import run_ip
 from nodehost.cni.provider import check_placement
 from nodehost.errors import RuntimeFailure
 from nodehost.testing.cni import exercise
@@ -93,6 +94,9 @@ def test_master_checks_name_the_problem(master_link) -> None:
     assert check_master(macvlan(link, pods_of(link)), "who").mtu == 1400
     with pytest.raises(RuntimeFailure, match="MTU 1500 is larger than the MTU 1400"):
         check_master(macvlan(link, pods_of(link), mtu=1500), "who")
+    run_ip(["link", "set", link.name, "down"], "take the master down")
+    with pytest.raises(RuntimeFailure, match=f"master link {link.name} is down"):
+        check_master(macvlan(link, pods_of(link)), "who")
     gone = macvlan(link, pods_of(link))
     link.remove()
     with pytest.raises(RuntimeFailure, match=f"master link {link.name} does not exist"):

@@ -110,7 +110,8 @@ def test_private_mode_proves_each_pod_alone(nodehost_cli, lan, node_folder, tmp_
 
 
 def test_plan_writes_the_marked_list(node_plan, lan, node_folder) -> None:
-    config = use_macvlan(node_folder, master=lan.name, podCIDR=str(slice_of(lan)))
+    gateway = str(lan.network.broadcast_address - 1)
+    config = use_macvlan(node_folder, master=lan.name, podCIDR=str(slice_of(lan)), gateway=gateway)
     plan = node_plan(config, components="sdn").get("sdn").plan
     written = {spec.path: spec.content for spec in plan.files}
     conflist = json.loads(written[str(node_folder.path / "net.d" / "10-nodehost-macvlan.conflist")])
