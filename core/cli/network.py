@@ -47,7 +47,7 @@ def providers(as_json: bool, **plugin_flags: Any) -> None:
     from nodehost.table import format_table, terminal_width
 
     inventory = load_inventory(**plugin_flags)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "name": item.record.name,
             "aliases": list(item.record.aliases),

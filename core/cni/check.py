@@ -112,9 +112,10 @@ def check_peer(sandbox: Sandbox, attachment: Attachment, network: CniNetwork, ec
     if network.isolation:
         step(echo, "peer", f"skipped: {network.isolation}")
         return
-    (address, _), *_ = attachment.addresses() or [(None, None)]
-    if address is None:
+    addresses = attachment.addresses()
+    if not addresses:
         raise RuntimeFailure("the chain's ADD gave the pod no address to reach")
+    address = addresses[0][0]
     with sandbox.sibling() as peer:
         step(echo, "netns", f"{peer.name} created (a second pod on {network.master})")
         other = attach_pod(peer, attachment.conflist, echo, loopback=network.loopback, who="#2")

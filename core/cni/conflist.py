@@ -159,7 +159,9 @@ class IpamPool:
         """Whether host-local may hand ``address`` out (inside ``start``-``end``)."""
         if not isinstance(address, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
             return False
-        return address.version == self.start.version and self.start <= address <= self.end
+        if address.version != self.start.version:
+            return False
+        return int(self.start) <= int(address) <= int(self.end)
 
     def describe(self) -> str:
         return f"{self.start}-{self.end} of {self.subnet}"

@@ -47,10 +47,9 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
     """
     if network.conflist is None or network.conf_path is None:
         raise ValueError("conflist_plan needs a network with a conflist and a file name")
+    conflist, conf_path = network.conflist, network.conf_path
     network = with_topology(network, configured_record(context))
     who = f"component {context.record.name} (network provider {network.provider})"
-    conflist = network.conflist
-    assert conflist is not None
     needed = [*plugin_types(conflist), *ipam_types(conflist)]
     require_plugins([*needed, *(["loopback"] if network.loopback else [])], network.bin_dirs, who)
     check_writable(network.conf_dir, who)
@@ -58,7 +57,7 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
     check_placement(network, who)
     ledger_path = os.path.join(context.state_dir, LEDGER_NAME)
     ledger = read_ledger(ledger_path).with_network(
-        network.conf_path, network.host_links, hostnet.links() if network.host_links else {}
+        conf_path, network.host_links, hostnet.links() if network.host_links else {}
     )
     notes = [
         f"CNI plugins: {', '.join(dict.fromkeys(needed))} (from {', '.join(network.bin_dirs)})"
@@ -67,7 +66,7 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
         notes.append(f"runtimes ignore the later configurations in {network.conf_dir}: {others}")
     return ComponentPlan(
         files=(
-            FileSpec(network.conf_path, render(marked(conflist, network.provider))),
+            FileSpec(conf_path, render(marked(conflist, network.provider))),
             FileSpec(ledger_path, ledger.render()),
         ),
         notes=tuple(notes),

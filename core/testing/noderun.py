@@ -223,7 +223,7 @@ class NodeRun:
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
 
-    def _wait(self, predicate: Callable[[], T], timeout: float, what: str) -> T:
+    def _wait(self, predicate: Callable[[], T | None], timeout: float, what: str) -> T:
         deadline = time.monotonic() + timeout
         while True:
             with contextlib.suppress(OSError):
