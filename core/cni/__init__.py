@@ -7,7 +7,8 @@ does, makes throw-away network namespaces, and cleans up after itself.
 Public API (resolved lazily; ``import nodehost.cni`` costs nothing):
 
 * describing a network -- :class:`CniNetwork`, :class:`HostLink`,
-  :func:`node_network` (the configured provider's network), :data:`DEFAULT_CONF_DIR`,
+  :func:`node_network` (the configured provider's network), :func:`selects_provider`
+  (whether the config runs a given provider), :data:`DEFAULT_CONF_DIR`,
   :data:`CNI_DIRS_SCHEMA` (the schema of a provider section's directory keys);
 * writing one -- :func:`conflist_plan` (a provider's whole ``plan()``),
   :func:`conflist_file_name` (a provider reads its config section with
@@ -35,6 +36,7 @@ _LAZY = {
     "CniNetwork": "nodehost.cni.network",
     "HostLink": "nodehost.cni.network",
     "node_network": "nodehost.cni.network",
+    "selects_provider": "nodehost.cni.network",
     "DEFAULT_CONF_DIR": "nodehost.cni.network",
     "CNI_DIRS_SCHEMA": "nodehost.cni.network",
     "conflist_plan": "nodehost.cni.provider",
@@ -68,6 +70,7 @@ if TYPE_CHECKING:  # pragma: no cover
         CniNetwork,
         HostLink,
         node_network,
+        selects_provider,
     )
     from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin, require_plugins
     from nodehost.cni.provider import conflist_plan
@@ -95,6 +98,7 @@ __all__ = [
     "read_network_file",
     "require_plugins",
     "run_check",
+    "selects_provider",
 ]
 
 

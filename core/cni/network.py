@@ -147,9 +147,22 @@ def node_network(context: PlanContext) -> CniNetwork | None:
     return with_topology(network, record)
 
 
+def configured_provider_name(config: Any) -> str:
+    """``networkConfig.networkPluginName`` as providers are matched: stripped, lower case."""
+    return str(config.network_config.network_plugin_name or "").strip().lower()
+
+
+def selects_provider(config: Any, selected: frozenset[str], name: str) -> bool:
+    """Whether the pod network runs provider ``name``: ``sdn`` is selected and the config names it.
+
+    What a provider's ``nodehost_validate_config`` asks before checking its section.
+    """
+    return "sdn" in selected and configured_provider_name(config) == name.lower()
+
+
 def configured_record(context: PlanContext) -> NetworkProviderRecord | None:
     """The record of the provider ``networkConfig.networkPluginName`` names (None: none/unknown)."""
-    name = (context.config.network_config.network_plugin_name or "").strip().lower()
+    name = configured_provider_name(context.config)
     return context.network_providers.get(name) if name else None
 
 
@@ -173,7 +186,9 @@ __all__ = [
     "CniNetwork",
     "ConflistError",
     "HostLink",
+    "configured_provider_name",
     "configured_record",
     "node_network",
+    "selects_provider",
     "with_topology",
 ]

@@ -21,6 +21,7 @@ from nodehost.cni import (
     CniNetwork,
     conflist_file_name,
     conflist_plan,
+    selects_provider,
 )
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.config.sections import SectionReader, section_schema
@@ -62,10 +63,7 @@ def nodehost_network_providers() -> list[NetworkProviderRecord]:
 @hookimpl
 def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
     """Check the ``ptp`` section when the sdn component runs this provider."""
-    name = (config.network_config.network_plugin_name or "").strip().lower()
-    if "sdn" not in selected or name != NAME:
-        return []
-    return read_settings(config)[1]
+    return read_settings(config)[1] if selects_provider(config, selected, NAME) else []
 
 
 def read_settings(config: Any) -> tuple[dict[str, Any], list[Problem]]:
