@@ -189,16 +189,16 @@ def master_link() -> Iterator[Callable[..., ThrowawayLink]]:
 
     A throw-away link, up, holding ``address`` (default: ``.1`` of a free /24
     in 10.250.0.0/16): the master of a layer-2 network under test.  Skips
-    where network changes are impossible (not root, no iproute2); every link
-    made is removed after the test.
+    where real CNI runs are impossible (not root, no iproute2, no CNI
+    plugins), as ``cni_sandbox`` does; every link made is removed after the test.
     """
-    from nodehost.cni.sandbox import unavailable_reason
+    from nodehost.testing.cni import unavailable_reason
     from nodehost.testing.links import free_subnet
     from nodehost.testing.links import master_link as make_link
 
     reason = unavailable_reason()
     if reason:
-        pytest.skip(f"a throw-away master link {reason}")
+        pytest.skip(f"a master link for real CNI runs {reason}")
     made: list[ThrowawayLink] = []
 
     def make(address: str | None = None, *, mtu: int = 1500) -> ThrowawayLink:
