@@ -51,6 +51,7 @@ from nodehost.errors import InvalidSetting, RuntimeFailure
 from nodehost.plugins.runtime import containerd
 from nodehost.plugins.runtime.settings import (
     MAX_SOCKET_PATH,
+    SCHEMA,
     SECTION,
     TTRPC_SUFFIX,
     External,
@@ -71,6 +72,7 @@ def nodehost_components() -> list[ComponentRecord]:
             component=RUNTIME,
             validation_scope=ValidationScope.NETWORK,
             config_sections=(SECTION,),
+            config_schema={SECTION: SCHEMA},
         )
     ]
 

@@ -58,12 +58,14 @@ def nodehost_network_providers() -> list[NetworkProviderRecord]:
             summary=bridge.SUMMARY,
             provider=bridge_provider,
             config_section=bridge.SECTION,
+            config_schema=bridge.SCHEMA,
         ),
         NetworkProviderRecord(
             name=external.NAME,
             summary=external.SUMMARY,
             provider=external_provider,
             config_section=external.SECTION,
+            config_schema=external.SCHEMA,
         ),
     ]
 
