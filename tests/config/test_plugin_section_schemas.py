@@ -60,9 +60,7 @@ def plugin_sections() -> list[tuple[str, dict]]:
     inventory = Inventory.load(LoadOptions.from_environment())
     origin = node_config_schema()["properties"]
     return [
-        (name, schema)
-        for name, schema in inventory.section_schemas().items()
-        if name not in origin
+        (name, schema) for name, schema in inventory.section_schemas().items() if name not in origin
     ]
 
 
