@@ -74,7 +74,7 @@ def _load_config(kubeconfig: str) -> Any:
         from nodehost import incluster
 
         return incluster.kubeconfig().get()
-    return KubeConfig.from_file(kubeconfig).get()
+    return KubeConfig.from_dict(_read_kubeconfig(kubeconfig), fname=kubeconfig).get()
 
 
 def _resource(kind: str) -> Any:
@@ -306,3 +306,22 @@ def _certificate_error(error: BaseException) -> str | None:
 def _describe(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def _read_kubeconfig(path: str) -> Any:
+    """The parsed kubeconfig, read bounded, after checking the files it names the same way.
+
+    lightkube hands certificate and key paths to OpenSSL, which would read a
+    FIFO or a device without limit: each is checked first (``OSError`` if unusable).
+    """
+    import yaml
+
+    from nodehost.fileread import KUBECONFIG_LIMIT, PEM_LIMIT, check_file, read_file
+    from nodehost.pki.kubeconfig import referenced_files
+
+    document = yaml.safe_load(read_file(path, KUBECONFIG_LIMIT))
+    if not isinstance(document, dict):
+        raise ValueError("not a kubeconfig (not a YAML mapping)")
+    for name in referenced_files(path):
+        check_file(name, PEM_LIMIT)
+    return document

@@ -205,9 +205,10 @@ def nodehost_validate_config(
 def nodehost_obtain_config(options: StartOptions) -> str | None:
     """Obtain the node's configuration file when the start options ask for it from elsewhere.
 
-    **When**: once per ``start`` (also ``--write-config``, ``--dry-run``),
-    before the configuration is loaded; not at all for ``--config FILE`` alone
-    or a configuration generated from flags, unless an implementation answers.
+    **When**: once per ``start`` (also ``--write-config``; never for
+    ``--dry-run``, which asks :func:`nodehost_describe_config` instead), before
+    the configuration is loaded; not at all for ``--config FILE`` alone or a
+    configuration generated from flags, unless an implementation answers.
 
     **Arguments**: ``options`` -- the :class:`nodehost.options.StartOptions`
     (the built-in ``bootstrap`` plugin answers when
@@ -229,6 +230,27 @@ def nodehost_obtain_config(options: StartOptions) -> str | None:
     runtime failure) reaches the user as it is; any other exception fails the
     plugin (unregistered and reported, as for every hook) and the next
     implementation is asked.
+    """
+
+
+@hookspec(firstresult=True)
+def nodehost_describe_config(options: StartOptions) -> list[str] | None:
+    """Say what :func:`nodehost_obtain_config` would do for these options, doing none of it.
+
+    **When**: once per ``start --dry-run``, instead of ``nodehost_obtain_config``.
+    A dry run has no effects: an implementation reads what it needs (flags,
+    files) but writes, signs and contacts nothing, and does not wait.
+
+    **Arguments**: ``options`` -- the :class:`nodehost.options.StartOptions`.
+
+    **Returns**: the lines to print (what would be asked of whom and written
+    where), or None when these options are not for this plugin.  When a
+    plugin answers, the dry run prints the lines and exits 0 without a plan
+    (the configuration is not known before it is obtained).
+
+    **Kind**: firstresult: the first implementation that returns lines wins.
+
+    **Errors**: as :func:`nodehost_obtain_config`.
     """
 
 

@@ -563,24 +563,34 @@ class Hooks:
         return [problem] if in_play else []
 
     def obtain_config(self, options: StartOptions) -> str | None:
-        """The first path an implementation returns, or None (``nodehost_obtain_config``).
+        """The first path an implementation returns, or None (``nodehost_obtain_config``)."""
+        path = self._first("nodehost_obtain_config", options)
+        return None if path is None else str(path)
+
+    def describe_config(self, options: StartOptions) -> list[str] | None:
+        """The first lines an implementation returns, or None (``nodehost_describe_config``)."""
+        lines = self._first("nodehost_describe_config", options)
+        return None if lines is None else [str(line) for line in lines]
+
+    def _first(self, hook_name: str, options: StartOptions) -> Any:
+        """The first non-None answer of a firstresult hook taking ``options``.
 
         A ``NodehostError`` reaches the user as it is; any other exception
         fails that plugin (the next implementation is asked).
         """
         from nodehost.errors import NodehostError
 
-        for plugin, function, argnames in self._impls("nodehost_obtain_config"):
+        for plugin, function, argnames in self._impls(hook_name):
             kwargs = {"options": options}
             try:
-                path = function(**{name: kwargs[name] for name in argnames})
+                answer = function(**{name: kwargs[name] for name in argnames})
             except NodehostError:
                 raise
             except Exception as error:
-                self._host.disable_failed(plugin, error, "nodehost_obtain_config")
+                self._host.disable_failed(plugin, error, hook_name)
                 continue
-            if path is not None:
-                return str(path)
+            if answer is not None:
+                return answer
         return None
 
     def disable(self, plugin: str, error: BaseException, hook_name: str) -> None:

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 
 from nodehost.binaries import StandinMode, resolve_program
 from nodehost.component import ComponentPlan, PlanContext, ProcessSpec
-from nodehost.errors import NodehostError, PluginError, UsageError
+from nodehost.errors import (
+    ConfigInvalid,
+    InvalidSetting,
+    NodehostError,
+    PluginError,
+    RuntimeFailure,
+    UsageError,
+)
 from nodehost.selection import start_order
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,23 +81,40 @@ def build_plan(
     standins: StandinMode = "never",
     resolve_programs: bool = True,
     require_active: bool = True,
+    host_failures: list[RuntimeFailure] | None = None,
 ) -> Plan:
     """Ask every selected component for its plan, in start order, and resolve programs.
+
+    Raises :class:`~nodehost.errors.ConfigInvalid` listing the problems of
+    every component that refused the config (:class:`~nodehost.errors.InvalidSetting`).
 
     With ``resolve_programs=False`` the programs stay as the components named them
     (``--write-flags`` prints arguments without needing the binaries).  Unless
     ``require_active`` is false, a plan in which every component is inactive is
-    Origin's usage error (:func:`check_active`).
+    Origin's usage error (:func:`check_active`).  With a ``host_failures`` list, a
+    component that cannot run on this host (:class:`~nodehost.errors.RuntimeFailure`)
+    is left out and its failure appended, so judging a file does not depend on the host.
     """
     order = start_order(inventory.catalog, resolved.selected)
-    planned = []
+    planned, refusals = [], []
     for name, after in order:
         provided = inventory.components[name]
         context = plan_context(inventory, resolved, options, name, state_dir)
-        plan = _component_plan(provided, context)
+        try:
+            plan = _component_plan(provided, context)
+        except InvalidSetting as error:
+            refusals.extend(error.problems)
+            continue
+        except RuntimeFailure as error:
+            if host_failures is None:
+                raise
+            host_failures.append(error)
+            continue
         standin = False
         if resolve_programs:
-            plan, standin = _resolve_program(name, plan, overrides, standins)
+            plan, standin = _resolve_program(
+                name, plan, overrides, standins, provided.record.standins
+            )
         planned.append(
             PlannedComponent(
                 name=name,
@@ -102,6 +126,8 @@ def build_plan(
                 standin=standin,
             )
         )
+    if refusals:
+        raise ConfigInvalid(resolved.config.source, refusals)
     result = Plan(tuple(planned), state_dir, resolved.config.source)
     if require_active:
         check_active(result, inventory.catalog.names)
@@ -164,16 +190,26 @@ def _component_plan(provided: Provided[ComponentRecord], context: PlanContext) -
 
 
 def _resolve_program(
-    name: str, plan: ComponentPlan, overrides: Mapping[str, str], standins: StandinMode
+    name: str,
+    plan: ComponentPlan,
+    overrides: Mapping[str, str],
+    standins: StandinMode,
+    standin_scripts: Mapping[str, str],
 ) -> tuple[ComponentPlan, bool]:
     """The plan with its program's path, and whether that program is a stand-in."""
     if not isinstance(plan.run, ProcessSpec):
         return plan, False
-    program = resolve_program(name, plan.run.argv[0], overrides=overrides, standins=standins)
+    program = resolve_program(
+        name,
+        plan.run.argv[0],
+        overrides=overrides,
+        standins=standins,
+        standin_scripts=standin_scripts,
+    )
     run = dataclasses.replace(plan.run, argv=(program.path, *plan.run.argv[1:]))
     notes = plan.notes
     if program.standin:
-        notes = (*notes, f"STAND-IN: {plan.run.argv[0]} is nodehost.testing's stand-in")
+        notes = (*notes, f"STAND-IN: {plan.run.argv[0]} is replaced by {program.path}")
     return dataclasses.replace(plan, run=run, notes=notes), program.standin
 
 

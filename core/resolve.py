@@ -44,6 +44,7 @@ class ResolvedConfig:
     selected: frozenset[str]
     scope: ValidationScope
     warnings: tuple[Problem, ...]
+    actions: tuple[str, ...] = ()  # what a dry run did not do (nodehost.dryrun)
 
 
 def selection_for(options: StartOptions, inventory: Inventory) -> frozenset[str]:
@@ -140,6 +141,36 @@ def unchecked_keys(config: NodeConfig, inventory: Inventory) -> list[Problem]:
     ]
 
 
+def plan_problems(
+    config: NodeConfig, scope: ValidationScope, options: StartOptions, inventory: Inventory
+) -> list[Problem]:
+    """What the components refuse when planning ``config`` (``config validate``'s last step).
+
+    The same plan stage as ``start`` (programs not looked up, nothing written),
+    so every problem ``start`` or ``--dry-run`` would find in the file is found
+    here too (each component's :class:`~nodehost.errors.InvalidSetting`).  What
+    only this host lacks (a component's :class:`~nodehost.errors.RuntimeFailure`:
+    a missing CNI plugin, no service account) is ``start``'s to report, not the file's.
+    """
+    from nodehost.plan import build_plan, default_state_dir
+
+    selected = selection_for(options, inventory)
+    try:
+        build_plan(
+            inventory,
+            ResolvedConfig(config, selected, scope, ()),
+            options,
+            state_dir=default_state_dir(options.state_dir),
+            overrides={},
+            resolve_programs=False,
+            require_active=False,
+            host_failures=[],
+        )
+    except ConfigInvalid as error:
+        return error.errors
+    return []
+
+
 def resolve_config(
     options: StartOptions,
     inventory: Inventory,
@@ -151,22 +182,70 @@ def resolve_config(
     ``scope`` overrides step 4's choice (``nodehost network`` validates as
     Origin's ``start network`` does: ``NETWORK``).
     """
-    config, problems = obtain_config(options, inventory)
-    config = apply_overrides(config, options)
+    obtained = obtain_config(options, inventory)
+    config, scope, errors, warnings = check_obtained(obtained, options, inventory, selected, scope)
+    if errors:
+        raise ConfigInvalid(config.source, errors)
+    return ResolvedConfig(config, selected, scope, tuple(warnings), tuple(obtained.actions))
+
+
+def check_config(
+    options: StartOptions, inventory: Inventory, selected: frozenset[str]
+) -> tuple[NodeConfig, ValidationScope, list[Problem], list[Problem]]:
+    """Steps 1-5 without raising: ``(config, scope, errors, warnings)``.
+
+    ``start`` and ``config validate`` both come here, so they judge a file alike.
+    """
+    return check_obtained(obtain_config(options, inventory), options, inventory, selected)
+
+
+def check_obtained(
+    obtained: Obtained,
+    options: StartOptions,
+    inventory: Inventory,
+    selected: frozenset[str],
+    scope: ValidationScope | None = None,
+) -> tuple[NodeConfig, ValidationScope, list[Problem], list[Problem]]:
+    """Steps 2-5 for an obtained config; problems with files it would write are dropped."""
+    config = apply_overrides(obtained.config, options)
     scope = scope_for(inventory, selected) if scope is None else scope
     if scope < ValidationScope.NODE:
         config = apply_in_cluster_fallbacks(config, options)
-    errors, warnings = validate(config, scope, selected, inventory, problems)
-    if errors:
-        raise ConfigInvalid(config.source, errors)
-    return ResolvedConfig(config, selected, scope, tuple(warnings))
+    errors, warnings = validate(config, scope, selected, inventory, obtained.problems)
+    errors = [problem for problem in errors if not _about(problem, obtained.pending)]
+    return config, scope, errors, warnings
 
 
-def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConfig, list[Problem]]:
-    """Step 1: the NodeConfig a plugin obtains (bootstrap), else ``--config``, else generated."""
-    path = inventory.host.hooks.obtain_config(options)
-    if path is not None:
-        return load_config_file(path, inventory, strict=options.strict_config)
+def _about(problem: Problem, paths: frozenset[str]) -> bool:
+    return problem.has_value and isinstance(problem.value, str) and problem.value in paths
+
+
+@dataclass(frozen=True)
+class Obtained:
+    """Step 1's result: the config and its load problems.
+
+    ``pending`` holds the files a dry run would have written (absent yet) and
+    ``actions`` says what it did not do.
+    """
+
+    config: NodeConfig
+    problems: list[Problem]
+    pending: frozenset[str] = frozenset()
+    actions: tuple[str, ...] = ()
+
+
+def obtain_config(options: StartOptions, inventory: Inventory) -> Obtained:
+    """Step 1: the NodeConfig a plugin obtains (bootstrap), else ``--config``, else generated.
+
+    A dry run asks no plugin to obtain it (the CLI prints what the plugin
+    would do, ``nodehost_describe_config``) and generates the folder in
+    memory only (:mod:`nodehost.dryrun`).
+    """
+    strict = options.strict_config
+    if not options.dry_run:
+        path = inventory.host.hooks.obtain_config(options)
+        if path is not None:
+            return Obtained(*load_config_file(path, inventory, strict=strict))
     if options.bootstrapping:
         hint = inventory.host.failure_hint("")
         raise UsageError(
@@ -174,11 +253,25 @@ def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConf
             + (f": {hint}" if hint else "")
         )
     if options.config:
-        return load_config_file(options.config, inventory, strict=options.strict_config)
+        return Obtained(*load_config_file(options.config, inventory, strict=strict))
+    if options.dry_run:
+        return _generated_unwritten(options, inventory)
     from nodehost.generate import generate_node_folder
 
     path = generate_node_folder(options)
-    return load_config_file(path, inventory, strict=options.strict_config)
+    return Obtained(*load_config_file(path, inventory, strict=strict))
+
+
+def _generated_unwritten(options: StartOptions, inventory: Inventory) -> Obtained:
+    from nodehost.config.load import build_node_config
+    from nodehost.dryrun import generated_raw_config
+
+    document, pending, actions = generated_raw_config(options)
+    inventory.host.hooks.adjust_config(document.data, document.source)
+    config, problems = build_node_config(
+        document, known_sections=inventory.known_sections(), strict=options.strict_config
+    )
+    return Obtained(config, problems, pending, tuple(actions))
 
 
 def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:

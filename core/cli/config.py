@@ -24,7 +24,7 @@ def config() -> None:
 
 
 @config.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
 @click.option("--strict-config", is_flag=True, help="Unknown keys are errors, not warnings.")
 @click.option(
@@ -41,23 +41,22 @@ def validate(
     Exit 0 when FILE is valid (warnings allowed), 255 when it has any error.
     """
     from nodehost.errors import ConfigError, ConfigInvalid
-    from nodehost.resolve import load_config_file, scope_for
-    from nodehost.resolve import validate as validate_config
-    from nodehost.selection import SelectionRequest, select
+    from nodehost.options import StartOptions
+    from nodehost.resolve import check_config, plan_problems, selection_for
 
     inventory = load_inventory(**plugin_flags)
-    catalog = inventory.catalog
-    selected = select(catalog, SelectionRequest(components=components or ",".join(catalog.names)))
+    names = components or ",".join(inventory.catalog.names)
+    options = StartOptions(config=file, components=names, strict_config=strict_config)
+    selected = selection_for(options, inventory)
     try:
-        node_config, problems = load_config_file(file, inventory, strict=strict_config)
+        node_config, scope, errors, warnings = check_config(options, inventory, selected)
     except ConfigError as error:
         if not as_json:
             raise
         _echo_json(file, [{"path": "", "severity": "error", "message": str(error)}], [])
         raise click.exceptions.Exit(error.exit_code) from error
-    errors, warnings = validate_config(
-        node_config, scope_for(inventory, selected), selected, inventory, problems
-    )
+    if not errors:
+        errors = plan_problems(node_config, scope, options, inventory)
     if as_json:
         _echo_json(file, [p.as_dict() for p in errors], [p.as_dict() for p in warnings])
     else:
@@ -79,7 +78,7 @@ def _echo_json(file: str, errors: list[dict[str, Any]], warnings: list[dict[str,
 
 
 @config.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file")
 @click.option("--strict-config", is_flag=True, help="Unknown keys are errors, not warnings.")
 @inventory_options
 def show(file: str, strict_config: bool, **plugin_flags: Any) -> None:
@@ -101,8 +100,13 @@ def show(file: str, strict_config: bool, **plugin_flags: Any) -> None:
 
 
 @config.command()
-def schema() -> None:
-    """Print a JSON Schema of NodeConfig (for editors: the YAML language server)."""
+@inventory_options
+def schema(**plugin_flags: Any) -> None:
+    """Print a JSON Schema of NodeConfig (for editors: the YAML language server).
+
+    Origin's keys plus every installed plugin's section, as its record describes it.
+    """
     from nodehost.config.jsonschema import node_config_schema
 
-    click.echo(json.dumps(node_config_schema(), indent=2))
+    sections = load_inventory(**plugin_flags).section_schemas()
+    click.echo(json.dumps(node_config_schema(sections), indent=2))

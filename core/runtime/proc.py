@@ -11,6 +11,8 @@ import ctypes
 import os
 from collections.abc import Iterable, Iterator
 
+from nodehost import fileread
+
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -37,8 +39,7 @@ def set_parent_death_signal(signum: int) -> None:
 def read_file(path: str) -> bytes | None:
     """The contents of a ``/proc`` file, or None if it cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return fileread.read_file(path, fileread.PROC_LIMIT)
     except OSError:
         return None
 

@@ -46,8 +46,9 @@ from nodehost.component import (
     ProcessSpec,
     StartedProbe,
 )
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting
 from nodehost.plugins.kubelet import hookspecs
+from nodehost.records import ProblemKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plugins.kubelet import arguments as args
@@ -167,7 +168,7 @@ class Kubelet:
             args.require_security(merged.arguments)
             launch = args.launch_arguments(merged.arguments)
         except args.ArgumentsError as error:
-            raise RuntimeFailure(f"component kubelet: {error}") from None
+            raise _invalid(error) from None
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         healthz = args.healthz_address(launch.values)
         readiness = StartedProbe() if healthz is None else HttpProbe(url=healthz_url(*healthz))
@@ -193,7 +194,7 @@ class Kubelet:
     def flag_arguments(self, context: PlanContext) -> tuple[str, ...]:
         """Every setting as ``--name=value`` (sorted): what ``--write-flags`` prints.
 
-        Pure; raises :class:`~nodehost.errors.RuntimeFailure` as :meth:`plan` does.
+        Pure; raises :class:`~nodehost.errors.InvalidSetting` as :meth:`plan` does.
         """
         from nodehost.plugins.kubelet import arguments as args
 
@@ -201,7 +202,7 @@ class Kubelet:
         try:
             args.require_security(merged.arguments)
         except args.ArgumentsError as error:
-            raise RuntimeFailure(f"component kubelet: {error}") from None
+            raise _invalid(error) from None
         return tuple(args.flag_arguments(merged.arguments))
 
     @staticmethod
@@ -212,7 +213,12 @@ class Kubelet:
         try:
             return args.kubelet_arguments(context.config, contributions)
         except args.ArgumentsError as error:
-            raise RuntimeFailure(f"component kubelet: {error}") from None
+            raise _invalid(error) from None
+
+
+def _invalid(error: Exception) -> InvalidSetting:
+    """The kubelet's arguments cannot be computed from this config (exit 255)."""
+    return InvalidSetting(Problem("kubeletArguments", ProblemKind.INVALID, str(error)))
 
 
 def contributed_arguments(context: PlanContext) -> dict[str, list[str]]:

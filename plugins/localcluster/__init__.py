@@ -21,8 +21,8 @@ beside the node and joins the node to it:
 5. once the node is ready (``nodehost_node_ready``) it prints how to reach the
    cluster (kubectl, dig, ``nodehost status``).
 
-A dry run (``nodehost_describe_config``, where the core has that hook) starts
-nothing: it says what the cluster and the bootstrap would do.
+A dry run (``nodehost_describe_config``, ``tryfirst``) starts nothing: it says
+what the cluster and the bootstrap against it would do.
 
 DIR's layout and what a second start with the same DIR keeps: :mod:`.layout`.
 """
@@ -88,7 +88,7 @@ def nodehost_obtain_config(options: StartOptions) -> None:
     start_cluster(options, Machine.probe())
 
 
-@hookimpl(optionalhook=True, tryfirst=True)
+@hookimpl(tryfirst=True)
 def nodehost_describe_config(options: StartOptions) -> list[str] | None:
     """With ``--local-cluster`` and ``--dry-run``: the cluster and the bootstrap, described."""
     if not wanted(options):

@@ -39,7 +39,8 @@ from nodehost.component import (
     ProcessSpec,
 )
 from nodehost.config.hostport import parse_ip, split_host_port
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting
+from nodehost.records import ProblemKind
 
 CONFIG_FILE_NAME = "kube-proxy-config.yaml"
 
@@ -132,7 +133,8 @@ class Proxy:
             merged = configuration.proxy_arguments(context.config)
             launch = configuration.launch_arguments(merged.arguments)
         except configuration.ArgumentsError as error:
-            raise RuntimeFailure(f"component proxy: {error}") from None
+            problem = Problem("proxyArguments", ProblemKind.INVALID, str(error))
+            raise InvalidSetting(problem) from None
         if not any(merged.arguments.get(key, [""])[-1] for key in ("kubeconfig", "master")):
             from nodehost import incluster
 

@@ -19,7 +19,7 @@ from typing import Any
 from nodehost import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope, hookimpl
 from nodehost.cni import CniNetwork, node_network
 from nodehost.component import ComponentPlan, PlanContext
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting
 from nodehost.plugins.sdn import bridge, external
 from nodehost.suggest import closest
 
@@ -58,12 +58,14 @@ def nodehost_network_providers() -> list[NetworkProviderRecord]:
             summary=bridge.SUMMARY,
             provider=bridge_provider,
             config_section=bridge.SECTION,
+            config_schema=bridge.SCHEMA,
         ),
         NetworkProviderRecord(
             name=external.NAME,
             summary=external.SUMMARY,
             provider=external_provider,
             config_section=external.SECTION,
+            config_schema=external.SCHEMA,
         ),
     ]
 
@@ -129,7 +131,10 @@ class Sdn:
             )
         record = context.network_providers.get(name.lower())
         if record is None:
-            raise RuntimeFailure(f"component sdn: no network provider named {name!r}")
+            raise InvalidSetting(
+                Problem.not_supported("networkConfig.networkPluginName", name,
+                                      sorted(context.network_providers))
+            )  # fmt: skip
         plan = record.provider.plan(context)
         return ComponentPlan(
             run=plan.run,

@@ -217,6 +217,28 @@ def free_udp_port(host: str = "127.0.0.1") -> int:
     raise OSError(f"no port on {host} is free for both UDP and TCP")
 
 
+def _bound_pair(host: str) -> tuple[socket.socket, socket.socket]:
+    """A UDP socket and a listening TCP socket bound to one free port of ``host``.
+
+    Binds both halves while holding them, so another process cannot take the
+    TCP half in between (a UDP-free port whose TCP half is taken is skipped).
+    """
+    for _ in range(100):
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind((host, 0))
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            tcp.bind((host, udp.getsockname()[1]))
+        except OSError:
+            udp.close()
+            tcp.close()
+            continue
+        tcp.listen(16)
+        return udp, tcp
+    raise OSError(f"no port on {host} is free for both UDP and TCP")
+
+
 class ScriptedUpstream:
     """An upstream resolver on loopback (UDP and TCP, in a thread) whose answers tests choose.
 
@@ -230,14 +252,9 @@ class ScriptedUpstream:
     def __init__(self) -> None:
         import threading
 
-        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.udp.bind(("127.0.0.1", 0))
-        self.port = self.udp.getsockname()[1]
         self.host = "127.0.0.1"
-        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.tcp.bind(("127.0.0.1", self.port))
-        self.tcp.listen(16)
+        self.udp, self.tcp = _bound_pair(self.host)
+        self.port = self.udp.getsockname()[1]
         self.asked: dict[tuple[str, str], int] = {}
         self._stop = False
         self._threads = [

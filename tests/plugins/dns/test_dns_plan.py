@@ -11,7 +11,7 @@ from dnsrun import RECORDS, write_records
 from nodehost import ValidationScope
 from nodehost.component import PlanContext, ReportedProbe, TaskSpec
 from nodehost.config import node_config_from_mapping
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting, RuntimeFailure
 from nodehost.plugins.dns import NodeDns, nodehost_components, nodehost_validate_config
 from nodehost.plugins.dns.settings import SECTION, SettingsError, settings_from_config
 
@@ -224,13 +224,17 @@ def test_with_no_record_source_named_no_source_runs(node_dir) -> None:
 
 def test_naming_an_unknown_record_source_fails_the_plan(node_dir) -> None:
     config = config_of(node_dir, **{SECTION: {"recordSources": ["etcd"]}})
-    with pytest.raises(RuntimeFailure, match=r"names 'etcd', which no plugin provides"):
+    with pytest.raises(InvalidSetting) as caught:
         NodeDns().plan(context_of(config))
+    assert [problem.render() for problem in caught.value.problems] == [
+        'dnsServerConfig.recordSources: Unsupported value: "etcd": supported values: "file", '
+        '"kubernetes"'
+    ]
 
 
 def test_naming_the_file_source_without_a_file_fails_the_plan(node_dir) -> None:
     config = config_of(node_dir, **{SECTION: {"recordSources": ["file"]}})
-    with pytest.raises(RuntimeFailure, match=r"nothing to serve .*set dnsServerConfig.recordsFile"):
+    with pytest.raises(InvalidSetting, match=r"nothing to serve .*set dnsServerConfig.recordsFile"):
         NodeDns().plan(context_of(config))
 
 
