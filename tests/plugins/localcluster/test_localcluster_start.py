@@ -76,3 +76,11 @@ def test_without_its_plugin_the_flag_is_refused_not_ignored(run_nodehost, cluste
     assert done.returncode == 2
     assert "--local-cluster needs a plugin that runs a local cluster" in done.stderr
     assert not cluster_dir.exists()
+
+
+def test_a_dry_run_says_what_would_happen_and_leaves_no_trace(run_nodehost, cluster_dir) -> None:
+    done = run_nodehost("start", "--local-cluster", str(cluster_dir), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"would start the local cluster in {cluster_dir}")
+    assert "then bootstrap against it" in done.stdout
+    assert not cluster_dir.exists()
