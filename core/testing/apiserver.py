@@ -387,6 +387,11 @@ class TestApiServer:
     def up(self) -> bool:
         return self._server is not None
 
+    @property
+    def serving(self) -> bool:
+        """Up, and its serving thread alive."""
+        return self.up and self._thread is not None and self._thread.is_alive()
+
     def track(self, sock: Any) -> None:
         self._sockets.add(sock)
 

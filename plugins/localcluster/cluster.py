@@ -73,8 +73,7 @@ class LocalCluster:
             ) from None
 
     def serving(self) -> bool:
-        thread = self.api._thread
-        return self.api.up and thread is not None and thread.is_alive()
+        return self.api.serving
 
 
 #: The clusters this process started, by folder (the component's task takes them over).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import socket
@@ -146,3 +147,39 @@ def test_a_dry_run_names_the_kept_address(tmp_path: Path, own_registry) -> None:
     lines = clusters.describe_start(options(tmp_path / "lc"), NO_ROOT)
     assert "kept from the first start" in lines[0]
     assert cluster.url in lines[1]
+
+
+def test_the_task_ends_when_the_server_stops_serving_and_serves_again_when_rerun(
+    tmp_path: Path,
+) -> None:
+    from nodehost.testing.taskcontext import RecordingTaskContext
+
+    cluster = clusters.start_cluster(options(tmp_path / "lc"), NO_ROOT)
+    task = clusters.ClusterTask(str(tmp_path / "lc"))
+
+    async def scenario() -> None:
+        context = RecordingTaskContext("localcluster")
+        running = asyncio.create_task(task(context))
+        await asyncio.sleep(0)
+        assert context.statuses == [f"serving {cluster.url}"]
+        await asyncio.to_thread(cluster.api.go_down)  # the server dies under the task
+        with pytest.raises(RuntimeFailure, match="stopped serving"):
+            await asyncio.wait_for(running, 10)
+        rerun = asyncio.create_task(task(RecordingTaskContext("localcluster")))
+        await asyncio.sleep(0)
+        assert cluster.serving()  # a restart listens again, on the same port
+        assert (await asyncio.to_thread(get, cluster, "/version"))[0] == 200
+        rerun.cancel()  # the host's stop
+        with pytest.raises(asyncio.CancelledError):
+            await rerun
+        assert not cluster.serving()
+
+    asyncio.run(scenario())
+
+
+def test_the_task_refuses_a_cluster_this_process_did_not_start(tmp_path: Path) -> None:
+    from nodehost.testing.taskcontext import RecordingTaskContext
+
+    task = clusters.ClusterTask(str(tmp_path / "lc"))
+    with pytest.raises(RuntimeFailure, match="was not started before the node"):
+        asyncio.run(task(RecordingTaskContext("localcluster")))
