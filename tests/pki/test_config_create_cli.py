@@ -4,7 +4,6 @@ errors, warnings on stderr, no partial folders, and 20 processes sharing one CA.
 from __future__ import annotations
 
 import concurrent.futures
-import os
 import re
 import shutil
 import subprocess
@@ -127,21 +126,13 @@ def test_bad_signer_material_exits_1_with_one_line_and_no_folder(
     assert not (tmp_path / "node1").exists()
 
 
-def _without_write_permission() -> list[str]:
-    """A command prefix under which the current user cannot write a 0555 folder."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: cannot make a folder unwritable")
-    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"]
-
-
-def test_unwritable_node_folder_exits_1_with_one_line(ca_dir, tmp_path, config_create_args) -> None:
+def test_unwritable_node_folder_exits_1_with_one_line(
+    ca_dir, tmp_path, config_create_args, unprivileged
+) -> None:
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o555)
     locked.chmod(0o555)
-    argv = [*_without_write_permission(), sys.executable, "-m", "nodehost", "config", "create",
+    argv = [*unprivileged, sys.executable, "-m", "nodehost", "config", "create",
             *config_create_args(ca_dir, locked / "node1")]  # fmt: skip
     result = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 1

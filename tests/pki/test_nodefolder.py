@@ -211,14 +211,13 @@ def test_kubelet_arguments_are_written(request_factory, tmp_path: Path) -> None:
 
 
 def test_generated_node_config_passes_nodehost_validation(request_factory, tmp_path) -> None:
-    validate = pytest.importorskip(
-        "nodehost.config.validate", reason="nodehost.config.validate not written yet"
-    )
-    loader = pytest.importorskip("nodehost.config.load", reason="nodehost.config.load missing")
+    from nodehost.config.load import load_node_config
+    from nodehost.config.validate import validate_node_config
+
     result = create_node_folder(request_factory())
-    config, load_problems = loader.load_node_config(str(result.node_config), strict=True)
+    config, load_problems = load_node_config(str(result.node_config), strict=True)
     assert load_problems == []
-    assert validate.validate_node_config(config) == []
+    assert validate_node_config(config) == []
 
 
 # --- reusing what is there ------------------------------------------------------------------
