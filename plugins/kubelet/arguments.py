@@ -24,7 +24,8 @@ Where a current kubelet differs from Origin's, nodehost translates:
 * ``pod-infra-container-image`` is no longer computed: the CRI runtime
   configures its sandbox image;
 * ``container-runtime-endpoint``/``image-service-endpoint``: Origin's default
-  dockershim socket (dockershim was removed in v1.24) becomes containerd's
+  dockershim socket (``unix://`` or the bare path openshift-ansible wrote;
+  dockershim was removed in v1.24) becomes containerd's
   socket, the current kubelet's own default; another ``dockerShimSocket`` is
   passed as Origin did;
 * ``healthz-port``/``healthz-bind-address``: Origin turned the healthz server
@@ -97,7 +98,7 @@ def default_arguments(config: Any) -> Arguments:
         raise ArgumentsError(f"cannot parse node address: {error}") from None
     manifests = config.pod_manifest_config
     endpoint = config.docker_config.docker_shim_socket
-    if endpoint == config_defaults.DEFAULT_DOCKER_SHIM_SOCKET:
+    if config_defaults.is_default_docker_shim_socket(endpoint):
         endpoint = CONTAINERD_ENDPOINT
     auth = config.auth_config
     serving = config.serving_info

@@ -74,8 +74,11 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
 def argument_problems(arguments: Any) -> list[Problem]:
     """Every problem with ``proxyArguments``, at ``proxyArguments.<key>``."""
     from nodehost.kube import kube_proxy as kube
+    from nodehost.plugins.proxy import configuration
 
-    translated, translations = kube.KUBE_PROXY_FLAGS.translate(arguments)
+    translated, translations = kube.KUBE_PROXY_FLAGS.translate(
+        configuration.every_interface(arguments)
+    )
     problems = [
         Problem.forbidden(
             f"proxyArguments.{found.key}", found.removed.describe(), severity=Severity.WARNING
