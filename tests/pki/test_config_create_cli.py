@@ -47,6 +47,35 @@ def test_generated_config_passes_nodehost_config_validate(
     assert "error" not in (result.stdout + result.stderr).lower()
 
 
+def test_a_config_that_would_not_validate_is_not_written(
+    ca_dir, tmp_path, run_config_create, config_create_args
+) -> None:
+    node = tmp_path / "node1"
+    result = run_config_create(config_create_args(ca_dir, node, "--network-plugin", "nosuch"))
+    assert result.returncode == 255
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == f"Invalid NodeConfig {node / 'node-config.yaml'} (not written)"
+    assert lines[1].startswith(
+        '  networkConfig.networkPluginName: Invalid value: "nosuch": no network provider is named'
+    )
+    assert len(lines) == 2 and not node.exists()
+
+
+@pytest.mark.parametrize("plugin", ["cni", "redhat/openshift-ovs-subnet", "bridge"])
+def test_every_network_plugin_config_create_writes_validates(
+    ca_dir, tmp_path, run_config_create, config_create_args, plugin: str
+) -> None:
+    """What config create writes passes config validate (bridge needs its section: refused)."""
+    node = tmp_path / "node1"
+    result = run_config_create(config_create_args(ca_dir, node, "--network-plugin", plugin))
+    validated = subprocess.run(
+        [sys.executable, "-m", "nodehost", "config", "validate", str(node / "node-config.yaml")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (result.returncode == 0) == (validated.returncode == 0), result.stderr
+    assert result.returncode == (255 if plugin == "bridge" else 0), result.stderr
+
+
 def test_long_lifetime_warns_on_stderr(ca_dir, tmp_path, run_config_create,
                                        config_create_args) -> None:  # fmt: skip
     result = run_config_create(config_create_args(ca_dir, tmp_path / "n", "--expire-days", "1000"))
