@@ -233,8 +233,10 @@ class DnsTask:
         settings = self.settings
         upstreams = ", ".join(f"{host}:{port}" for host, port in settings.upstreams)
         names = ", ".join(source.name for source in self.sources)
+        networks = ", ".join(str(network) for network in settings.reverse_networks)
         return (
             f"cluster domain: {settings.domain}",
             f"record sources: {names or 'none (cluster names are NXDOMAIN)'}",
             f"forwards to: {upstreams or 'nothing (no upstream nameservers; REFUSED)'}",
+            f"answers the reverse zones of: {networks or 'no network (PTR of known IPs only)'}",
         )

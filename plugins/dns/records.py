@@ -1,4 +1,4 @@
-"""The cluster's DNS data and how names are answered from it (reference §9.4).
+"""The cluster's DNS data and how names are answered from it.
 
 Pure Python: no DNS library, no I/O.  Three parts:
 
@@ -8,39 +8,55 @@ Pure Python: no DNS library, no I/O.  Three parts:
   returns (and announces to its listeners) the *dependency keys* it touched,
   so a cache can drop exactly the answers that depended on them;
 * :class:`ClusterZone` -- answers one (name, type) question under the cluster
-  domain as Origin's ``ServiceResolver`` and SkyDNS did.
+  domain, and the reverse (PTR) names of the cluster's addresses.
 
-Names, relative to the cluster domain ``D`` (all answers TTL 30, SRV priority
-10 with SkyDNS's weights: 100 split evenly among the records)::
+Names follow the Kubernetes DNS-Based Service Discovery specification 1.1.0
+(``kubernetes/dns`` ``docs/specification.md``), relative to the cluster domain
+``D``; all answers TTL 30, SRV priority 10 with weights sharing 100::
 
-    <svc>.<ns>.svc                  cluster IP; headless: every endpoint IP;
-                                    ExternalName: CNAME to the external name
-    <anything>.<svc>.<ns>.svc       as above (Origin), unless <anything> is:
-    _<port>._<proto>.<svc>.<ns>.svc SRV per service port ('*' or '_*' matches
-    _<proto>.<svc>.<ns>.svc         any port or protocol; a missing port is '*')
-    _endpoints.<svc>.<ns>.svc       every endpoint IP (also <svc>.<ns>.endpoints)
-    <label>.<svc>.<ns>.endpoints    one endpoint (label: its hostname, or the
-                                    FNV-32a hex hash of its IP); also under .svc
-                                    for headless services
-    <a-b-c-d>.<ns>.pod              the dashed IPv4 address
-    d.c.b.a.in-addr.arpa (PTR)      <svc>.<ns>.svc.D for a service's cluster IP
+    dns-version                     TXT "1.1.0" (TTL 28800)               spec 2.2
+    (the apex)                      SOA; NS ns.dns.D (its address added)
+    ns.dns                          A/AAAA of this server (when known)
+    <svc>.<ns>.svc                  every cluster IP (A, AAAA: dual stack);  2.3.1
+                                    headless: every ready endpoint IP,       2.4.1
+                                    NXDOMAIN while there is none;
+                                    ExternalName: CNAME to the external name 2.5
+                                    SRV: one per service port (every port)
+    _<port>._<proto>.<svc>.<ns>.svc SRV per named port; target               2.3.2
+                                    <svc>.<ns>.svc.D, headless               2.4.2
+                                    <hostname>.<svc>.<ns>.svc.D; an unknown
+                                    port is NXDOMAIN
+    <hostname>.<svc>.<ns>.svc       one endpoint (its hostname, else the     2.4.1
+                                    FNV-32a hex hash of its IP)
+    <a-b-c-d>.<ns>.pod              the dashed IPv4 address (also dashed     2.6
+                                    IPv6, ``::`` written ``--``)
+    PTR of a cluster IP             <svc>.<ns>.svc.D                         2.3.3
+    PTR of a ready endpoint IP      <hostname>.<svc>.<ns>.svc.D              2.4.3
+
+Origin's additions, kept where the specification leaves room:
+
+    _<proto>.<svc>.<ns>.svc         SRV for every port of that protocol
+    '*' or '_*' as port or protocol matches any
+    _endpoints.<svc>.<ns>.svc       every ready endpoint IP
+    <svc>.<ns>.endpoints            likewise; <hostname>.<svc>.<ns>.endpoints one
+                                    of them; _<port>._<proto>.<svc>.<ns>.endpoints SRV
     openshift.default.svc           kubernetes.default.svc when no openshift service
     _endpoints.openshift.default.svc  likewise, _endpoints.kubernetes.default.svc
 
-Unknown names under ``D`` are NXDOMAIN; a name that exists without records of
-the asked type is NODATA (both with the zone's SOA in the authority section).
-``D``, ``svc.D``, ``endpoints.D``, ``pod.D``, ``<ns>.pod.D`` and, while the
-namespace has a service, ``<ns>.svc.D`` / ``<ns>.endpoints.D`` exist (NODATA):
-answering NXDOMAIN for a name with names below it would let caching resolvers
-deny the whole subtree (RFC 8020).  ``ANY`` questions are refused, as SkyDNS
-did.
+Any other name below a service is NXDOMAIN, and so are unknown names under
+``D``; a name that exists without records of the asked type is NODATA (both
+with the zone's SOA in the authority section).  ``D``, ``svc.D``,
+``endpoints.D``, ``pod.D``, ``dns.D``, ``<ns>.pod.D`` and, while the namespace
+has a service, ``<ns>.svc.D`` / ``<ns>.endpoints.D`` exist (NODATA): answering
+NXDOMAIN for a name with names below it would let caching resolvers deny the
+whole subtree (RFC 8020).  ``ANY`` questions are refused, as SkyDNS did.
 
-Two deliberate differences from Origin's code: ``*`` (or ``_*``) is accepted
-as the port or protocol label of an SRV name (Origin's check that every prefix label starts
-with ``_`` rejected it, although the matching code honours it), and the
-``_endpoints.openshift.default.svc`` fallback names
-``_endpoints.kubernetes.default.svc`` (Origin's fallback dropped the ``svc``
-label, which made it NXDOMAIN).
+Reverse names: PTR questions for the cluster's known IPs are answered
+wherever they are; for the *reverse networks* (the service and pod networks
+the node knows) the server is authoritative -- every name under their
+``in-addr.arpa``/``ip6.arpa`` zones (a network's prefix rounded up to whole
+octets or nibbles) is answered here, NXDOMAIN when no service or endpoint has
+that address, never forwarded.
 """
 
 from __future__ import annotations
@@ -84,7 +100,8 @@ class Service:
     """A Kubernetes Service as DNS sees it.
 
     ``cluster_ip`` is an IP, ``"None"`` (headless) or ``""`` (none: no DNS
-    name unless ``type`` is ``ExternalName``).
+    name unless ``type`` is ``ExternalName``); ``secondary_ip`` is the other
+    family's cluster IP of a dual-stack service (``spec.clusterIPs[1]``), or "".
     """
 
     namespace: str
@@ -93,6 +110,7 @@ class Service:
     type: str = "ClusterIP"
     external_name: str = ""
     ports: tuple[ServicePort, ...] = ()
+    secondary_ip: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -103,11 +121,21 @@ class Service:
         return self.type == EXTERNAL_NAME
 
     @property
-    def reverse_ip(self) -> str | None:
-        """The cluster IP that PTR questions map to this service (normalised), if any."""
+    def is_headless(self) -> bool:
+        return self.cluster_ip == HEADLESS and not self.is_external
+
+    @property
+    def has_name(self) -> bool:
+        """Whether the service has DNS names at all (a cluster IP, headless, or ExternalName)."""
+        return bool(self.cluster_ip) or self.is_external
+
+    @property
+    def cluster_ips(self) -> tuple[str, ...]:
+        """Every cluster IP (normalised): none for headless and ExternalName services."""
         if self.is_external:
-            return None
-        return normal_ip(self.cluster_ip)
+            return ()
+        ips = (normal_ip(self.cluster_ip), normal_ip(self.secondary_ip))
+        return tuple(ip for ip in ips if ip is not None)
 
 
 @dataclass(frozen=True)
@@ -160,6 +188,43 @@ def normal_ip(text: str) -> str | None:
 
 
 Listener = Callable[[set[Dep]], None]
+Key = tuple[str, str]
+
+
+class IpIndex:
+    """Which services hold an IP: most IPs have one, kept without a container of its own."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        self._held: dict[str, Key | frozenset[Key]] = {}
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def get(self, ip: str) -> tuple[Key, ...]:
+        """The keys holding ``ip``, sorted."""
+        held = self._held.get(ip)
+        if held is None:
+            return ()
+        return tuple(sorted(held)) if isinstance(held, frozenset) else (held,)
+
+    def add(self, ip: str, key: Key) -> None:
+        held = self._held.get(ip)
+        if held is None:
+            self._held[ip] = key
+        elif isinstance(held, frozenset):
+            self._held[ip] = held | {key}
+        elif held != key:
+            self._held[ip] = frozenset((held, key))
+
+    def discard(self, ip: str, key: Key) -> None:
+        held = self._held.get(ip)
+        if held == key:
+            del self._held[ip]
+        elif isinstance(held, frozenset) and key in held:
+            rest = held - {key}
+            self._held[ip] = next(iter(rest)) if len(rest) == 1 else rest
 
 
 class ClusterRecords:
@@ -168,13 +233,16 @@ class ClusterRecords:
     Each source writes through its own :class:`SourceSink` (see :meth:`sink`);
     a source's :meth:`SourceSink.replace` removes what that source no longer
     has.  Every change calls the listeners with the dependency keys it touched
-    (nothing is called when nothing changed).
+    (nothing is called when nothing changed): ``("svc", ns, name)`` for the
+    service's names, ``("ns", ns)`` when a namespace gains its first or loses
+    its last service, ``("ptr", ip)`` when an IP gains or loses an owner.
     """
 
     def __init__(self) -> None:
-        self.services: dict[tuple[str, str], Service] = {}
-        self.endpoints: dict[tuple[str, str], Endpoints] = {}
-        self.by_ip: dict[str, tuple[str, str]] = {}
+        self.services: dict[Key, Service] = {}
+        self.endpoints: dict[Key, Endpoints] = {}
+        self.by_ip = IpIndex()
+        self.by_endpoint_ip = IpIndex()
         self.namespaces: Counter[str] = Counter()
         self._listeners: list[Listener] = []
         self._sinks: dict[str, SourceSink] = {}
@@ -186,7 +254,7 @@ class ClusterRecords:
         """The sink of the source named ``source`` (the same one on every call)."""
         return self._sinks.setdefault(source, SourceSink(self, source))
 
-    def set_service(self, key: tuple[str, str], service: Service | None) -> set[Dep]:
+    def set_service(self, key: Key, service: Service | None) -> set[Dep]:
         """Store (or with None remove) the service at ``key``; the keys touched."""
         old = self.services.get(key)
         if old == service:
@@ -194,55 +262,61 @@ class ClusterRecords:
         touched: set[Dep] = {("svc", *key)}
         if old is not None:
             del self.services[key]
-            self._unindex(old, touched)
+            self._count_namespace(old.namespace, -1, touched)
+            self._reindex(self.by_ip, key, old.cluster_ips, (), touched)
         if service is not None:
             self.services[key] = service
-            self._index(service, touched)
+            self._count_namespace(service.namespace, 1, touched)
+            self._reindex(self.by_ip, key, (), service.cluster_ips, touched)
         self._announce(touched)
         return touched
 
-    def set_endpoints(self, key: tuple[str, str], endpoints: Endpoints | None) -> set[Dep]:
+    def set_endpoints(self, key: Key, endpoints: Endpoints | None) -> set[Dep]:
         """Store (or with None remove) the endpoints at ``key``; the keys touched."""
-        if self.endpoints.get(key) == endpoints:
+        old = self.endpoints.get(key)
+        if old == endpoints:
             return set()
         if endpoints is None:
             del self.endpoints[key]
         else:
             self.endpoints[key] = endpoints
         touched: set[Dep] = {("svc", *key)}
+        self._reindex(self.by_endpoint_ip, key, _ips(old), _ips(endpoints), touched)
         self._announce(touched)
         return touched
 
-    def _index(self, service: Service, touched: set[Dep]) -> None:
-        self.namespaces[service.namespace] += 1
-        if self.namespaces[service.namespace] == 1:
-            touched.add(("ns", service.namespace))
-        ip = service.reverse_ip
-        if ip is not None:
-            self.by_ip[ip] = service.key
-            touched.add(("ptr", ip))
+    def _count_namespace(self, namespace: str, change: int, touched: set[Dep]) -> None:
+        self.namespaces[namespace] += change
+        count = self.namespaces[namespace]
+        if count <= 0:
+            del self.namespaces[namespace]
+        if count <= 0 or (change > 0 and count == 1):
+            touched.add(("ns", namespace))
 
-    def _unindex(self, service: Service, touched: set[Dep]) -> None:
-        self.namespaces[service.namespace] -= 1
-        if self.namespaces[service.namespace] <= 0:
-            del self.namespaces[service.namespace]
-            touched.add(("ns", service.namespace))
-        ip = service.reverse_ip
-        if ip is not None and self.by_ip.get(ip) == service.key:
-            del self.by_ip[ip]
-            touched.add(("ptr", ip))
-            self._reindex_ip(ip)
-
-    def _reindex_ip(self, ip: str) -> None:
-        """Another service may share the freed cluster IP (a misconfiguration); keep it findable."""
-        for key, other in self.services.items():
-            if other.reverse_ip == ip:
-                self.by_ip[ip] = key
-                return
+    @staticmethod
+    def _reindex(
+        index: IpIndex, key: Key, old: Iterable[str], new: Iterable[str], touched: set[Dep]
+    ) -> None:
+        before, after = set(old), set(new)
+        for ip in before - after:
+            index.discard(ip, key)
+        for ip in after - before:
+            index.add(ip, key)
+        touched.update(("ptr", ip) for ip in before ^ after)
 
     def _announce(self, touched: set[Dep]) -> None:
         for listener in self._listeners:
             listener(touched)
+
+
+def _ips(endpoints: Endpoints | None) -> Iterator[str]:
+    """The endpoint IPs, normalised (the source's own string when it already is)."""
+    if endpoints is not None:
+        for subset in endpoints.subsets:
+            for address in subset.addresses:
+                ip = normal_ip(address.ip)
+                if ip is not None:
+                    yield address.ip if ip == address.ip else ip
 
 
 @dataclass
@@ -304,12 +378,19 @@ class SourceSink:
 
 # --- answering ------------------------------------------------------------------------------
 
+SCHEMA_VERSION = "1.1.0"
+"""The specification version ``dns-version.<zone>`` announces (spec 2.2)."""
+SCHEMA_TTL = 28800
+NS_NAME = "ns.dns"
+"""This server's name, relative to the cluster domain (the apex's NS, the SOA's MNAME)."""
+
 
 @dataclass(frozen=True)
 class Record:
     """One resource record: ``name`` is absolute without the final dot, or
     :data:`QUERY_NAME` for the question's own name.  ``value`` by type: A/AAAA
-    an IP, CNAME/PTR a name, SRV ``(priority, weight, port, target)``."""
+    an IP; CNAME, PTR and NS a name; SRV ``(priority, weight, port, target)``;
+    TXT its text; SOA the zone it is the SOA of."""
 
     name: str
     rtype: str
@@ -319,9 +400,10 @@ class Record:
 
 @dataclass(frozen=True)
 class Answer:
-    """What to say about one question under the cluster domain.
+    """What to say about one question under the cluster domain or a reverse zone.
 
-    ``negative`` NXDOMAIN or NODATA: the SOA goes in the authority section.
+    ``negative`` NXDOMAIN or NODATA: the SOA of ``zone`` (``""``: the cluster
+    domain) goes in the authority section.
     ``chase`` an external name whose address records the server should look up
     upstream and append (an ExternalName service's CNAME target).
     ``deps`` the dependency keys this answer was computed from.
@@ -332,6 +414,7 @@ class Answer:
     additional: tuple[Record, ...] = ()
     deps: frozenset[Dep] = frozenset()
     chase: str | None = None
+    zone: str = ""
 
     @property
     def negative(self) -> bool:
@@ -340,10 +423,10 @@ class Answer:
 
 @dataclass(frozen=True)
 class _Target:
-    """SkyDNS's ``msg.Service``: a host (IP or name), a port and the SRV target name."""
+    """SkyDNS's ``msg.Service``: a host (IP or name), a port (None: no SRV) and the SRV target."""
 
     host: str
-    port: int
+    port: int | None
     key: str
 
 
@@ -351,29 +434,38 @@ class _NoSuchName(Exception):
     pass
 
 
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
 class ClusterZone:
-    """Answers questions under ``domain`` from a :class:`ClusterRecords` store."""
+    """Answers questions under ``domain`` (and reverse names) from a :class:`ClusterRecords`.
+
+    ``reverse_networks`` are the networks whose reverse zones this server is
+    authoritative for; ``ns_addresses`` the addresses of ``ns.dns.<domain>``
+    (the apex's name server: this server).
+    """
 
     ARPA_V4 = "in-addr.arpa"
     ARPA_V6 = "ip6.arpa"
 
-    def __init__(self, domain: str, store: ClusterRecords) -> None:
+    def __init__(
+        self,
+        domain: str,
+        store: ClusterRecords,
+        *,
+        reverse_networks: Iterable[IPNetwork] = (),
+        ns_addresses: Iterable[str] = (),
+    ) -> None:
         self.domain = domain.strip(".").lower()
         self.store = store
         self._suffix = "." + self.domain
+        self.ns_name = f"{NS_NAME}.{self.domain}"
+        self.reverse_networks = tuple(reverse_networks)
+        self.ns_addresses = tuple(filter(None, map(normal_ip, ns_addresses)))
 
     def owns(self, name: str) -> bool:
         """Whether the lower-case ``name`` (no final dot) is in the cluster domain."""
         return name == self.domain or name.endswith(self._suffix)
-
-    def reverse(self, name: str) -> Answer | None:
-        """The PTR answer for a cluster IP's reverse name, or None (forward it)."""
-        ip = reverse_name_ip(name)
-        key = self.store.by_ip.get(ip) if ip else None
-        if key is None:
-            return None
-        target = f"{key[1]}.{key[0]}.svc.{self.domain}"
-        return Answer(answer=(Record(QUERY_NAME, "PTR", target),), deps=frozenset({("ptr", ip)}))
 
     def answer(self, name: str, qtype: str, depth: int = 0) -> Answer:
         """The answer for the lower-case ``name`` (in the zone, no final dot).
@@ -383,17 +475,70 @@ class ClusterZone:
         if qtype == "ANY":
             return Answer(rcode="REFUSED")
         relative = name[: -len(self._suffix)] if name != self.domain else ""
-        segments = tuple(reversed(relative.split("."))) if relative else ()
+        if relative in ZONE_NAMES:
+            return self._zone_name(relative, qtype)
+        segments = tuple(reversed(relative.split(".")))
         deps: set[Dep] = set()
         try:
             targets = self._targets(segments, relative, deps)
         except _NoSuchName:
             return Answer(rcode="NXDOMAIN", deps=frozenset(deps))
         if targets is None:
-            return self._structural(name, qtype, deps)
+            return Answer(deps=frozenset(deps))
         return self._records(targets, qtype, deps, depth)
 
-    # Origin's ServiceResolver.Records -------------------------------------------------------
+    def reverse(self, name: str, qtype: str) -> Answer | None:
+        """The answer for the lower-case ``name`` under in-addr.arpa or ip6.arpa; None: forward it.
+
+        A PTR question for an IP the cluster knows is answered wherever the
+        IP is; any question inside a reverse network's zone is answered here
+        (NXDOMAIN for an address nobody has, NODATA for the names above
+        addresses, the SOA and NS at the zone's apex).
+        """
+        reverse = parse_reverse_name(name)
+        if reverse is None:
+            return None
+        deps: set[Dep] = set()
+        records = self._ptr_records(reverse.ip, deps) if reverse.ip else []
+        if records and qtype == "PTR":
+            return Answer(answer=tuple(records), deps=frozenset(deps))
+        zone = self._reverse_zone(reverse)
+        if zone is None:
+            return None
+        if qtype == "ANY":
+            return Answer(rcode="REFUSED")
+        if reverse.beyond or (reverse.ip and not records):
+            return Answer(rcode="NXDOMAIN", deps=frozenset(deps), zone=zone)
+        if name == zone and qtype in ("SOA", "NS"):
+            return self._apex(zone, qtype)
+        return Answer(deps=frozenset(deps), zone=zone)
+
+    # the names of the zone itself -----------------------------------------------------------
+
+    def _zone_name(self, relative: str, qtype: str) -> Answer:
+        """The apex, ``dns-version`` (TXT), ``ns.dns`` (this server's addresses), ``dns``."""
+        if relative == "" and qtype in ("SOA", "NS"):
+            return self._apex(self.domain, qtype)
+        if relative == "dns-version" and qtype == "TXT":
+            return Answer(answer=(Record(QUERY_NAME, "TXT", SCHEMA_VERSION, SCHEMA_TTL),))
+        if relative == NS_NAME:
+            return Answer(answer=tuple(self._ns_addresses(QUERY_NAME, qtype)))
+        return Answer()
+
+    def _apex(self, zone: str, qtype: str) -> Answer:
+        if qtype == "SOA":
+            return Answer(answer=(Record(QUERY_NAME, "SOA", zone),), zone=zone)
+        additional = tuple(self._ns_addresses(self.ns_name, "A")) + tuple(
+            self._ns_addresses(self.ns_name, "AAAA")
+        )
+        return Answer(answer=(Record(QUERY_NAME, "NS", self.ns_name),), additional=additional)
+
+    def _ns_addresses(self, owner: str, qtype: str) -> Iterator[Record]:
+        for ip in self.ns_addresses:
+            if ("." in ip) == (qtype == "A") and qtype in ("A", "AAAA"):
+                yield Record(owner, qtype, ip)
+
+    # services, endpoints and pods ------------------------------------------------------------
 
     def _targets(
         self, segments: tuple[str, ...], relative: str, deps: set[Dep]
@@ -414,18 +559,16 @@ class ClusterZone:
             if fallback is None:
                 raise _NoSuchName
             return self._targets(tuple(reversed(fallback.split("."))), fallback, deps)
-        if not service.cluster_ip and not service.is_external:
+        if not service.has_name:
             raise _NoSuchName
         return self._service_targets(service, segments)
 
     def _short_name(self, segments: tuple[str, ...], deps: set[Dep]) -> None:
         """Names above the services: existing names without records, or NXDOMAIN.
 
-        Exist: the apex; ``svc``, ``endpoints``, ``pod``; ``<ns>.pod``; and
-        ``<ns>.svc`` / ``<ns>.endpoints`` while the namespace has a service.
+        Exist: ``svc``, ``endpoints``, ``pod``; ``<ns>.pod``; and ``<ns>.svc`` /
+        ``<ns>.endpoints`` while the namespace has a service.
         """
-        if not segments:
-            return
         if segments[0] not in ("svc", "endpoints", "pod"):
             raise _NoSuchName
         if len(segments) == 1 or segments[0] == "pod":
@@ -438,26 +581,28 @@ class ClusterZone:
     def _pod(self, segments: tuple[str, ...]) -> list[_Target]:
         if len(segments) != 3:
             raise _NoSuchName
-        namespace, dashed = segments[1], segments[2]
-        ip = dashed.replace("-", ".")
-        if normal_ip(ip) is None or ":" in ip:
+        ip = pod_ip(segments[2])
+        if ip is None:
             raise _NoSuchName
-        return [_Target(ip, 0, f"{fnv32a_hex(ip)}.{namespace}.pod.{self.domain}")]
+        return [_Target(ip, None, "")]
 
     def _service_targets(self, service: Service, segments: tuple[str, ...]) -> list[_Target]:
+        """The targets of a name at or below an existing service (spec 2.3-2.5, Origin's names)."""
         base, namespace, name = segments[0], segments[1], segments[2]
         subdomain = f"{name}.{namespace}.{base}.{self.domain}"
-        extra = segments[3:]
-        wants_endpoints = base == "endpoints" or (extra[:1] == ("_endpoints",))
-        port_match = _port_pattern(extra)
-        if service.cluster_ip != HEADLESS and not wants_endpoints:
-            return _cluster_ip_targets(service, subdomain, port_match)
-        endpoints = self.store.endpoints.get(service.key)
-        if endpoints is None:
-            raise _NoSuchName
-        hostname = extra[0] if extra and not extra[0].startswith("_") else None
-        targets = _endpoint_targets(endpoints, subdomain, hostname, port_match)
-        if hostname is not None and not targets and not _has_label(endpoints, hostname):
+        kind, label, pattern = _below_service(segments[3:], base)
+        wants_endpoints = base == "endpoints" or kind in ("endpoints", "endpoint")
+        if service.is_external:
+            if wants_endpoints:
+                raise _NoSuchName
+            host = service.external_name
+            targets = _port_targets(service.ports, (host,), host, pattern)
+        elif service.is_headless or wants_endpoints:
+            endpoints = self.store.endpoints.get(service.key)
+            targets = _endpoint_targets(endpoints, subdomain, label, pattern) if endpoints else []
+        else:
+            targets = _port_targets(service.ports, service.cluster_ips, subdomain, pattern)
+        if not targets:
             raise _NoSuchName
         return targets
 
@@ -495,11 +640,44 @@ class ClusterZone:
                 records.append(Record(QUERY_NAME, qtype, ip))
         return Answer(answer=tuple(_unique(records)), deps=frozenset(deps), chase=chase)
 
-    def _structural(self, name: str, qtype: str, deps: set[Dep]) -> Answer:
-        if name == self.domain and qtype == "SOA":
-            return Answer(answer=(Record(QUERY_NAME, "SOA", None),), deps=frozenset(deps))
-        return Answer(deps=frozenset(deps))
+    # reverse names ---------------------------------------------------------------------------
 
+    def _ptr_records(self, ip: str, deps: set[Dep]) -> list[Record]:
+        """PTR records for ``ip``: the services with that cluster IP (spec 2.3.3), else the
+        names of the endpoints with that IP (2.4.3), as CoreDNS does."""
+        deps.add(("ptr", ip))
+        names = []
+        for namespace, name in self.store.by_ip.get(ip):
+            deps.add(("svc", namespace, name))
+            names.append(f"{name}.{namespace}.svc.{self.domain}")
+        for key in () if names else self.store.by_endpoint_ip.get(ip):
+            deps.add(("svc", *key))
+            service = self.store.services.get(key)
+            endpoints = self.store.endpoints.get(key)
+            if service is None or service.is_external or not service.has_name or not endpoints:
+                continue
+            subdomain = f"{key[1]}.{key[0]}.svc.{self.domain}"
+            names += [f"{label}.{subdomain}" for label in _labels_at(endpoints, ip)]
+        return [Record(QUERY_NAME, "PTR", name) for name in dict.fromkeys(names)]
+
+    def _reverse_zone(self, reverse: ReverseName) -> str | None:
+        """The reverse zone (of one of the reverse networks) that holds ``reverse``, if any."""
+        for network in self.reverse_networks:
+            if network.version != reverse.version:
+                continue
+            unit = 8 if reverse.version == 4 else 4
+            zone_bits = max(unit, -(-network.prefixlen // unit) * unit)
+            if reverse.length < zone_bits:
+                continue
+            shift = reverse.bits - network.prefixlen
+            if reverse.value >> shift != int(network.network_address) >> shift:
+                continue
+            return reverse_zone_name(reverse.version, reverse.value, zone_bits)
+        return None
+
+
+#: Names under the cluster domain the server itself answers (relative to the domain).
+ZONE_NAMES = ("", "dns-version", "dns", NS_NAME)
 
 WILDCARDS = ("*", "_*")
 
@@ -508,21 +686,34 @@ OPENSHIFT_FALLBACKS = {
     "_endpoints.openshift.default.svc": "_endpoints.kubernetes.default.svc",
 }
 
+Kind = Literal["service", "endpoints", "endpoint", "ports"]
 
-def _port_pattern(extra: tuple[str, ...]) -> tuple[str, str] | None:
-    """(protocol, port) labels when the prefix asks for ports, else None.
 
-    Origin: every prefix label starts with ``_`` (here ``*`` too), and the first
-    is not ``_endpoints``; the port label defaults to ``*``.
+def _below_service(
+    extra: tuple[str, ...], base: str
+) -> tuple[Kind, str | None, tuple[str, str] | None]:
+    """What the labels below a service name ask for (nearest label first).
+
+    ``(kind, endpoint label, (protocol, port) pattern)``: the service itself;
+    every endpoint (``_endpoints`` under ``.svc``, or the ``.endpoints``
+    name); one endpoint by its label; or ports (``_<proto>`` alone means every
+    port, Origin).  Anything else does not exist.
     """
-    if not extra or extra[0] == "_endpoints":
-        return None
-    if not all(label.startswith("_") or label == "*" for label in extra):
-        return None
-    return extra[0], extra[1] if len(extra) > 1 else "*"
+    if not extra:
+        return ("service" if base == "svc" else "endpoints"), None, None
+    if extra == ("_endpoints",) and base == "svc":
+        return "endpoints", None, None
+    first = extra[0]
+    if len(extra) == 1 and not first.startswith("_") and first != "*":
+        return "endpoint", first, None
+    portish = all((label.startswith("_") or label == "*") for label in extra)
+    if len(extra) <= 2 and portish and "_endpoints" not in extra:
+        return "ports", None, (first, extra[1] if len(extra) > 1 else "*")
+    raise _NoSuchName
 
 
 def _port_labels(port: ServicePort, pattern: tuple[str, str]) -> bool:
+    """Whether ``port`` is named by the ``_<port>._<proto>`` labels (unnamed ports never are)."""
     if not port.name:
         return False
     protocol_match, port_match = pattern
@@ -531,63 +722,63 @@ def _port_labels(port: ServicePort, pattern: tuple[str, str]) -> bool:
     return port_ok and protocol_ok
 
 
-def _cluster_ip_targets(
-    service: Service, subdomain: str, pattern: tuple[str, str] | None
+def _port_numbers(
+    ports: tuple[ServicePort, ...], pattern: tuple[str, str] | None
+) -> list[int | None]:
+    """The port numbers a name asks for: every port (None if there is none), or the named ones."""
+    if pattern is None:
+        return [port.port or port.target_port for port in ports] or [None]
+    return [port.port or port.target_port for port in ports if _port_labels(port, pattern)]
+
+
+def _port_targets(
+    ports: tuple[ServicePort, ...],
+    hosts: tuple[str, ...],
+    target: str,
+    pattern: tuple[str, str] | None,
 ) -> list[_Target]:
-    host = service.external_name if service.is_external else service.cluster_ip
-    key = f"{fnv32a_hex(host)}.{subdomain}"
-    default = _Target(host, 0, key if not service.is_external else host)
-    if not service.ports or pattern is None:
-        return [default]
-    targets = [
-        _Target(host, port.port or port.target_port, default.key)
-        for port in service.ports
-        if _port_labels(port, pattern)
-    ]
-    return targets or [default]
+    return [_Target(host, port, target) for port in _port_numbers(ports, pattern) for host in hosts]
 
 
 def _endpoint_targets(
-    endpoints: Endpoints, subdomain: str, hostname: str | None, pattern: tuple[str, str] | None
+    endpoints: Endpoints, subdomain: str, label: str | None, pattern: tuple[str, str] | None
 ) -> list[_Target]:
     targets = []
     for subset in endpoints.subsets:
+        numbers = _port_numbers(subset.ports, pattern)
         for address in subset.addresses:
-            label = address.label.lower()
-            if hostname is not None and label != hostname:
-                continue
-            key = f"{label}.{subdomain}"
-            if pattern is None:
-                targets.append(_Target(address.ip, 0, key))
-                continue
-            targets.extend(
-                _Target(address.ip, port.port, key)
-                for port in subset.ports
-                if port.port and _port_labels(port, pattern)
-            )
+            name = address.label.lower()
+            if label is None or name == label:
+                key = f"{name}.{subdomain}"
+                targets += [_Target(address.ip, port, key) for port in numbers]
     return targets
 
 
-def _has_label(endpoints: Endpoints, label: str) -> bool:
-    return any(
-        address.label.lower() == label
-        for subset in endpoints.subsets
-        for address in subset.addresses
-    )
+def _labels_at(endpoints: Endpoints, ip: str) -> Iterator[str]:
+    for subset in endpoints.subsets:
+        for address in subset.addresses:
+            if address.ip == ip or normal_ip(address.ip) == ip:
+                yield address.label.lower()
 
 
 def _srv_records(targets: list[_Target], deps: frozenset[Dep]) -> Answer:
-    """SkyDNS's SRV answer: weights share 100 evenly; IP targets get address records."""
-    weight = int(100.0 / (WEIGHT * len(targets)) * WEIGHT) if targets else 0
-    answer: list[Record] = []
-    additional: list[Record] = []
-    for target in targets:
-        ip = normal_ip(target.host)
-        name = target.key if ip is not None else target.host.rstrip(".").lower()
-        answer.append(Record(QUERY_NAME, "SRV", (PRIORITY, weight, target.port, name)))
-        if ip is not None:
-            additional.append(Record(name, "A" if "." in ip else "AAAA", ip))
-    return Answer(answer=tuple(_unique(answer)), additional=tuple(_unique(additional)), deps=deps)
+    """SRV records (targets without a port have none); IP targets get address records.
+
+    Priority 10; the weights share 100 evenly, as SkyDNS did (the
+    specification leaves both open).
+    """
+    unique = list(dict.fromkeys((t.port, t.key or t.host) for t in targets if t.port is not None))
+    weight = int(100.0 / (WEIGHT * len(unique)) * WEIGHT) if unique else 0
+    answer = [
+        Record(QUERY_NAME, "SRV", (PRIORITY, weight, port, name.rstrip(".").lower()))
+        for port, name in unique
+    ]
+    additional = [
+        Record(target.key, "A" if "." in ip else "AAAA", ip)
+        for target in targets
+        if target.port is not None and (ip := normal_ip(target.host)) is not None
+    ]
+    return Answer(answer=tuple(answer), additional=tuple(_unique(additional)), deps=deps)
 
 
 def _owned_by(records: Iterable[Record], name: str) -> list[Record]:
@@ -606,17 +797,89 @@ def _unique(records: Iterable[Record]) -> Iterator[Record]:
             yield record
 
 
+def pod_ip(dashed: str) -> str | None:
+    """The IP of a pod name label: ``a-b-c-d`` IPv4, or IPv6 with ``-`` for ``:`` (as CoreDNS)."""
+    if dashed.count("-") == 3 and "--" not in dashed:
+        ip = normal_ip(dashed.replace("-", "."))
+        return ip if ip is not None and "." in ip else None
+    ip = normal_ip(dashed.replace("-", ":"))
+    return ip if ip is not None and ":" in ip else None
+
+
+# --- reverse names ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReverseName:
+    """A name under in-addr.arpa or ip6.arpa read as an address prefix.
+
+    ``value`` holds the first ``length`` bits (of ``bits``: 32 or 128) that
+    the name's labels spell; ``ip`` is the address when the name is exactly
+    one; ``beyond`` says more labels follow that are not part of an address
+    (such a name cannot exist in a reverse zone).
+    """
+
+    version: int
+    value: int
+    length: int
+    beyond: bool
+
+    @property
+    def bits(self) -> int:
+        return 32 if self.version == 4 else 128
+
+    @property
+    def ip(self) -> str | None:
+        if self.beyond or self.length != self.bits:
+            return None
+        address = ipaddress.IPv4Address if self.version == 4 else ipaddress.IPv6Address
+        return str(address(self.value))
+
+
+def parse_reverse_name(name: str) -> ReverseName | None:
+    """The address prefix of the lower-case ``name``, or None when it is not a reverse name."""
+    for version, suffix, unit, limit in (
+        (4, ClusterZone.ARPA_V4, 8, 4),
+        (6, ClusterZone.ARPA_V6, 4, 32),
+    ):
+        if name != suffix and not name.endswith("." + suffix):
+            continue
+        labels = name[: -len(suffix) - 1].split(".")[::-1] if name != suffix else []
+        value = count = 0
+        for label in labels[:limit]:
+            digit = _octet(label) if version == 4 else _nibble(label)
+            if digit is None:
+                break
+            value, count = (value << unit) | digit, count + 1
+        bits = 32 if version == 4 else 128
+        return ReverseName(
+            version, value << (bits - count * unit), count * unit, count < len(labels)
+        )
+    return None
+
+
+def _octet(label: str) -> int | None:
+    if label.isdigit() and len(label) <= 3 and str(int(label)) == label and int(label) < 256:
+        return int(label)
+    return None
+
+
+def _nibble(label: str) -> int | None:
+    if len(label) == 1 and label in "0123456789abcdef":
+        return int(label, 16)
+    return None
+
+
+def reverse_zone_name(version: int, value: int, length: int) -> str:
+    """The reverse zone of the first ``length`` bits of the address ``value``."""
+    if version == 4:
+        labels = [str((value >> (24 - 8 * i)) & 0xFF) for i in range(length // 8)]
+        return ".".join([*reversed(labels), ClusterZone.ARPA_V4])
+    nibbles = [f"{(value >> (124 - 4 * i)) & 0xF:x}" for i in range(length // 4)]
+    return ".".join([*reversed(nibbles), ClusterZone.ARPA_V6])
+
+
 def reverse_name_ip(name: str) -> str | None:
     """The IP of a lower-case ``…in-addr.arpa``/``…ip6.arpa`` name, or None."""
-    if name.endswith("." + ClusterZone.ARPA_V4):
-        labels = name[: -len(ClusterZone.ARPA_V4) - 1].split(".")
-        if len(labels) != 4:
-            return None
-        return normal_ip(".".join(reversed(labels)))
-    if name.endswith("." + ClusterZone.ARPA_V6):
-        nibbles = name[: -len(ClusterZone.ARPA_V6) - 1].split(".")
-        if len(nibbles) != 32 or any(len(nibble) != 1 for nibble in nibbles):
-            return None
-        digits = "".join(reversed(nibbles))
-        return normal_ip(":".join(digits[i : i + 4] for i in range(0, 32, 4)))
-    return None
+    reverse = parse_reverse_name(name)
+    return reverse.ip if reverse is not None else None

@@ -9,8 +9,9 @@ so the next identical query never gets here.
 Rules, in order: unparseable -> FORMERR (nothing cached); a response -> silence;
 an opcode other than QUERY -> NOTIMP; not exactly one question -> FORMERR;
 EDNS version above 0 -> BADVERS; a class other than IN -> REFUSED; a name in the
-cluster domain -> the cluster's answer (AA set); the PTR name of a cluster IP
--> its service; anything else -> the upstreams (REFUSED when there are none;
+cluster domain -> the cluster's answer (AA set); a reverse name of a known IP
+(PTR) or inside a reverse network -> the cluster's answer; anything else ->
+the upstreams (REFUSED when there are none;
 SERVFAIL when every upstream failed, or when too many questions are already
 waiting for one).  Every response has RA set, copies RD and CD, and carries an
 OPT record (payload 1232, DO copied) when the query had one.  A response
@@ -52,6 +53,7 @@ SERVFAIL = 2
 NOTIMP = 4
 TCP_LIMIT = 65535
 MAX_PENDING = 1024
+REVERSE_SUFFIXES = ("in-addr.arpa", "ip6.arpa")
 
 Response = bytes | None | Coroutine[Any, Any, bytes | None]
 
@@ -80,12 +82,19 @@ class Responder:
         self.log = log
         self.max_pending = max_pending
         self.pending = 0
-        origin = dns.name.from_text(zone.domain)
-        serial = int(time.time()) // 3600 * 3600
-        self.soa = dns.rrset.from_text(
-            origin, TTL, "IN", "SOA",
-            f"ns.dns.{zone.domain}. hostmaster.{zone.domain}. {serial} 28800 7200 604800 {TTL}",
-        )  # fmt: skip
+        self._serial = int(time.time()) // 3600 * 3600
+        self._soas: dict[str, dns.rrset.RRset] = {}
+        self.soa = self.soa_of(zone.domain)
+
+    def soa_of(self, zone: str) -> dns.rrset.RRset:
+        """The SOA of ``zone`` (the cluster domain or one of its reverse zones), made once."""
+        soa = self._soas.get(zone)
+        if soa is None:
+            soa = self._soas[zone] = dns.rrset.from_text(
+                dns.name.from_text(zone), TTL, "IN", "SOA",
+                f"ns.dns.{zone}. hostmaster.{zone}. {self._serial} 28800 7200 604800 {TTL}",
+            )  # fmt: skip
+        return soa
 
     def respond(self, data: bytes, key: Hashable, tcp: bool) -> Response:
         """The response to ``data``; see the module docstring."""
@@ -112,8 +121,8 @@ class Responder:
         qtype = dns.rdatatype.to_text(question.rdtype)
         if self.zone.owns(name):
             return self._cluster(query, self.zone.answer(name, qtype), key, limit)
-        if question.rdtype == dns.rdatatype.PTR:
-            reverse = self.zone.reverse(name)
+        if name.endswith(REVERSE_SUFFIXES):
+            reverse = self.zone.reverse(name, qtype)
             if reverse is not None:
                 return self._cluster(query, reverse, key, limit)
         if self.forwarder is None:
@@ -170,7 +179,7 @@ class Responder:
             response.additional.clear()
             response.set_rcode(dns.rcode.SERVFAIL)
         if answer.negative and answer.rcode != "REFUSED":
-            response.authority.append(self.soa)
+            response.authority.append(self.soa_of(answer.zone or self.zone.domain))
         try:
             return response.to_wire(max_size=limit)
         except dns.exception.TooBig:
@@ -193,12 +202,14 @@ class Responder:
 
     def _rdata(self, record: Record) -> dns.rdata.Rdata:
         if record.rtype == "SOA":
-            return self.soa[0]
+            return self.soa_of(str(record.value))[0]
         if record.rtype == "SRV":
             priority, weight, port, target = record.value  # type: ignore[misc]
             text = f"{priority} {weight} {port} {target}."
-        elif record.rtype in ("CNAME", "PTR"):
+        elif record.rtype in ("CNAME", "PTR", "NS"):
             text = f"{record.value}."
+        elif record.rtype == "TXT":
+            text = f'"{record.value}"'
         else:
             text = str(record.value)
         return dns.rdata.from_text(dns.rdataclass.IN, record.rtype, text)

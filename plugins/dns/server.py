@@ -17,12 +17,13 @@ Run standalone (benchmarks, tests, a node without nodehost)::
 
     python -m nodehost.plugins.dns.server --bind 127.0.0.1:5300 --records FILE \\
         [--kubeconfig FILE] [--domain cluster.local] [--upstream IP:PORT ...] \\
-        [--resolv-conf FILE] [--forward-timeout 2] [--no-uvloop]
+        [--resolv-conf FILE] [--forward-timeout 2] [--reverse-cidr CIDR ...] [--no-uvloop]
 
 ``--kubeconfig`` adds the ``kubernetes`` record source (Services and
 EndpointSlices from that kubeconfig's API server).  It prints
 ``ready <host:port>`` on stdout once both sockets are bound and every record
-source has synced, and exits 0 on SIGTERM or SIGINT.  Without ``--upstream``
+source has synced, and exits 0 on SIGTERM or SIGINT.  ``--reverse-cidr`` names a
+network whose reverse zone it answers (``dnsServerConfig.reverseCIDRs``).  Without ``--upstream``
 or ``--resolv-conf`` nothing is forwarded (REFUSED).
 """
 
@@ -65,8 +66,14 @@ class DnsServer:
             if settings.upstreams
             else None
         )
+        zone = ClusterZone(
+            settings.domain,
+            store,
+            reverse_networks=settings.reverse_networks,
+            ns_addresses=settings.ns_addresses,
+        )
         self.responder = Responder(
-            ClusterZone(settings.domain, store),
+            zone,
             self.cache,
             forwarder,
             on_sweep_due=self._schedule_sweep,
@@ -401,6 +408,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--upstream", action="append", default=[], help="IP:PORT to forward to")
     parser.add_argument("--resolv-conf", help="forward to this resolv.conf's nameservers too")
     parser.add_argument("--forward-timeout", type=float, default=2.0, help="seconds per upstream")
+    parser.add_argument(
+        "--reverse-cidr", action="append", default=[], help="answer this network's reverse zone"
+    )
     parser.add_argument("--no-uvloop", action="store_true", help="use asyncio's own event loop")
     options = parser.parse_args(argv)
     try:
@@ -421,6 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _standalone_settings(options: Any) -> DnsSettings:
     from nodehost.config.hostport import split_host_port
     from nodehost.plugins.dns.forward import resolv_conf_nameservers
+    from nodehost.plugins.dns.settings import SettingsError, ns_addresses, reverse_cidrs
 
     host, port = split_host_port(options.bind)
     upstreams = []
@@ -432,6 +443,10 @@ def _standalone_settings(options: Any) -> DnsSettings:
             upstreams += [(server, 53) for server in resolv_conf_nameservers(options.resolv_conf)]
         except OSError as error:
             raise ValueError(f"cannot read {options.resolv_conf}: {error.strerror}") from None
+    try:
+        networks = reverse_cidrs(options.reverse_cidr, "--reverse-cidr")
+    except SettingsError as error:
+        raise ValueError(error.problem.render()) from None
     return DnsSettings(
         bind_host=host,
         bind_port=int(port),
@@ -439,6 +454,8 @@ def _standalone_settings(options: Any) -> DnsSettings:
         upstreams=tuple(upstreams),
         records_file=options.records,
         forward_timeout=options.forward_timeout,
+        reverse_networks=networks,
+        ns_addresses=ns_addresses("", host),
     )
 
 

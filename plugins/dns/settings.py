@@ -13,6 +13,15 @@
         recordsFile: dns-records.yaml   # the file source (relative to the config file)
         recordSources: [file]           # default: every source with something to serve
         forwardTimeout: 2s              # per upstream and question (Go duration)
+        reverseCIDRs: [172.30.0.0/16]   # networks whose reverse zones are answered here
+
+* reverse networks: ``dnsServerConfig.reverseCIDRs`` when set (``[]`` for
+  none), else the service and pod networks the config names elsewhere:
+  ``bridgeNetwork.serviceNetworkCIDR`` and ``podCIDR``, ``proxyArguments``
+  ``cluster-cidr`` (comma-separated) and ``kubeletArguments`` ``pod-cidr``
+  (values there that are not CIDRs are left to their owners to report);
+* the apex's name server ``ns.dns.<domain>``: ``dnsIP``, else the bind
+  host when it is one address.
 """
 
 from __future__ import annotations
@@ -26,12 +35,13 @@ from nodehost import Problem
 from nodehost.config.hostport import go_atoi, join_host_port, parse_ip, split_host_port
 
 SECTION = "dnsServerConfig"
-SECTION_KEYS = ("recordsFile", "recordSources", "forwardTimeout")
+SECTION_KEYS = ("recordsFile", "recordSources", "forwardTimeout", "reverseCIDRs")
 DEFAULT_DOMAIN = "cluster.local"
 DEFAULT_FORWARD_TIMEOUT = 2.0
 HOST_RESOLV_CONF = "/etc/resolv.conf"
 
 Upstream = tuple[str, int]
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class SettingsError(ValueError):
@@ -53,6 +63,8 @@ class DnsSettings:
     records_file: str | None = None
     record_sources: tuple[str, ...] | None = None
     forward_timeout: float = DEFAULT_FORWARD_TIMEOUT
+    reverse_networks: tuple[IPNetwork, ...] = ()
+    ns_addresses: tuple[str, ...] = ()
 
     @property
     def address(self) -> str:
@@ -76,6 +88,8 @@ def settings_from_config(config: Any, host_resolv_conf: str = HOST_RESOLV_CONF) 
         records_file=_records_file(section, config.base_dir),
         record_sources=_record_sources(section),
         forward_timeout=_forward_timeout(section),
+        reverse_networks=reverse_networks_of(config, section),
+        ns_addresses=ns_addresses(config.dns_ip, host),
     )
 
 
@@ -170,6 +184,7 @@ def section_problems(config: Any) -> list[Problem]:
         lambda: _records_file(section, config.base_dir),
         lambda: _record_sources(section),
         lambda: _forward_timeout(section),
+        lambda: _reverse_cidrs(section),
     )
     for check in checks:
         try:
@@ -223,3 +238,59 @@ def _forward_timeout(section: Mapping[str, Any]) -> float:
     if seconds <= 0:
         raise SettingsError(Problem.invalid(path, str(value), "must be greater than zero"))
     return seconds
+
+
+def _reverse_cidrs(section: Mapping[str, Any]) -> tuple[IPNetwork, ...] | None:
+    """``reverseCIDRs``: None when absent."""
+    value = section.get("reverseCIDRs")
+    return None if value is None else reverse_cidrs(value, f"{SECTION}.reverseCIDRs")
+
+
+def reverse_cidrs(value: Any, path: str) -> tuple[IPNetwork, ...]:
+    """A list of CIDRs, each with a prefix of at least 8 bits; :class:`SettingsError` if bad."""
+    if not isinstance(value, list):
+        raise SettingsError(Problem.invalid(path, str(value), "must be a list of CIDRs"))
+    networks = []
+    for index, item in enumerate(value):
+        network = parse_cidr(item)
+        if network is None or network.prefixlen < 8:
+            detail = "must be a CIDR such as 172.30.0.0/16 (a prefix of 8 bits or more)"
+            raise SettingsError(Problem.invalid(f"{path}[{index}]", str(item), detail))
+        networks.append(network)
+    return tuple(networks)
+
+
+def parse_cidr(value: Any) -> IPNetwork | None:
+    """``value`` as a network (host bits ignored), or None when it is not a CIDR."""
+    if not isinstance(value, str) or "/" not in value:
+        return None
+    try:
+        return ipaddress.ip_network(value.strip(), strict=False)
+    except ValueError:
+        return None
+
+
+def reverse_networks_of(config: Any, section: Mapping[str, Any]) -> tuple[IPNetwork, ...]:
+    """The networks whose reverse zones the server answers (see the module docstring)."""
+    explicit = _reverse_cidrs(section)
+    if explicit is not None:
+        return explicit
+    bridge = config.extra.get("bridgeNetwork")
+    bridge = bridge if isinstance(bridge, Mapping) else {}
+    texts = [bridge.get("serviceNetworkCIDR"), bridge.get("podCIDR")]
+    for values in (
+        config.proxy_arguments.get("cluster-cidr"),
+        config.kubelet_arguments.get("pod-cidr"),
+    ):
+        texts += [part for value in values or () for part in str(value).split(",")]
+    networks = [parse_cidr(text) for text in texts]
+    return tuple(dict.fromkeys(n for n in networks if n is not None and n.prefixlen >= 8))
+
+
+def ns_addresses(dns_ip: str, bind_host: str) -> tuple[str, ...]:
+    """The address of ``ns.dns.<domain>``: ``dnsIP``, else a bind host that is one address."""
+    for text in (dns_ip, bind_host):
+        address = parse_ip(text) if text else None
+        if address is not None and not address.is_unspecified:
+            return (str(address),)
+    return ()

@@ -7,6 +7,8 @@ looks like this; every key but ``name`` and ``port`` may be left out::
     - name: web                     # DNS-1123 label
       namespace: default            # default "default"
       clusterIP: 172.30.0.10        # an IP, "None" (headless), or absent (no DNS name)
+      clusterIPs: [172.30.0.10, fd00::10]   # dual stack: one IP of each family (the
+                                            # first is clusterIP); AAAA for the IPv6 one
       ports:
       - {name: http, port: 80, protocol: TCP}   # protocol TCP (default), UDP or SCTP
     - name: search
@@ -174,7 +176,7 @@ class _Reader:
             seen.add(key)
 
     def service(self, value: Any, where: str) -> Service:
-        known = ("name", "namespace", "clusterIP", "type", "externalName", "ports")
+        known = ("name", "namespace", "clusterIP", "clusterIPs", "type", "externalName", "ports")
         item = self.mapping(value, where, known)
         external = item.get("externalName")
         kind = self.text(item.get("type"), f"{where}.type", EXTERNAL_NAME if external else "")
@@ -183,9 +185,7 @@ class _Reader:
             raise self.fail(f"{where}.type", f"must be one of {', '.join(_SERVICE_TYPES)}")
         if (kind == EXTERNAL_NAME) != (external is not None):
             raise self.fail(f"{where}.externalName", "is required exactly for type ExternalName")
-        cluster_ip = self.text(item.get("clusterIP"), f"{where}.clusterIP")
-        if cluster_ip and cluster_ip != HEADLESS:
-            cluster_ip = self.ip(cluster_ip, f"{where}.clusterIP")
+        cluster_ip, secondary_ip = self.cluster_ips(item, where)
         return Service(
             namespace=self.label(item.get("namespace"), f"{where}.namespace", "default"),
             name=self.label(item.get("name"), f"{where}.name"),
@@ -193,7 +193,28 @@ class _Reader:
             type=kind,
             external_name=self.dns_name(external, f"{where}.externalName") if external else "",
             ports=self.ports(item.get("ports"), f"{where}.ports", target=True),
+            secondary_ip=secondary_ip,
         )
+
+    def cluster_ips(self, item: Mapping[str, Any], where: str) -> tuple[str, str]:
+        """``clusterIP`` and ``clusterIPs`` as the API validates them: (primary, secondary)."""
+        cluster_ip = self.text(item.get("clusterIP"), f"{where}.clusterIP")
+        if cluster_ip and cluster_ip != HEADLESS:
+            cluster_ip = self.ip(cluster_ip, f"{where}.clusterIP")
+        at = f"{where}.clusterIPs"
+        listed = []
+        for index, value in enumerate(self.items(item.get("clusterIPs"), at)):
+            text = self.text(value, f"{at}[{index}]")
+            listed.append(text if text == HEADLESS else self.ip(text, f"{at}[{index}]"))
+        if not listed:
+            return cluster_ip, ""
+        if cluster_ip and listed[0] != cluster_ip:
+            raise self.fail(at, f"the first entry must be clusterIP ({cluster_ip})")
+        if len(listed) > 2 or (len(listed) == 2 and HEADLESS in listed):
+            raise self.fail(at, 'at most two IPs, one per family, or just "None"')
+        if len(listed) == 2 and (":" in listed[0]) == (":" in listed[1]):
+            raise self.fail(at, "two IPs must be of different families (IPv4 and IPv6)")
+        return listed[0], listed[1] if len(listed) == 2 else ""
 
     def endpoints(self, value: Any, where: str) -> Endpoints:
         item = self.mapping(value, where, ("name", "namespace", "subsets"))

@@ -17,7 +17,9 @@ source runs) and keeps the DNS records in step:
 * ``sink.synced()`` once both first lists are written (the DNS component is
   not ready before that).
 
-EndpointSlices become the DNS model's :class:`Endpoints`: the slices that
+A Service's cluster IPs are ``spec.clusterIPs`` (both families of a
+dual-stack service), else ``spec.clusterIP``.  EndpointSlices become the DNS
+model's :class:`Endpoints`: the slices that
 carry the label ``kubernetes.io/service-name: <svc>`` make up the endpoints
 of service ``<svc>`` (one subset per slice, slices in name order), with the
 ready endpoints only (``conditions.ready`` missing counts as ready, as the API
@@ -73,10 +75,12 @@ def service_from_api(obj: Mapping[str, Any]) -> Service:
     """The DNS view of a ``v1`` Service object."""
     metadata, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     kind = spec.get("type") or "ClusterIP"
+    cluster_ips = [ip for ip in spec.get("clusterIPs") or () if ip] or [spec.get("clusterIP") or ""]
     return Service(
         namespace=metadata.get("namespace") or "default",
         name=metadata["name"],
-        cluster_ip=spec.get("clusterIP") or "",
+        cluster_ip=cluster_ips[0],
+        secondary_ip=cluster_ips[1] if len(cluster_ips) > 1 else "",
         type=kind,
         external_name=(spec.get("externalName") or "").rstrip(".").lower()
         if kind == EXTERNAL_NAME

@@ -14,32 +14,31 @@ from dnsrun import answer_set, ask, dig, fqdn, needs_dig, rcode
 
 from nodehost.plugins.dns.records import fnv32a_hex
 
-WEB_HASH = fnv32a_hex("172.30.0.10")
+WEB = "web.default.svc.cluster.local."
 DB_1_HASH = fnv32a_hex("10.128.0.6")
 
 #: (question name, type) -> the answer section as (owner, type, rdata) triples.
 ANSWERS = {
     ("web.default.svc", "A"): {(fqdn("web.default.svc"), "A", "172.30.0.10")},
-    ("anything.web.default.svc", "A"): {(fqdn("anything.web.default.svc"), "A", "172.30.0.10")},
     ("_http._tcp.web.default.svc", "SRV"): {
         (
             fqdn("_http._tcp.web.default.svc"),
             "SRV",
-            f"10 100 80 {WEB_HASH}.web.default.svc.cluster.local.",
+            f"10 100 80 {WEB}",
         )
     },
     ("*._udp.web.default.svc", "SRV"): {
         (
             fqdn("*._udp.web.default.svc"),
             "SRV",
-            f"10 100 53 {WEB_HASH}.web.default.svc.cluster.local.",
+            f"10 100 53 {WEB}",
         )
     },
     ("_http.*.web.default.svc", "SRV"): {
         (
             fqdn("_http.*.web.default.svc"),
             "SRV",
-            f"10 100 80 {WEB_HASH}.web.default.svc.cluster.local.",
+            f"10 100 80 {WEB}",
         )
     },
     ("db.prod.svc", "A"): {
@@ -74,7 +73,14 @@ REVERSE = {
 }
 
 #: Names under the domain that do not exist, and existing names without such records.
-NXDOMAIN = ["nope.default.svc", "db-9.db.prod.svc", "x.y.pod", "foo", "a.b.other"]
+NXDOMAIN = [
+    "nope.default.svc",
+    "db-9.db.prod.svc",
+    "x.y.pod",
+    "foo",
+    "a.b.other",
+    "anything.web.default.svc",
+]
 NODATA = [("default.svc", "A"), ("svc", "A"), ("web.default.svc", "AAAA"), ("v6.default.svc", "A")]
 
 TRANSPORTS = pytest.mark.parametrize("tcp", [False, True], ids=["udp", "tcp"])
@@ -212,7 +218,7 @@ def _receive(sock: socket.socket, count: int) -> bytes:
 
 DIG_SHORT = [
     (("web.default.svc", "A"), "172.30.0.10"),
-    (("_http._tcp.web.default.svc", "SRV"), f"10 100 80 {WEB_HASH}.web.default.svc.cluster.local."),
+    (("_http._tcp.web.default.svc", "SRV"), f"10 100 80 {WEB}"),
     (("db-0.db.prod.svc", "A"), "10.128.0.5"),
     (("web.default.endpoints", "A"), "10.128.1.5"),
     (("10-1-2-3.default.pod", "A"), "10.1.2.3"),

@@ -28,6 +28,14 @@ def test_the_example_records_load_with_their_defaults(tmp_path: Path) -> None:
     assert len(records.endpoints) == 4
 
 
+def test_a_dual_stack_service_keeps_both_cluster_ips(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text("services:\n- {name: a, clusterIPs: ['fd00:0::10', 172.30.0.10]}\n")
+    (service,) = load_records_file(str(path)).services
+    assert (service.cluster_ip, service.secondary_ip) == ("fd00::10", "172.30.0.10")
+    assert service.cluster_ips == ("fd00::10", "172.30.0.10")
+
+
 def test_an_empty_mapping_is_no_records(tmp_path: Path) -> None:
     path = tmp_path / "r.yaml"
     path.write_text("services: []\n")
@@ -48,6 +56,19 @@ BAD = [
         "endpoints[0].subsets[0].addresses[0].hostname: 'A_B' is not a DNS-1123 label",
     ),
     ("services: [\n", "DNS records file"),
+    (
+        "services:\n- {name: a, clusterIP: 10.0.0.1, clusterIPs: [10.0.0.2]}\n",
+        "services[0].clusterIPs: the first entry must be clusterIP (10.0.0.1)",
+    ),
+    (
+        "services:\n- {name: a, clusterIPs: [10.0.0.1, 10.0.0.2]}\n",
+        "services[0].clusterIPs: two IPs must be of different families",
+    ),
+    (
+        "services:\n- {name: a, clusterIPs: [10.0.0.1, 'fd00::1', 10.0.0.2]}\n",
+        "services[0].clusterIPs: at most two IPs",
+    ),
+    ("services:\n- {name: a, clusterIPs: [x]}\n", "services[0].clusterIPs[0]: 'x' is not an IP"),
 ]
 
 

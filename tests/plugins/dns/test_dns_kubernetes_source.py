@@ -60,6 +60,12 @@ def test_a_service_keeps_its_cluster_ip_type_and_named_ports() -> None:
     )
 
 
+def test_a_dual_stack_service_keeps_every_cluster_ip() -> None:
+    body = service_body("web", "default", "172.30.0.10", clusterIPs=["172.30.0.10", "fd00::10"])
+    service = service_from_api(body)
+    assert (service.cluster_ip, service.secondary_ip) == ("172.30.0.10", "fd00::10")
+
+
 def test_an_external_name_service_becomes_its_lower_case_target() -> None:
     body = service_body(
         "search", "default", "", type="ExternalName", externalName="WWW.Example.COM."
@@ -256,6 +262,20 @@ def test_endpoint_slices_answer_headless_names_and_srv(dns_server, writer) -> No
     _, response = converge(dns_server, fqdn("_pg._tcp.db.prod.svc"), "SRV", lambda r: True)
     targets = {value.split()[-1] for _, kind, value in answer_set(response) if kind == "SRV"}
     assert fqdn("db-0.db.prod.svc") in targets and len(targets) == 2
+
+
+def test_a_dual_stack_service_and_its_endpoints_answer_aaaa_and_ptr(dns_server, writer) -> None:
+    writer.create(
+        service_body("web", "default", "172.30.0.10", clusterIPs=["172.30.0.10", "fd00::10"])
+    )
+    v6 = slice_body("web-v6", "default", "web", [{"addresses": ["fd00:1::5"], "hostname": "w0"}],
+                    [{"name": "http", "port": 80}])  # fmt: skip
+    writer.create({**v6, "addressType": "IPv6"})
+    _, response = converge(dns_server, fqdn("web.default.svc"), "AAAA", lambda r: bool(r.answer))
+    assert answer_set(response) == {(fqdn("web.default.svc"), "AAAA", "fd00::10")}
+    endpoint = "5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.1.0.0.0.0.0.d.f.ip6.arpa."
+    _, response = converge(dns_server, endpoint, "PTR", lambda r: bool(r.answer))
+    assert answer_set(response) == {(endpoint, "PTR", fqdn("w0.web.default.svc"))}
 
 
 def test_after_the_api_server_restarts_the_records_resync(api, dns_server, writer) -> None:

@@ -40,7 +40,7 @@ def host_resolv_conf(tmp_path: Path) -> str:
 
 def config_of(node_dir: Path, **changes: Any) -> Any:
     config, problems = node_config_from_mapping(
-        {**NODE, **changes}, base_dir=str(node_dir), known_sections=[SECTION]
+        {**NODE, **changes}, base_dir=str(node_dir), known_sections=[SECTION, "bridgeNetwork"]
     )
     assert not [problem for problem in problems if problem.is_error], problems
     return config
@@ -123,6 +123,9 @@ def test_the_dns_section_sets_the_records_file_sources_and_timeout(node_dir) -> 
         ({"forwardTimeout": "2"}, f"{SECTION}.forwardTimeout"),
         ({"forwardTimeout": "0s"}, f"{SECTION}.forwardTimeout"),
         ({"recordsFile": 3}, f"{SECTION}.recordsFile"),
+        ({"reverseCIDRs": "10.0.0.0/8"}, f"{SECTION}.reverseCIDRs"),
+        ({"reverseCIDRs": ["172.30.0.0/16", "172.30.0.1"]}, f"{SECTION}.reverseCIDRs[1]"),
+        ({"reverseCIDRs": ["0.0.0.0/0"]}, f"{SECTION}.reverseCIDRs[0]"),
     ],
 )
 def test_a_bad_dns_section_is_reported_at_its_field(node_dir, section, path) -> None:
@@ -130,6 +133,31 @@ def test_a_bad_dns_section_is_reported_at_its_field(node_dir, section, path) -> 
         config=config_of(node_dir, **{SECTION: section}), selected=frozenset({"dns"})
     )
     assert [problem.path for problem in problems] == [path]
+
+
+def test_reverse_zones_are_the_networks_the_config_names_unless_listed(node_dir) -> None:
+    config = config_of(
+        node_dir,
+        bridgeNetwork={"podCIDR": "10.128.1.0/24", "serviceNetworkCIDR": "172.30.0.0/16"},
+        proxyArguments={"cluster-cidr": ["10.128.0.0/14,fd00:10::/56"]},
+        kubeletArguments={"pod-cidr": ["10.128.1.0/24"]},
+    )
+    assert [str(net) for net in settings_from_config(config).reverse_networks] == [
+        "172.30.0.0/16", "10.128.1.0/24", "10.128.0.0/14", "fd00:10::/56",
+    ]  # fmt: skip
+    listed = config_of(node_dir, bridgeNetwork={"podCIDR": "10.128.1.0/24"},
+                       **{SECTION: {"reverseCIDRs": ["fd00::/64"]}})  # fmt: skip
+    assert [str(net) for net in settings_from_config(listed).reverse_networks] == ["fd00::/64"]
+    none = config_of(node_dir, bridgeNetwork={"podCIDR": "10.128.1.0/24"},
+                     **{SECTION: {"reverseCIDRs": []}})  # fmt: skip
+    assert settings_from_config(none).reverse_networks == ()
+
+
+def test_the_apex_name_server_is_the_dns_ip_else_the_bind_address(node_dir) -> None:
+    assert settings_from_config(config_of(node_dir, dnsIP="10.0.0.2")).ns_addresses == ("10.0.0.2",)
+    assert settings_from_config(config_of(node_dir)).ns_addresses == ("127.0.0.1",)
+    unbound = config_of(node_dir, dnsBindAddress="0.0.0.0:53")
+    assert settings_from_config(unbound).ns_addresses == ()
 
 
 def test_a_bad_records_file_is_reported_at_records_file(node_dir) -> None:
@@ -168,6 +196,7 @@ def test_the_plan_is_a_task_that_reports_its_own_readiness(node_dir) -> None:
         "cluster domain: cluster.local",
         "record sources: file, kubernetes",
         "forwards to: 192.0.2.1:53",
+        "answers the reverse zones of: no network (PTR of known IPs only)",
     )
 
 

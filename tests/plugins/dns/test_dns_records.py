@@ -1,6 +1,8 @@
-"""The cluster record store and the name rules of reference §9.4, without sockets."""
+"""The cluster record store and the name rules (DNS specification 1.1.0, Origin), without sockets."""
 
 from __future__ import annotations
+
+import ipaddress
 
 import pytest
 
@@ -11,6 +13,7 @@ from nodehost.plugins.dns.records import (
     EndpointAddress,
     Endpoints,
     EndpointSubset,
+    IpIndex,
     Record,
     Service,
     ServicePort,
@@ -141,7 +144,7 @@ def test_names_above_services_exist_only_where_something_lives_below(name, rcode
 
 
 def test_the_apex_answers_its_soa() -> None:
-    assert zone_with().answer(D, "SOA").answer == (Record(QUERY_NAME, "SOA", None),)
+    assert zone_with().answer(D, "SOA").answer == (Record(QUERY_NAME, "SOA", D),)
 
 
 def test_pod_names_answer_their_dashed_ipv4_address() -> None:
@@ -187,10 +190,50 @@ def test_reverse_names_map_to_ips(name, ip) -> None:
 
 def test_a_cluster_ip_has_a_ptr_record_and_other_ips_do_not() -> None:
     zone = zone_with(WEB)
-    answer = zone.reverse("10.0.30.172.in-addr.arpa")
+    answer = zone.reverse("10.0.30.172.in-addr.arpa", "PTR")
     assert answer is not None
     assert answer.answer == (Record(QUERY_NAME, "PTR", f"web.default.svc.{D}"),)
-    assert zone.reverse("11.0.30.172.in-addr.arpa") is None
+    assert zone.reverse("11.0.30.172.in-addr.arpa", "PTR") is None
+
+
+def test_an_endpoint_ip_has_a_ptr_record_to_its_hostname_or_hash() -> None:
+    zone = zone_with(HEADLESS, DB_ENDPOINTS)
+    named, hashed = (
+        zone.reverse("5.0.128.10.in-addr.arpa", "PTR"),
+        zone.reverse("6.0.128.10.in-addr.arpa", "PTR"),
+    )
+    assert named is not None and hashed is not None
+    assert named.answer == (Record(QUERY_NAME, "PTR", f"db-0.db.prod.svc.{D}"),)
+    assert hashed.answer == (
+        Record(QUERY_NAME, "PTR", f"{fnv32a_hex('10.128.0.6')}.db.prod.svc.{D}"),
+    )
+    assert ("svc", "prod", "db") in named.deps
+
+
+def test_inside_a_reverse_network_unknown_addresses_are_nxdomain_not_forwarded() -> None:
+    store = ClusterRecords()
+    store.sink("a").replace([WEB], [])
+    zone = ClusterZone(D, store, reverse_networks=[ipaddress.ip_network("172.30.0.0/16")])
+    unknown = zone.reverse("99.0.30.172.in-addr.arpa", "PTR")
+    assert unknown is not None
+    assert (unknown.rcode, unknown.zone) == ("NXDOMAIN", "30.172.in-addr.arpa")
+    assert zone.reverse("99.0.31.172.in-addr.arpa", "PTR") is None
+    assert zone.reverse("172.in-addr.arpa", "SOA") is None
+    apex = zone.reverse("30.172.in-addr.arpa", "SOA")
+    assert apex is not None and apex.answer == (Record(QUERY_NAME, "SOA", "30.172.in-addr.arpa"),)
+
+
+def test_an_ip_index_keeps_one_key_bare_and_several_in_a_set() -> None:
+    index = IpIndex()
+    index.add("10.0.0.1", ("a", "x"))
+    index.add("10.0.0.1", ("a", "x"))
+    assert index.get("10.0.0.1") == (("a", "x"),)
+    index.add("10.0.0.1", ("b", "y"))
+    assert index.get("10.0.0.1") == (("a", "x"), ("b", "y"))
+    index.discard("10.0.0.1", ("a", "x"))
+    assert index.get("10.0.0.1") == (("b", "y"),)
+    index.discard("10.0.0.1", ("b", "y"))
+    assert index.get("10.0.0.1") == () and len(index) == 0
 
 
 # --- the store --------------------------------------------------------------------------------
@@ -209,12 +252,15 @@ def test_replacing_with_the_same_records_touches_nothing() -> None:
     assert sink.replace([WEB], []) == set()
 
 
-def test_changed_endpoints_touch_only_their_service() -> None:
+def test_changed_endpoints_touch_their_service_and_the_ips_that_moved() -> None:
     store = ClusterRecords()
     sink = store.sink("a")
     sink.replace([HEADLESS, WEB], [DB_ENDPOINTS])
     moved = Endpoints("prod", "db", (EndpointSubset((EndpointAddress("10.128.0.9"),)),))
-    assert sink.replace([HEADLESS, WEB], [moved]) == {("svc", "prod", "db")}
+    assert sink.replace([HEADLESS, WEB], [moved]) == {
+        ("svc", "prod", "db"),
+        *{("ptr", ip) for ip in ("10.128.0.5", "10.128.0.6", "10.128.0.9")},
+    }
 
 
 def test_a_source_replaces_only_its_own_records() -> None:
@@ -245,3 +291,17 @@ def test_a_change_drops_exactly_the_cached_answers_it_touches() -> None:
         [DB_ENDPOINTS],
     )
     assert set(cache.entries) == {b"db"}
+
+
+def test_a_new_endpoint_drops_the_cached_nxdomain_of_its_reverse_name() -> None:
+    store = ClusterRecords()
+    cache = HotCache()
+    store.listen(cache.invalidate)
+    sink = store.sink("a")
+    sink.replace([HEADLESS], [])
+    zone = ClusterZone(D, store, reverse_networks=[ipaddress.ip_network("10.128.0.0/14")])
+    negative = zone.reverse("5.0.128.10.in-addr.arpa", "PTR")
+    assert negative is not None and negative.rcode == "NXDOMAIN"
+    cache.put(b"ptr", b"\0\0negative", negative.deps)
+    sink.replace([HEADLESS], [DB_ENDPOINTS])
+    assert cache.entries == {}
