@@ -56,9 +56,7 @@ def test_generated_config_carries_the_master_url(nodehost, master: Path, tmp_pat
 
 def test_start_without_config_generates_then_plans(nodehost, master: Path, tmp_path: Path) -> None:
     node = tmp_path / "generated"
-    args = generate_args(
-        master, f"--config-dir={node}", "--dry-run", "--standins=always", "--disable=runtime"
-    )
+    args = generate_args(master, f"--config-dir={node}", "--dry-run", "--standins=always")
     result = nodehost(*args, "--components=kubelet")
     assert result.code == 0, result.err
     assert f"Plan for {node / 'node-config.yaml'}" in result.out
@@ -66,7 +64,9 @@ def test_start_without_config_generates_then_plans(nodehost, master: Path, tmp_p
 
 def test_second_generation_reuses_the_folder(nodehost, master: Path, tmp_path: Path) -> None:
     node = tmp_path / "generated"
-    args = generate_args(master, f"--config-dir={node}", "--dry-run", "--standins=always")
+    args = generate_args(
+        master, f"--config-dir={node}", "--dry-run", "--standins=always", "--disable=runtime"
+    )
     nodehost(*args)
     key_before = (node / "server.key").read_bytes()
     result = nodehost(*args)
