@@ -131,6 +131,8 @@ class ProblemKind(enum.StrEnum):
     NOT_SUPPORTED = "Unsupported value"
     FORBIDDEN = "Forbidden"
     DUPLICATE = "Duplicate value"
+    #: nodehost's own kind: a key it reads, validates and then does nothing with.
+    NO_EFFECT = "has no effect in nodehost"
 
 
 _NO_VALUE = object()
@@ -189,6 +191,11 @@ class Problem:
     @classmethod
     def forbidden(cls, path: str, detail: str, *, severity: Severity = Severity.ERROR) -> Problem:
         return cls(path, ProblemKind.FORBIDDEN, detail, severity=severity)
+
+    @classmethod
+    def no_effect(cls, path: str, why: str) -> Problem:
+        """A warning: ``<path>: has no effect in nodehost: <why>``."""
+        return cls(path, ProblemKind.NO_EFFECT, why, severity=Severity.WARNING)
 
     @property
     def has_value(self) -> bool:

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from nodehost.config.defaults import apply_v1_defaults
+from nodehost.config.noeffect import keys_without_effect
 from nodehost.config.paths import resolve_paths
 from nodehost.config.quantity import parse_quantity
 from nodehost.config.schema import (
@@ -340,6 +341,8 @@ def build_node_config(
       field path whose detail names the line and column; all are reported;
     * unknown keys, at any depth, are warnings (errors when ``strict``) that
       suggest the closest known key;
+    * keys nodehost does not act on are recorded in ``set_without_effect``
+      (validation warns about them, :mod:`nodehost.config.noeffect`);
     * top-level keys in ``known_sections`` (plugin-owned) are kept raw in
       ``NodeConfig.extra``;
     * Origin's v1 defaults are applied and relative paths resolved against
@@ -362,6 +365,8 @@ def build_node_config(
         source=doc.source,
         base_dir=doc.base_dir,
     )
+    wrong = [problem.path for problem in builder.problems]
+    config = replace(config, set_without_effect=keys_without_effect(raw, wrong))
     return config, builder.problems
 
 

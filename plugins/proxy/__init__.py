@@ -141,6 +141,21 @@ class Proxy:
             run=ProcessSpec(
                 argv=("kube-proxy", f"--config={path}", *launch.flags), readiness=readiness
             ),
-            files=(FileSpec(path, render_config_file(launch.document, context.config.source)),),
+            files=(
+                FileSpec(
+                    path,
+                    render_config_file(_document(launch, context.config), context.config.source),
+                ),
+            ),
             notes=tuple(notes),
         )
+
+
+def _document(launch: Any, config: Any) -> dict[str, Any]:
+    """The KubeProxyConfiguration, with ``acceptContentTypes``, a field no flag sets."""
+    document = dict(launch.document)
+    accept = config.master_client_connection_overrides.accept_content_types
+    if accept:
+        connection = dict(document.get("clientConnection") or {})
+        document["clientConnection"] = {**connection, "acceptContentTypes": accept}
+    return document

@@ -15,7 +15,8 @@ nodehost's defaults, as Origin built them:
 ``iptables.syncPeriod``             ``iptablesSyncPeriod``
 ``clientConnection.kubeconfig``     ``masterKubeConfig``
 ``clientConnection`` qps, burst,    ``masterClientConnectionOverrides``
-contentType
+contentType, acceptContentTypes     (the last one has no flag: written into
+                                    the file by the plugin)
 ``hostnameOverride``                ``nodeName``
 ``healthzBindAddress``              ``0.0.0.0:10256`` (kube-proxy's default)
 ``oomScoreAdj``                     ``0``
