@@ -143,6 +143,9 @@ REMOVED_FLAGS = (
 )
 
 #: The top-level fields of ``KubeProxyConfiguration`` (v1alpha1), besides apiVersion/kind.
+#: Nested fields nodehost may write that no flag sets.
+NESTED_FIELDS = frozenset({"clientConnection.acceptContentTypes"})
+
 CONFIG_FIELDS = frozenset(
     {
         "featureGates",
@@ -185,7 +188,11 @@ def check_configuration(document: Any) -> list[str]:
     type for every field a flag sets, and a supported ``mode``.
     """
     problems = KUBE_PROXY_FLAGS.check_document(
-        document, api_version=CONFIG_API_VERSION, kind=CONFIG_KIND, fields=CONFIG_FIELDS
+        document,
+        api_version=CONFIG_API_VERSION,
+        kind=CONFIG_KIND,
+        fields=CONFIG_FIELDS,
+        nested=NESTED_FIELDS,
     )
     mode = document.get("mode") if isinstance(document, dict) else None
     if mode not in (None, "", *PROXY_MODES):

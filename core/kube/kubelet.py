@@ -62,6 +62,32 @@ CONFIG_FLAG_DEPRECATION = (
 )
 _EVICTION = "Use --eviction-hard or --eviction-soft instead. Will be removed in a future version."
 
+_CADVISOR = (
+    "This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy "
+    "concerns, it will follow the standard CLI deprecation timeline before being removed."
+)
+#: cAdvisor's deprecated flags, as globalflags_linux.go registers them, with their Go types.
+_CADVISOR_FLAGS = (
+    ("application-metrics-count-limit", Int64Value),
+    ("boot-id-file", StringValue),
+    ("container-hints", StringValue),
+    ("containerd", StringValue),
+    ("enable-load-reader", BoolValue),
+    ("event-storage-age-limit", StringValue),
+    ("event-storage-event-limit", StringValue),
+    ("global-housekeeping-interval", DurationValue),
+    ("log-cadvisor-usage", BoolValue),
+    ("machine-id-file", StringValue),
+    ("storage-driver-user", StringValue),
+    ("storage-driver-password", StringValue),
+    ("storage-driver-host", StringValue),
+    ("storage-driver-db", StringValue),
+    ("storage-driver-table", StringValue),
+    ("storage-driver-secure", BoolValue),
+    ("storage-driver-buffer-duration", DurationValue),
+    ("containerd-namespace", StringValue),
+)
+
 _NO_SPLIT = functools.partial(MapStringStringValue, no_split=True)
 _LANGLE = functools.partial(MapStringStringValue, separator="<")
 
@@ -82,11 +108,9 @@ _COMMAND_LINE_FLAGS = (
     Flag("cert-dir", StringValue),
     Flag("cloud-provider", StringValue),
     Flag("root-dir", StringValue),
-    Flag("seccomp-default", BoolValue),
     Flag("node-labels", ConfigurationMapValue),
     Flag("lock-file", StringValue),
     Flag("exit-on-lock-contention", BoolValue),
-    Flag("fail-cgroupv1", BoolValue),
     Flag("runtime-cgroups", StringValue),
     Flag("image-credential-provider-config", StringValue),
     Flag("image-credential-provider-bin-dir", StringValue),
@@ -109,6 +133,10 @@ _COMMAND_LINE_FLAGS = (
         BoolValue,
         deprecated="will be removed in 1.25 or later.",
     ),
+    # cAdvisor's global flags the kubelet re-registers (globalflags_linux.go): one used,
+    # eighteen deprecated; underscores in their Go names read as dashes.
+    Flag("housekeeping-interval", DurationValue),
+    *(Flag(name, value, deprecated=_CADVISOR) for name, value in _CADVISOR_FLAGS),
     # component-base logging flags that stay on the command line (not deprecated).
     Flag("v", VerbosityValue, shorthand="v"),
     Flag("vmodule", VModuleValue),
@@ -119,6 +147,9 @@ _COMMAND_LINE_FLAGS = (
 
 _CONFIG_FLAGS = (
     _cfg("enable-server", BoolValue, "enableServer"),
+    # AddKubeletConfigFlags registers both (KubeletConfiguration fields), like every flag here.
+    _cfg("seccomp-default", BoolValue, "seccompDefault"),
+    _cfg("fail-cgroupv1", BoolValue, "failCgroupV1"),
     _cfg("fail-swap-on", BoolValue, "failSwapOn"),
     _cfg("pod-manifest-path", StringValue, "staticPodPath"),
     _cfg("sync-frequency", DurationValue, "syncFrequency"),

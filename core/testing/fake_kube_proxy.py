@@ -10,10 +10,12 @@ at the boundary nodehost touches:
   argument is refused as kube-proxy refuses it;
 * ``--config FILE`` is read and checked (apiVersion
   ``kubeproxy.config.k8s.io/v1alpha1``, kind ``KubeProxyConfiguration``,
-  known top-level fields, value types, a supported ``mode``); a missing or
+  known fields, also inside the structures its flags reach, value types, a
+  supported ``mode``); a missing or
   wrong file prints ``Error: failed complete: FILE: ...`` and exits 1.  With a
   config file the flags that map to its fields are ignored, as kube-proxy
-  ignores them;
+  ignores them.  Without one, ``--proxy-mode`` must name a mode a current
+  kube-proxy has (``userspace`` is gone);
 * ``/healthz`` is served on ``healthzBindAddress`` (default ``0.0.0.0:10256``;
   without ``--config``, from ``--healthz-bind-address``/``--healthz-port``,
   where port 0 means no server);
@@ -75,6 +77,13 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
             document.get("healthzBindAddress") or "", document.get("bindAddress") or ""
         )
     else:
+        mode = parsed.values["proxy-mode"].config() if "proxy-mode" in parsed.values else ""
+        if mode not in ("", *kube.PROXY_MODES):
+            supported = ", ".join(f'"{name}"' for name in kube.PROXY_MODES)
+            PROGRAM.fail(
+                f'KubeProxyConfiguration.mode: Unsupported value: "{mode}": supported values: '
+                + supported
+            )
         healthz = flags_healthz_address(parsed.values)
     run_standin(kube.PROGRAM, healthz)
 
