@@ -128,3 +128,77 @@ def test_no_gateway_in_the_result_skips_the_step() -> None:
     check_gateway(sandbox, attachment(((ADDRESS, None),)), echoed.append)
     assert sandbox.calls == []
     assert echoed == ["  gateway  ok  skipped: the result names no gateway"]
+
+
+class FakeSandboxContext(FakeSandbox):
+    """The stand-in as ``run_check`` makes it: constructed, entered, reporting its cleanup."""
+
+    made: list[FakeSandboxContext] = []
+
+    def __init__(self, *, bin_dirs, prefix) -> None:
+        super().__init__()
+        self.bin_dirs, self.prefix, self.name = bin_dirs, prefix, f"{prefix}-x"
+        self.cleanup_report = ["namespace nh-check-x and its interfaces removed"]
+        FakeSandboxContext.made.append(self)
+
+    def __enter__(self) -> FakeSandboxContext:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.calls.append("cleanup")
+
+
+def test_run_check_reports_the_network_the_plugins_and_the_cleanup(monkeypatch, tmp_path) -> None:
+    from nodehost.cni import CniNetwork, check
+
+    for plugin in ("bridge", "host-local", "loopback"):
+        (tmp_path / plugin).write_text("#!/bin/sh\n")
+        (tmp_path / plugin).chmod(0o755)
+    conflist = {
+        "cniVersion": "1.0.0",
+        "name": "demo",
+        "plugins": [{"type": "bridge", "ipam": {"type": "host-local"}}],
+    }
+    network = CniNetwork(
+        "bridge", str(tmp_path / "net.d"), (str(tmp_path),), conflist, "10-demo.conflist"
+    )
+    monkeypatch.setattr(check, "Sandbox", FakeSandboxContext)
+    echoed: list[str] = []
+    check.run_check(network, echoed.append)
+    [sandbox] = FakeSandboxContext.made[-1:]
+    assert (sandbox.bin_dirs, sandbox.prefix) == ((str(tmp_path),), "nh-check")
+    assert sandbox.calls == ["loopback", "ADD", f"reach {GATEWAY}", "CHECK", "DEL", "cleanup"]
+    assert echoed[0] == f"network demo (CNI 1.0.0) from {tmp_path / 'net.d' / '10-demo.conflist'}"
+    assert echoed[1] == f"  plugins  ok  bridge, host-local, loopback found in {tmp_path}"
+    assert echoed[2] == "  netns    ok  nh-check-x created"
+    assert echoed[-1] == "  cleanup  namespace nh-check-x and its interfaces removed"
+
+
+def test_run_check_names_a_missing_plugin_before_making_a_namespace(monkeypatch, tmp_path) -> None:
+    from nodehost.cni import CniNetwork, check
+
+    conflist = {"cniVersion": "1.0.0", "name": "demo", "plugins": [{"type": "bridge"}]}
+    network = CniNetwork("bridge", str(tmp_path), (str(tmp_path),), conflist, "10-demo.conflist")
+    monkeypatch.setattr(check, "Sandbox", FakeSandboxContext)
+    before = len(FakeSandboxContext.made)
+    with pytest.raises(RuntimeFailure, match="CNI plugins bridge, loopback not found"):
+        check.run_check(network, lines().append)
+    assert len(FakeSandboxContext.made) == before
+
+
+def test_a_list_without_check_support_skips_check() -> None:
+    echoed: list[str] = []
+    sandbox = FakeSandbox()
+    exercise(sandbox, {"cniVersion": "0.3.1", "plugins": [{"type": "bridge"}]}, echoed.append,
+             loopback=False)  # fmt: skip
+    assert sandbox.calls == ["ADD", f"reach {GATEWAY}", "DEL"]
+    assert "  CHECK    ok  skipped (CNI < 0.4.0 or disableCheck)" in echoed
+
+
+def test_the_add_step_describes_the_interface_and_its_gateway() -> None:
+    echoed: list[str] = []
+    exercise(FakeSandbox(), {"cniVersion": "1.0.0", "plugins": [{"type": "b"}]}, echoed.append)
+    [add] = [line for line in echoed if line.split()[0] == "ADD"]
+    assert add.startswith(f"  ADD      ok  eth0 {ADDRESS} gateway {GATEWAY} (") and add.endswith(
+        " ms)"
+    )
