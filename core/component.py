@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.config.schema import NodeConfig
+    from nodehost.manager import Hooks
+    from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord, NetworkProviderRecord
 
 
@@ -227,17 +230,21 @@ class PlanContext:
     ``node_state_dir`` the node's state directory (``--state-dir``), parent of
                     every component's ``state_dir``.
     ``network_providers`` every registered provider, by lower-case name.
-    ``hooks``       the core's hook facade (e.g. ``hooks.kubelet_arguments``).
+    ``dependents``  the selected components whose record names this one in
+                    ``after`` or ``requires`` (those that use it).
+    ``hooks``       the core's hook facade (:class:`nodehost.manager.Hooks`; a plugin
+                    calls the hooks it added with ``hooks.call_each``).
     """
 
-    config: Any
-    options: Any
+    config: NodeConfig
+    options: StartOptions | None
     record: ComponentRecord
     selected: frozenset[str]
     state_dir: str
     network_providers: Mapping[str, NetworkProviderRecord]
-    hooks: Any
+    hooks: Hooks | None
     node_state_dir: str = ""
+    dependents: frozenset[str] = frozenset()
 
 
 @runtime_checkable

@@ -27,13 +27,17 @@ from nodehost.markers import hookspec
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
 
+    from pluggy import PluginManager
+
+    from nodehost.config.schema import NodeConfig
+    from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
 
 # --- registration ---------------------------------------------------------------
 
 
 @hookspec(historic=True)
-def nodehost_addhooks(pluginmanager: Any) -> None:
+def nodehost_addhooks(pluginmanager: PluginManager) -> None:
     """Add hook specifications of a plugin's own (hooks for plugins of that plugin).
 
     **When**: once per plugin, as it is registered (the call is historic: a
@@ -120,7 +124,7 @@ def nodehost_adjust_config(raw: dict[str, Any], source: str) -> None:
 
 @hookspec
 def nodehost_validate_config(
-    config: Any,
+    config: NodeConfig,
     scope: ValidationScope,
     selected: frozenset[str],
     providers: Mapping[str, NetworkProviderRecord],
@@ -152,27 +156,29 @@ def nodehost_validate_config(
     """
 
 
-@hookspec
-def nodehost_kubelet_arguments(
-    config: Any, selected: frozenset[str], state_dir: str
-) -> Mapping[str, Sequence[str]]:
-    """Contribute kubelet arguments (e.g. a network provider's CNI directories).
+@hookspec(firstresult=True)
+def nodehost_obtain_config(options: StartOptions) -> str | None:
+    """Obtain the node's configuration file when the start options ask for it from elsewhere.
 
-    **When**: once while the kubelet component plans its command line, after
-    the defaults computed from NodeConfig and before ``kubeletArguments``, so
-    the user's ``kubeletArguments`` always win.
+    **When**: once per ``start`` (also ``--write-config``, ``--dry-run``),
+    before the configuration is loaded; not at all for ``--config FILE`` alone
+    or a configuration generated from flags, unless an implementation answers.
 
-    **Arguments**: ``config`` -- the resolved NodeConfig; ``selected`` -- the
-    names of the selected components; ``state_dir`` -- the node's state
-    directory (component ``X`` keeps its files under ``state_dir/X``).
+    **Arguments**: ``options`` -- the :class:`nodehost.options.StartOptions`
+    (the built-in ``bootstrap`` plugin answers when
+    ``--bootstrap-config-name`` is given: it fetches the configuration from
+    the API server and writes it under ``--config-dir``).
 
-    **Returns**: a mapping of flag name (without ``--``) to its values, or None.
-    Contributions are merged in call order; a later plugin's key replaces an
-    earlier one's.
+    **Returns**: the path of the NodeConfig file to load, or None when these
+    options are not for this plugin.  The core loads the file exactly as it
+    loads ``--config``.  With ``--bootstrap-config-name`` and no answer the
+    core refuses to start (exit 2) and names any plugin that failed to load.
 
-    **Kind**: broadcast.
+    **Kind**: firstresult: the first implementation that returns a path wins.
 
-    **Errors**: an exception fails the kubelet's planning with the plugin named.
+    **Errors**: a :class:`nodehost.errors.NodehostError` (a usage error, a
+    runtime failure) reaches the user as it is; any other exception fails the
+    command with exit 1 and one line naming the plugin.
     """
 
 
@@ -246,4 +252,27 @@ def nodehost_component_stopped(name: str) -> None:
 
     **Errors**: logged with the plugin named; the host carries on, so one
     failing plugin cannot stop the others from seeing the event.
+    """
+
+
+@hookspec
+def nodehost_metrics_collectors() -> Sequence[Any]:
+    """Add a plugin's own metrics to ``/metrics``.
+
+    **When**: once, when the host starts its health server (never with
+    ``--health-address=none``).
+
+    **Arguments**: none.
+
+    **Returns**: prometheus_client collectors: objects whose ``collect()``
+    yields metric families (``prometheus_client.core.GaugeMetricFamily`` and
+    the like).  ``collect()`` runs on every scrape, in the host's event loop:
+    it must only read values the plugin keeps, never block.  Name metrics
+    ``nodehost_<plugin>_*``.
+
+    **Kind**: broadcast; every plugin's collectors are served.
+
+    **Errors**: a hook that raises is logged with the plugin named and gives no
+    collectors; a ``collect()`` that raises is logged once and its metrics are
+    left out of the page, the other metrics are served.
     """

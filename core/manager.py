@@ -23,7 +23,7 @@ import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import pluggy
 
@@ -31,6 +31,8 @@ from nodehost import PROJECT_NAME
 from nodehost.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.config.schema import NodeConfig
+    from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
 
 #: Built-in plugins, loaded by module name exactly as entry points are.
@@ -49,6 +51,19 @@ ENV_NO_PLUGINS = "NODEHOST_NO_PLUGINS"
 ENV_STRICT = "NODEHOST_STRICT_PLUGINS"
 
 T = TypeVar("T")
+
+
+class Named(Protocol):
+    """What :func:`index_by_name` needs of a record: a name and its aliases."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+
+
+N = TypeVar("N", bound=Named)
 
 
 def _env_flag(name: str) -> bool:
@@ -311,10 +326,26 @@ class Hooks:
         for impl in reversed(caller.get_hookimpls()):
             yield impl.plugin_name, impl.function, impl.argnames
 
-    def _call_each(self, hook_name: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
-        """Call every implementation; yields (plugin name, result); exceptions propagate."""
+    def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Call every implementation of ``hook_name``: (plugin name, result) in call order.
+
+        For hooks that plugins add through ``nodehost_addhooks`` and call
+        themselves (the ``kubelet`` plugin's ``nodehost_kubelet_arguments``);
+        empty when no plugin added the hook.  An implementation that raises
+        is a ``PluginError`` naming the plugin and the hook.
+        """
+        caller = getattr(self._host.pm.hook, hook_name, None)
+        if caller is None or caller.spec is None:  # implemented, but nobody declared it
+            return []
+        results = []
         for plugin, function, argnames in self._impls(hook_name):
-            yield plugin, function(**{name: kwargs[name] for name in argnames})
+            try:
+                results.append((plugin, function(**{name: kwargs[name] for name in argnames})))
+            except Exception as error:
+                raise PluginError(
+                    f"plugin {plugin!r} failed in {hook_name}: {_one_line(error)}"
+                ) from error
+        return results
 
     def records(self, hook_name: str) -> list[Provided[Any]]:
         """The records every plugin returns from registration hook ``hook_name``.
@@ -324,7 +355,7 @@ class Hooks:
         hooks that plugins add through ``nodehost_addhooks``, e.g. the ``dns``
         plugin's ``nodehost_dns_record_sources``.
         """
-        provided = []
+        provided: list[Provided[Any]] = []
         for plugin, function, argnames in self._impls(hook_name):
             try:
                 records = list(function(**dict.fromkeys(argnames)) or ())
@@ -361,7 +392,7 @@ class Hooks:
 
     def validate_config(
         self,
-        config: Any,
+        config: NodeConfig,
         scope: ValidationScope,
         selected: frozenset[str],
         providers: Mapping[str, NetworkProviderRecord],
@@ -387,18 +418,23 @@ class Hooks:
                 problems.append(Problem.forbidden(plugin, f"validation failed: {_one_line(error)}"))
         return problems
 
-    def kubelet_arguments(
-        self, config: Any, selected: frozenset[str], state_dir: str
-    ) -> dict[str, list[str]]:
-        merged: dict[str, list[str]] = {}
-        for plugin, contribution in self._call_each(
-            "nodehost_kubelet_arguments", config=config, selected=selected, state_dir=state_dir
-        ):
-            for key, values in (contribution or {}).items():
-                if isinstance(values, str) or not isinstance(values, Sequence):
-                    raise PluginError(f"plugin {plugin!r} gave kubelet argument {key!r} a non-list")
-                merged[key] = list(values)
-        return merged
+    def obtain_config(self, options: StartOptions) -> str | None:
+        """The first path an implementation returns, or None (``nodehost_obtain_config``)."""
+        from nodehost.errors import NodehostError
+
+        for plugin, function, argnames in self._impls("nodehost_obtain_config"):
+            kwargs = {"options": options}
+            try:
+                path = function(**{name: kwargs[name] for name in argnames})
+            except NodehostError:
+                raise
+            except Exception as error:
+                raise PluginError(
+                    f"plugin {plugin!r} failed obtaining the configuration: {_one_line(error)}"
+                ) from error
+            if path is not None:
+                return str(path)
+        return None
 
     # run time
     def _notify(self, hook_name: str, **kwargs: Any) -> None:
@@ -426,12 +462,29 @@ class Hooks:
     def component_stopped(self, name: str) -> None:
         self._notify("nodehost_component_stopped", name=name)
 
+    def metrics_collectors(self) -> list[tuple[str, Any]]:
+        """Every plugin's ``nodehost_metrics_collectors``, as (plugin, collector) pairs."""
+        collected: list[tuple[str, Any]] = []
+        for plugin, function, _ in self._impls("nodehost_metrics_collectors"):
+            try:
+                collected.extend((plugin, collector) for collector in function() or ())
+            except Exception as error:
+                from nodehost.log import get_logger
+
+                get_logger().warning(
+                    "plugin hook failed",
+                    plugin=plugin,
+                    hook="nodehost_metrics_collectors",
+                    error=_one_line(error),
+                )
+        return collected
+
 
 def index_by_name(
-    provided: Iterable[Provided[Any]], kind: str, *, fold_case: bool = False
-) -> dict[str, Provided[Any]]:
+    provided: Iterable[Provided[N]], kind: str, *, fold_case: bool = False
+) -> dict[str, Provided[N]]:
     """Index records by name and alias; a clash names both providers (``PluginError``)."""
-    index: dict[str, Provided[Any]] = {}
+    index: dict[str, Provided[N]] = {}
     for item in provided:
         record = item.record
         for key in (record.name, *record.aliases):
@@ -446,9 +499,9 @@ def index_by_name(
     return index
 
 
-def unique(provided: Mapping[str, Provided[Any]]) -> list[Provided[Any]]:
+def unique(provided: Mapping[str, Provided[T]]) -> list[Provided[T]]:
     """The distinct records of an index built by :func:`index_by_name`, in first-seen order."""
-    seen: dict[int, Provided[Any]] = {}
+    seen: dict[int, Provided[T]] = {}
     for item in provided.values():
         seen.setdefault(id(item.record), item)
     return list(seen.values())

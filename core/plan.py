@@ -11,7 +11,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nodehost.binaries import StandinMode, resolve_program
 from nodehost.component import ComponentPlan, PlanContext, ProcessSpec
@@ -21,6 +21,7 @@ from nodehost.selection import start_order
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.inventory import Inventory
     from nodehost.manager import Provided
+    from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord
     from nodehost.resolve import ResolvedConfig
 
@@ -66,7 +67,7 @@ class Plan:
 def build_plan(
     inventory: Inventory,
     resolved: ResolvedConfig,
-    options: Any,
+    options: StartOptions,
     *,
     state_dir: str,
     overrides: Mapping[str, str],
@@ -102,7 +103,7 @@ def build_plan(
 
 
 def plan_context(
-    inventory: Inventory, resolved: ResolvedConfig, options: Any, name: str, state_dir: str
+    inventory: Inventory, resolved: ResolvedConfig, options: StartOptions, name: str, state_dir: str
 ) -> PlanContext:
     """The context component ``name`` plans in (its files go under ``state_dir/name``)."""
     return PlanContext(
@@ -114,6 +115,15 @@ def plan_context(
         network_providers=inventory.provider_records(),
         hooks=inventory.host.hooks,
         node_state_dir=state_dir,
+        dependents=dependents(inventory, resolved.selected, name),
+    )
+
+
+def dependents(inventory: Inventory, selected: frozenset[str], name: str) -> frozenset[str]:
+    """The selected components whose record names ``name`` in ``after`` or ``requires``."""
+    records = inventory.catalog.records
+    return frozenset(
+        other for other in selected if name in (*records[other].after, *records[other].requires)
     )
 
 

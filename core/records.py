@@ -18,7 +18,11 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.component import Component, NetworkProvider
+    from nodehost.options import StartOptions
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -74,9 +78,9 @@ class ComponentRecord:
 
     name: str
     summary: str
-    component: Any
+    component: Component
     default: bool = True
-    enable_if: Callable[[Any], bool] | None = None
+    enable_if: Callable[[StartOptions], bool] | None = None
     groups: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
@@ -107,7 +111,7 @@ class NetworkProviderRecord:
 
     name: str
     summary: str
-    provider: Any
+    provider: NetworkProvider
     aliases: tuple[str, ...] = ()
     config_section: str | None = None
 

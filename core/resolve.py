@@ -4,7 +4,8 @@ Origin's ``RunNode`` steps 1-5 (reference §1.7) as one pure-ish function of
 the start options and the inventory:
 
 1. obtain a NodeConfig: ``--config FILE``, or a folder generated from the flags
-   and the signer CA (``--write-config`` / no ``--config``), or bootstrap;
+   and the signer CA (``--write-config`` / no ``--config``), or one a plugin
+   obtains (``nodehost_obtain_config``: bootstrap);
 2. ``--listen`` given -> ``servingInfo.bindAddress``;
 3. ``dnsIP: 0.0.0.0`` -> the node IP, else the default local IPv4 address;
 4. pick the validation scope from the selected components' records; below
@@ -21,7 +22,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nodehost.errors import ConfigInvalid
+from nodehost.errors import ConfigInvalid, UsageError
 from nodehost.hostaddr import default_local_ipv4
 from nodehost.records import Problem, ValidationScope
 from nodehost.selection import SelectionRequest, select
@@ -108,12 +109,16 @@ def resolve_config(
 
 
 def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConfig, list[Problem]]:
-    """Step 1: the NodeConfig from ``--config``, generation or bootstrap."""
-    if options.bootstrapping:
-        from nodehost.cluster.bootstrap import bootstrap_node
-
-        path = bootstrap_node(options)
+    """Step 1: the NodeConfig a plugin obtains (bootstrap), else ``--config``, else generated."""
+    path = inventory.host.hooks.obtain_config(options)
+    if path is not None:
         return load_config_file(path, inventory, strict=options.strict_config)
+    if options.bootstrapping:
+        hint = inventory.host.failure_hint("")
+        raise UsageError(
+            "--bootstrap-config-name needs a plugin that bootstraps the node, and none is active"
+            + (f": {hint}" if hint else "")
+        )
     if options.config:
         return load_config_file(options.config, inventory, strict=options.strict_config)
     from nodehost.generate import generate_node_folder

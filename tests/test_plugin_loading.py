@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from nodehost import hookimpl
 from nodehost.errors import PluginError
 from nodehost.inventory import Inventory
 from nodehost.manager import BUILTIN_PLUGINS, LoadOptions, PluginHost
@@ -153,3 +154,24 @@ def test_registration_hook_that_raises_disables_a_third_party_plugin() -> None:
     assert host.infos["exploding"].status == "failed"
     assert "RuntimeError: boom" in host.infos["exploding"].error
     assert "kubelet" in inventory.catalog.records
+
+
+def test_contributors_to_the_kubelets_hook_load_without_the_kubelet_plugin() -> None:
+    host = load(entry_points=False, disabled=frozenset({"kubelet"}))
+    host.pm.check_pending()
+    assert host.infos["runtime"].status == "active"
+    assert host.hooks.call_each("nodehost_kubelet_arguments", config=None) == []
+
+
+def test_a_hook_a_plugin_added_is_called_through_the_facade_naming_a_failing_plugin() -> None:
+    class Broken:
+        @hookimpl(optionalhook=True)
+        def nodehost_kubelet_arguments(self) -> dict[str, list[str]]:
+            raise ValueError("no socket")
+
+    host = load(entry_points=False)
+    host.register(Broken(), "broken")
+    with pytest.raises(PluginError, match="plugin 'broken' failed in nodehost_kubelet_arguments"):
+        host.hooks.call_each(
+            "nodehost_kubelet_arguments", config=None, selected=frozenset(), state_dir=""
+        )

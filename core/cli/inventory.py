@@ -19,7 +19,7 @@ def components(as_json: bool, **plugin_flags: Any) -> None:
     from nodehost.manager import unique
 
     inventory = load_inventory(**plugin_flags)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for item in sorted(unique(inventory.components), key=lambda item: item.record.name):
         record = item.record
         rows.append(

@@ -8,7 +8,7 @@ the host -- each a function of the previous stage's output.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -32,13 +32,28 @@ from nodehost.options import (
 )
 from nodehost.runtime.settings import DEFAULT_HEALTH_ADDRESS
 
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.binaries import StandinMode
+    from nodehost.component import ComponentPlan
+    from nodehost.inventory import Inventory
+    from nodehost.plan import Plan
+    from nodehost.resolve import ResolvedConfig
+    from nodehost.runtime import HostSettings
+
 
 def _given(ctx: click.Context, name: str) -> bool:
     source = ctx.get_parameter_source(name)
     return source is not None and source.name != "DEFAULT"
 
 
-@click.command(context_settings={"ignore_unknown_options": False})
+#: Every ``start`` flag can be set as ``NODEHOST_<FLAG>`` (``--state-dir``:
+#: ``NODEHOST_STATE_DIR``), as systemd's ``EnvironmentFile`` gives them; a flag wins.
+ENVIRONMENT_PREFIX = "NODEHOST"
+
+
+@click.command(
+    context_settings={"ignore_unknown_options": False, "auto_envvar_prefix": ENVIRONMENT_PREFIX}
+)
 @click.option(
     "--config", metavar="FILE", help="Run from this node config; other config flags are ignored."
 )
@@ -129,7 +144,7 @@ def _given(ctx: click.Context, name: str) -> bool:
 @click.option(
     "--state-dir",
     metavar="DIR",
-    help="Runtime state: pid files, generated component files (env NODEHOST_STATE_DIR).",
+    help="Runtime state: pid files, generated component files.",
 )
 @click.option(
     "--binary",
@@ -235,6 +250,24 @@ def start(ctx: click.Context, **flags: Any) -> None:
     raise click.exceptions.Exit(_run(plan, inventory, settings, flags["no_exec"]))
 
 
+def environment_variable(option: click.Option) -> str:
+    """``NODEHOST_`` and the option's long name: ``--state-dir`` -> ``NODEHOST_STATE_DIR``."""
+    longest = max(option.opts, key=len).lstrip("-")
+    return f"{ENVIRONMENT_PREFIX}_{longest.replace('-', '_').upper()}"
+
+
+def _show_environment_variables(command: click.Command) -> None:
+    """Give each option its ``NODEHOST_*`` variable and name it in ``--help``."""
+    for param in command.params:
+        if isinstance(param, click.Option) and param.allow_from_autoenv:
+            param.show_envvar = True
+            if param.envvar is None:
+                param.envvar = environment_variable(param)
+
+
+_show_environment_variables(start)
+
+
 def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
     optional = {} if flags["hostname"] is None else {"hostname": flags["hostname"].strip().lower()}
     return StartOptions(
@@ -276,12 +309,12 @@ def _dirname(path: str) -> str:
 
 
 def _plan(
-    inventory: Any,
-    resolved: Any,
+    inventory: Inventory,
+    resolved: ResolvedConfig,
     options: StartOptions,
     overrides: dict[str, str],
-    standins: Any,
-) -> Any:
+    standins: StandinMode,
+) -> Plan:
     from nodehost.plan import build_plan, default_state_dir
 
     return build_plan(
@@ -294,7 +327,7 @@ def _plan(
     )
 
 
-def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
+def _flags_line(inventory: Inventory, resolved: ResolvedConfig, options: StartOptions) -> str:
     """Origin's ``--write-flags``: the arguments of the components that print flags.
 
     A component prints ``flag_arguments(context)`` when it has that method (every
@@ -324,7 +357,7 @@ def _flags_line(inventory: Any, resolved: Any, options: StartOptions) -> str:
     return "\n".join(lines)
 
 
-def render_plan(plan: Any) -> str:
+def render_plan(plan: Plan) -> str:
     """The human-readable plan printed by ``--dry-run``."""
     lines = [f"Plan for {plan.config_source} (state in {plan.state_dir}):"]
     for index, component in enumerate(plan.components, 1):
@@ -337,7 +370,7 @@ def render_plan(plan: Any) -> str:
     return "\n".join(lines)
 
 
-def _plan_details(plan: Any) -> list[str]:
+def _plan_details(plan: ComponentPlan) -> list[str]:
     pad = " " * 8
     if plan.inactive_reason:
         return [f"{pad}inactive: {plan.inactive_reason}"]
@@ -350,7 +383,7 @@ def _plan_details(plan: Any) -> list[str]:
     return lines
 
 
-def plan_as_dict(plan: Any) -> dict[str, Any]:
+def plan_as_dict(plan: Plan) -> dict[str, Any]:
     """The plan as a JSON-ready mapping (``--dry-run --json``)."""
     components = []
     for component in plan.components:
@@ -373,17 +406,19 @@ def plan_as_dict(plan: Any) -> dict[str, Any]:
     return {"config": plan.config_source, "state_dir": plan.state_dir, "components": components}
 
 
-def _run(plan: Any, inventory: Any, settings: Any, no_exec: bool) -> int:
+def _run(plan: Plan, inventory: Inventory, settings: HostSettings, no_exec: bool) -> int:
     """Run the plan under the host (or exec the kubelet alone, as Origin did)."""
+    from nodehost.component import ProcessSpec
     from nodehost.log import get_logger
     from nodehost.runtime import can_exec, exec_single, run_plan
 
     for component in plan.components:
-        if component.standin:
+        run = component.plan.run
+        if component.standin and isinstance(run, ProcessSpec):
             get_logger().warning(
                 "STAND-IN: this is not a real node; the component runs nodehost.testing's stand-in",
                 component=component.name,
-                program=component.plan.run.argv[0],
+                program=run.argv[0],
             )
     if len(plan.components) == 1 and not (no_exec or settings.exit_on_ready):
         only = plan.components[0]
@@ -392,7 +427,7 @@ def _run(plan: Any, inventory: Any, settings: Any, no_exec: bool) -> int:
     return run_plan(plan, inventory.host.hooks, settings)
 
 
-def _host_settings(flags: dict[str, Any]) -> Any:
+def _host_settings(flags: dict[str, Any]) -> HostSettings:
     """The host's settings from the flags, checked before anything is loaded or planned."""
     from nodehost.runtime import HostSettings, RestartPolicy
     from nodehost.runtime.profile import check_profile_environment
@@ -409,16 +444,19 @@ def _host_settings(flags: dict[str, Any]) -> Any:
         restart=RestartPolicy(crash_loop_limit=flags["crash_loop_limit"]),
         health_address=health,
         exit_on_ready=flags["exit_on_ready"],
-        ready_timeout=_duration(flags["ready_timeout"], "--ready-timeout"),
+        ready_timeout=_optional_duration(flags["ready_timeout"], "--ready-timeout"),
     )
 
 
-def _duration(text: str | None, flag: str) -> float | None:
+def _optional_duration(text: str | None, flag: str) -> float | None:
+    return None if text is None else _duration(text, flag)
+
+
+def _duration(text: str, flag: str) -> float:
+    """``flag``'s Go duration in seconds; ``UsageError`` unless it parses and is positive."""
     from nodehost.config.goduration import parse_go_duration
     from nodehost.errors import UsageError
 
-    if text is None:
-        return None
     try:
         seconds = parse_go_duration(text)
     except ValueError as error:

@@ -9,7 +9,8 @@ Public API (resolved lazily; ``import nodehost.cni`` costs nothing):
 * describing a network -- :class:`CniNetwork`, :class:`HostLink`,
   :func:`node_network` (the configured provider's network), :data:`DEFAULT_CONF_DIR`;
 * writing one -- :func:`conflist_plan` (a provider's whole ``plan()``),
-  :func:`conflist_file_name`, :class:`SectionReader` (its config section);
+  :func:`conflist_file_name` (a provider reads its config section with
+  :class:`nodehost.config.sections.SectionReader`);
 * plugins -- :data:`DEFAULT_BIN_DIRS`, :func:`find_plugin`, :func:`require_plugins`;
 * running chains -- :class:`RuntimeConf`, :func:`add_network`,
   :func:`check_network`, :func:`delete_network`, :class:`CniError`;
@@ -19,7 +20,7 @@ Public API (resolved lazily; ``import nodehost.cni`` costs nothing):
 Modules: ``plugins`` (binary lookup), ``conflist`` (files, marker),
 ``invoke`` (one plugin), ``chain`` (a list), ``netns`` (namespaces),
 ``hostnet`` (links, addresses, sysctls), ``sandbox``, ``check``, ``network``,
-``provider``, ``ledger`` (what nodehost created), ``settings``.
+``provider``, ``ledger`` (what nodehost created).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ _LAZY = {
     "conflist_file_name": "nodehost.cni.conflist",
     "read_network_file": "nodehost.cni.conflist",
     "first_network": "nodehost.cni.conflist",
-    "SectionReader": "nodehost.cni.settings",
     "DEFAULT_BIN_DIRS": "nodehost.cni.plugins",
     "find_plugin": "nodehost.cni.plugins",
     "require_plugins": "nodehost.cni.plugins",
@@ -61,7 +61,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin, require_plugins
     from nodehost.cni.provider import conflist_plan
     from nodehost.cni.sandbox import Sandbox
-    from nodehost.cni.settings import SectionReader
 
 __all__ = [
     "DEFAULT_BIN_DIRS",
@@ -71,7 +70,6 @@ __all__ = [
     "HostLink",
     "RuntimeConf",
     "Sandbox",
-    "SectionReader",
     "add_network",
     "check_network",
     "clean_up",

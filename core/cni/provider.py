@@ -84,7 +84,8 @@ def check_writable(directory: str, who: str) -> None:
 def check_first(network: CniNetwork, who: str) -> str:
     """Fail if another configuration sorts before the provider's; the later ones, listed."""
     assert network.conf_path is not None
-    earlier, later = [], []
+    earlier: list[str] = []
+    later: list[str] = []
     for path in network_files(network.conf_dir):
         if path != network.conf_path:
             (earlier if path < network.conf_path else later).append(path)

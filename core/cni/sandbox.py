@@ -143,18 +143,18 @@ class Sandbox:
         Raises :class:`CniError` from the failing plugin; the attachment is
         then still DELeted when the sandbox closes, as runtimes do.
         """
-        conflist = copy.deepcopy(dict(conflist))
+        own: dict[str, Any] = copy.deepcopy(dict(conflist))
         if private_ipam:
-            self._privatise_ipam(conflist)
+            self._privatise_ipam(own)
         runtime = RuntimeConf(
             container_id=netns.unique_name(self.prefix),
             netns=self.netns_path,
             ifname=ifname,
             capability_args=dict(capability_args or {}),
         )
-        attachment = Attachment(conflist, runtime)
+        attachment = Attachment(own, runtime)
         self.attachments.append(attachment)
-        attachment.result = add_network(conflist, runtime, self.bin_dirs, timeout=self.timeout)
+        attachment.result = add_network(own, runtime, self.bin_dirs, timeout=self.timeout)
         return attachment
 
     def attach_loopback(self) -> Attachment:

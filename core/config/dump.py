@@ -21,7 +21,8 @@ def to_mapping(obj: Any) -> dict[str, Any]:
     ``omitempty`` fields are left out when empty; quantities become their text.
     """
     result: dict[str, Any] = {}
-    for attr, spec in field_specs(type(obj)):
+    cls: type = type(obj)  # a plain 'type': mypy takes type[Any] for unhashable
+    for attr, spec in field_specs(cls):
         value = getattr(obj, attr)
         if spec.omitempty and _is_empty(value):
             continue

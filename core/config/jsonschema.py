@@ -19,7 +19,7 @@ from nodehost.config.schema import API_VERSION, KIND, FieldSpec, Kind, NodeConfi
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 _QUANTITY_PATTERN = QUANTITY_FORMAT_ERROR.split("'")[1]
 _INT64 = {"minimum": -(1 << 63), "maximum": (1 << 63) - 1}
-_SIMPLE = {
+_SIMPLE: dict[Kind, dict[str, Any]] = {
     Kind.STRING: {"type": ["string", "null"]},
     Kind.BOOL: {"type": ["boolean", "null"]},
     Kind.INT: {"type": ["integer", "null"], **_INT64},

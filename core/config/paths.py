@@ -49,7 +49,8 @@ def resolve_paths(obj: T, base_dir: str) -> T:
     """Return a copy of a schema dataclass (``NodeConfig`` or a nested type) with every path
     field resolved against ``base_dir`` (which should be absolute)."""
     changes: dict[str, Any] = {}
-    for attr, spec in field_specs(type(obj)):
+    cls: type = type(obj)  # a plain 'type': mypy takes type[T] for unhashable
+    for attr, spec in field_specs(cls):
         value = getattr(obj, attr)
         if spec.is_path and isinstance(value, str):
             changes[attr] = resolve_path(base_dir, value)

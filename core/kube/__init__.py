@@ -6,10 +6,9 @@
 * :mod:`nodehost.kube.flags` -- :class:`~nodehost.kube.flags.Flag` and
   :class:`~nodehost.kube.flags.FlagSet`: Origin's ``Resolve``, pflag's
   command-line parsing, removed flags, the split into config file and flags;
-* :mod:`nodehost.kube.kubelet` -- the flag set of a current kubelet and the
-  ``KubeletConfiguration`` file it reads;
-* :mod:`nodehost.kube.kube_proxy` -- the same for kube-proxy and
-  ``KubeProxyConfiguration``;
+* :mod:`nodehost.kube.programs` -- the flag sets of a current kubelet and
+  kube-proxy, and the config files they read (``KubeletConfiguration``,
+  ``KubeProxyConfiguration``);
 * :mod:`nodehost.kube.configfile` -- writing and reading those files;
 * :mod:`nodehost.kube.healthz` -- the URL to probe a program's ``/healthz``.
 

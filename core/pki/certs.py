@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
+from typing import cast
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -125,7 +126,9 @@ def _sign_leaf(
     public_key: PublicKey,
     usage: x509.ObjectIdentifier,
 ) -> x509.Certificate:
-    authority = x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer.public_key())
+    authority = x509.AuthorityKeyIdentifier.from_issuer_public_key(
+        cast("PublicKey", issuer.public_key())  # a CA nodehost accepted: RSA, EC or Ed25519
+    )
     builder = (
         builder.issuer_name(issuer.subject)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)

@@ -33,6 +33,7 @@ from typing import TypeAlias
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric.types import CertificatePublicKeyTypes
 
 from nodehost.errors import PKIError
 
@@ -88,13 +89,13 @@ def decode_private_key(data: bytes, source: str) -> PrivateKey:
     return key
 
 
-def public_key_der(key: PublicKey) -> bytes:
+def public_key_der(key: PublicKey | CertificatePublicKeyTypes) -> bytes:
     """The DER SubjectPublicKeyInfo of ``key``, for comparing keys."""
     return key.public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )
 
 
-def key_matches(private_key: PrivateKey, public_key: PublicKey) -> bool:
+def key_matches(private_key: PrivateKey, public_key: PublicKey | CertificatePublicKeyTypes) -> bool:
     """Whether ``public_key`` (say, a certificate's) belongs to ``private_key``."""
     return public_key_der(private_key.public_key()) == public_key_der(public_key)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,6 +52,41 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+def kubeconfig(
+    server: str,
+    credentials: Mapping[str, Any],
+    *,
+    names: tuple[str, str, str],
+    ca_pem: bytes | None = None,
+    insecure: bool = False,
+    namespace: str | None = None,
+) -> dict[str, Any]:
+    """A kubeconfig mapping with one cluster, one user and one context, which is current.
+
+    ``names`` are the cluster's, the user's and the context's; ``credentials``
+    is the user entry (client certificate and key, data or files, or a token);
+    the cluster is verified against ``ca_pem`` unless ``insecure``.
+    """
+    cluster_name, user_name, context_name = names
+    cluster: dict[str, Any] = {"server": server}
+    if ca_pem:
+        cluster["certificate-authority-data"] = _b64(ca_pem)
+    if insecure:
+        cluster["insecure-skip-tls-verify"] = True
+    context = {"cluster": cluster_name, "user": user_name}
+    if namespace is not None:
+        context["namespace"] = namespace
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster_name, "cluster": cluster}],
+        "users": [{"name": user_name, "user": dict(credentials)}],
+        "contexts": [{"name": context_name, "context": context}],
+        "current-context": context_name,
+        "preferences": {},
+    }
+
+
 def node_kubeconfig(
     server_url: str,
     ca_pem: bytes,
@@ -61,35 +97,13 @@ def node_kubeconfig(
 ) -> dict[str, Any]:
     """The kubeconfig mapping for a client certificate whose CN is ``user``."""
     cluster = cluster_nickname(server_url)
-    user_nick = f"{user}/{cluster}"
-    context = f"{namespace}/{cluster}/{user}"
-    return {
-        "apiVersion": "v1",
-        "clusters": [
-            {
-                "cluster": {"certificate-authority-data": _b64(ca_pem), "server": server_url},
-                "name": cluster,
-            }
-        ],
-        "contexts": [
-            {
-                "context": {"cluster": cluster, "namespace": namespace, "user": user_nick},
-                "name": context,
-            }
-        ],
-        "current-context": context,
-        "kind": "Config",
-        "preferences": {},
-        "users": [
-            {
-                "name": user_nick,
-                "user": {
-                    "client-certificate-data": _b64(cert_pem),
-                    "client-key-data": _b64(key_pem),
-                },
-            }
-        ],
-    }
+    return kubeconfig(
+        server_url,
+        {"client-certificate-data": _b64(cert_pem), "client-key-data": _b64(key_pem)},
+        names=(cluster, f"{user}/{cluster}", f"{namespace}/{cluster}/{user}"),
+        ca_pem=ca_pem,
+        namespace=namespace,
+    )
 
 
 def dump_kubeconfig(config: dict[str, Any]) -> bytes:

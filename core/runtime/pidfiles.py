@@ -32,6 +32,8 @@ from nodehost.runtime import proc
 MARKER_VARIABLE = "NODEHOST_MANAGED"
 COMPONENT_VARIABLE = "NODEHOST_COMPONENT"
 RUN_DIRECTORY = "run"
+#: How long to wait for SIGKILLed processes to disappear.
+KILL_WAIT = 10.0
 LOCK_FILE = "host.lock"
 
 
@@ -84,7 +86,7 @@ def remove_pid_file(state_dir: str, component: str) -> None:
 
 def read_pid_files(state_dir: str) -> list[PidRecord]:
     """Every readable pid file in the run directory (malformed ones are skipped)."""
-    records = []
+    records: list[PidRecord] = []
     folder = run_directory(state_dir)
     if not folder.is_dir():
         return records
@@ -138,7 +140,7 @@ async def end_processes(pids: list[int], grace: float) -> list[int]:
     for pid in alive:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    await wait_gone(alive, 10.0)
+    await wait_gone(alive, KILL_WAIT)
     return alive
 
 

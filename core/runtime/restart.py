@@ -9,6 +9,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from nodehost.backoff import Backoff
 from nodehost.runtime.settings import RestartPolicy
 
 
@@ -47,6 +48,5 @@ class RestartTracker:
     def delay(self, failures: int) -> float:
         """The jittered backoff before restart number ``failures`` (1-based)."""
         policy = self.policy
-        base = min(policy.max_backoff, policy.initial_backoff * policy.factor ** (failures - 1))
-        spread = policy.jitter * (2.0 * self.rand() - 1.0)
-        return max(0.0, min(policy.max_backoff, base * (1.0 + spread)))
+        backoff = Backoff(policy.initial_backoff, policy.max_backoff, policy.factor, policy.jitter)
+        return backoff.delay(failures, self.rand)

@@ -4,9 +4,10 @@
   (``/healthz``, clean SIGTERM exit, crash / slow-ready / hang / grandchild
   behaviours chosen by ``NODEHOST_STANDIN_*`` environment variables) and the
   ``nodehost-standin`` console script;
-* ``fake_kubelet`` and ``fake_kube_proxy`` (on ``fake_program``) -- stand-ins
-  for the kubelet and kube-proxy built on it (``nodehost-standin-kubelet``,
-  ``nodehost-standin-kube-proxy``);
+* :mod:`nodehost.testing.programs` -- stand-ins for the kubelet and
+  kube-proxy built on it (``nodehost-standin-kubelet``,
+  ``nodehost-standin-kube-proxy``) that accept exactly the real programs'
+  flags and config files;
 * :mod:`nodehost.testing.planhost` -- run the host on a plan written as JSON,
   without configuration or plugins (runtime tests and ``bench/supervisor.py``);
 * :mod:`nodehost.testing.notify` -- the systemd side of sd_notify;

@@ -299,26 +299,14 @@ class TestApiServer:
 
     def token_kubeconfig(self, token: str, ca_pem: bytes | None = None) -> dict[str, Any]:
         """A kubeconfig for this server authenticating with ``token`` (CA: the test CA)."""
-        ca_data = base64.b64encode(ca_pem if ca_pem is not None else self.ca.pem).decode()
-        return {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "cluster",
-                    "cluster": {"server": self.url, "certificate-authority-data": ca_data},
-                }
-            ],
-            "users": [{"name": "kubelet-bootstrap", "user": {"token": token}}],
-            "contexts": [
-                {
-                    "name": "bootstrap",
-                    "context": {"cluster": "cluster", "user": "kubelet-bootstrap"},
-                }
-            ],
-            "current-context": "bootstrap",
-            "preferences": {},
-        }
+        from nodehost.pki.kubeconfig import kubeconfig
+
+        return kubeconfig(
+            self.url,
+            {"token": token},
+            names=("cluster", "kubelet-bootstrap", "bootstrap"),
+            ca_pem=ca_pem if ca_pem is not None else self.ca.pem,
+        )
 
     # --- running -------------------------------------------------------------
 

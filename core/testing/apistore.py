@@ -21,7 +21,10 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
+
+#: A request's user: its name and groups.
+User: TypeAlias = tuple[str, list[str]]
 
 #: The signers the test CA signs for, and their default approver mode.
 SIGNERS = {
@@ -152,7 +155,7 @@ class ObjectStore:
         return copy.deepcopy(obj)
 
     def create(
-        self, resource: str, namespace: str, obj: dict[str, Any], user: tuple[str, list[str]]
+        self, resource: str, namespace: str, obj: dict[str, Any], user: User
     ) -> dict[str, Any]:
         kind = RESOURCES[resource]
         obj = copy.deepcopy(obj)

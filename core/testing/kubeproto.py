@@ -13,44 +13,11 @@ CSR that matter: ``metadata.name``, ``metadata.resourceVersion`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
+from nodehost.protowire import fields
+
 MAGIC = b"k8s\x00"
-
-
-def _varint(data: bytes, offset: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if offset >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[offset]
-        offset += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, offset
-        shift += 7
-
-
-def fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
-    """``(field number, value)`` for each field: ints for varints, bytes for length-delimited."""
-    offset = 0
-    while offset < len(data):
-        key, offset = _varint(data, offset)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, offset = _varint(data, offset)
-            yield number, value
-        elif wire == 2:
-            length, offset = _varint(data, offset)
-            yield number, data[offset : offset + length]
-            offset += length
-        elif wire == 1:
-            offset += 8
-        elif wire == 5:
-            offset += 4
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
 
 
 def _strings(data: bytes, names: dict[int, str]) -> dict[str, str]:

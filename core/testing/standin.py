@@ -2,7 +2,7 @@
 
 Stand-ins replace real node programs (kubelet, kube-proxy, ...) in tests, in a
 user's CI and in a plugin author's experiments.  This module is the behaviour
-engine they share; ``nodehost.testing.fake_kubelet`` and ``fake_kube_proxy``
+engine they share; the stand-ins of :mod:`nodehost.testing.programs`
 parse their program's flags and then call :func:`run_standin`.
 
 What a stand-in does by default
@@ -322,7 +322,7 @@ def _serve_healthz(program: str, address: tuple[str, int], path: str, ready_at: 
     except OSError as error:
         _fail(program, f"cannot listen on {address[0]}:{address[1]}: {error.strerror}", 1)
     server.daemon_threads = True
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), server.server_address[1]
     _say(program, f"serving {path} on {host}:{port}")
     # A long poll interval: the server is never shut down, so it need not wake up.
     thread = threading.Thread(target=server.serve_forever, args=(3600,), daemon=True)

@@ -187,7 +187,7 @@ def normal_ip(text: str) -> str | None:
 # --- the store ------------------------------------------------------------------------------
 
 
-Listener = Callable[[set[Dep]], None]
+Listener = Callable[[set[Dep]], object]
 Key = tuple[str, str]
 
 
@@ -545,7 +545,8 @@ class ClusterZone:
     ) -> list[_Target] | None:
         """The targets of a name, ``None`` for an existing name without records."""
         if len(segments) < 3:
-            return self._short_name(segments, deps)
+            self._short_name(segments, deps)
+            return None
         base = segments[0]
         if base == "pod":
             return self._pod(segments)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Coroutine, Hashable
-from typing import Any
+from typing import Any, cast
 
 import dns.exception
 import dns.flags
@@ -111,7 +111,7 @@ class Responder:
             return error_response(data, FORMERR)
         if query.edns > 0:
             return self._badvers(query)
-        edns = ClientEdns(query.payload, bool(query.ednsflags & dns.flags.DO))
+        edns: ClientEdns | None = ClientEdns(query.payload, bool(query.ednsflags & dns.flags.DO))
         edns = edns if query.edns == 0 else None
         limit = TCP_LIMIT if tcp else udp_limit(edns)
         question = query.question[0]
@@ -144,7 +144,7 @@ class Responder:
         """An ExternalName CNAME plus its target's upstream records (the CNAME alone on failure)."""
         assert self.forwarder is not None and answer.chase is not None
         qtype = query.question[0].rdtype
-        target = dns.name.from_text(answer.chase).to_wire() + qtype.to_bytes(2, "big") + b"\x00\x01"
+        target = _wire(dns.name.from_text(answer.chase)) + qtype.to_bytes(2, "big") + b"\x00\x01"
         extra: list[dns.rrset.RRset] = []
         try:
             upstream, age = await self.forwarder.resolve(target.lower())
@@ -204,7 +204,7 @@ class Responder:
         if record.rtype == "SOA":
             return self.soa_of(str(record.value))[0]
         if record.rtype == "SRV":
-            priority, weight, port, target = record.value  # type: ignore[misc]
+            priority, weight, port, target = cast("tuple[int, int, int, str]", record.value)
             text = f"{priority} {weight} {port} {target}."
         elif record.rtype in ("CNAME", "PTR", "NS"):
             text = f"{record.value}."
@@ -276,5 +276,10 @@ class Responder:
 
 def _plain_question(data: bytes, end: int, query: dns.message.Message) -> bool:
     """Whether the question is written out in full at offset 12 (no compression pointer)."""
-    name = query.question[0].name.to_wire()
+    name = _wire(query.question[0].name)
     return data[12 : end - 4].lower() == name.lower()
+
+
+def _wire(name: dns.name.Name) -> bytes:
+    """``name`` in wire format, uncompressed (``to_wire`` without a file returns bytes)."""
+    return name.to_wire() or b""

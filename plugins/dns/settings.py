@@ -33,15 +33,17 @@ from typing import Any
 
 from nodehost import Problem
 from nodehost.config.hostport import go_atoi, join_host_port, parse_ip, split_host_port
+from nodehost.config.sections import CidrListError, SectionReader, parse_cidr, parse_cidr_list
 
 SECTION = "dnsServerConfig"
-SECTION_KEYS = ("recordsFile", "recordSources", "forwardTimeout", "reverseCIDRs")
 DEFAULT_DOMAIN = "cluster.local"
 DEFAULT_FORWARD_TIMEOUT = 2.0
 HOST_RESOLV_CONF = "/etc/resolv.conf"
 
 Upstream = tuple[str, int]
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: A reverse zone is at least a /8 (one octet of ``in-addr.arpa``).
+REVERSE_MIN_PREFIX = 8
 
 
 class SettingsError(ValueError):
@@ -85,10 +87,10 @@ def settings_from_config(config: Any, host_resolv_conf: str = HOST_RESOLV_CONF) 
         bind_port=port,
         domain=cluster_domain(config),
         upstreams=tuple(upstreams),
-        records_file=_records_file(section, config.base_dir),
-        record_sources=_record_sources(section),
-        forward_timeout=_forward_timeout(section),
-        reverse_networks=reverse_networks_of(config, section),
+        records_file=section.records_file,
+        record_sources=section.record_sources,
+        forward_timeout=section.forward_timeout,
+        reverse_networks=reverse_networks_of(config, section.reverse_cidrs),
         ns_addresses=ns_addresses(config.dns_ip, host),
     )
 
@@ -157,122 +159,55 @@ def _is_self(upstream: Upstream, host: str, port: int) -> bool:
 # --- the plugin's own section ------------------------------------------------------------------
 
 
-def section_of(config: Any) -> Mapping[str, Any]:
-    section = config.extra.get(SECTION)
-    if section is None:
-        return {}
-    if not isinstance(section, Mapping):
-        raise SettingsError(Problem.invalid(SECTION, str(section), "must be a mapping"))
-    unknown = _unknown_keys(section)
-    if unknown:
-        raise SettingsError(unknown[0])
-    return section
+@dataclass(frozen=True)
+class SectionValues:
+    """What ``dnsServerConfig`` sets (defaults where it does not)."""
+
+    records_file: str | None = None
+    record_sources: tuple[str, ...] | None = None
+    forward_timeout: float = DEFAULT_FORWARD_TIMEOUT
+    reverse_cidrs: tuple[IPNetwork, ...] | None = None
+
+
+def read_section(config: Any) -> tuple[SectionValues, SectionReader]:
+    """The section's values, and the reader holding every problem found (unknown keys too)."""
+    reader = SectionReader(SECTION, config.extra.get(SECTION))
+    values = SectionValues(
+        records_file=reader.relative_path("recordsFile", config.base_dir),
+        record_sources=reader.names("recordSources", "record source names"),
+        forward_timeout=reader.duration("forwardTimeout", f"{DEFAULT_FORWARD_TIMEOUT:g}s"),
+        reverse_cidrs=reader.cidrs("reverseCIDRs", min_prefix=REVERSE_MIN_PREFIX),
+    )
+    reader.unknown_keys()
+    return values, reader
+
+
+def section_of(config: Any) -> SectionValues:
+    """The section's values; :class:`SettingsError` with the first problem if there is one."""
+    values, reader = read_section(config)
+    if reader.problems:
+        raise SettingsError(reader.problems[0])
+    return values
 
 
 def section_problems(config: Any) -> list[Problem]:
     """Every problem of the ``dnsServerConfig`` section at once (not just the first)."""
-    try:
-        section = config.extra.get(SECTION)
-        if section is not None and not isinstance(section, Mapping):
-            section_of(config)
-    except SettingsError as error:
-        return [error.problem]
-    if section is None:
-        return []
-    problems = _unknown_keys(section)
-    checks = (
-        lambda: _records_file(section, config.base_dir),
-        lambda: _record_sources(section),
-        lambda: _forward_timeout(section),
-        lambda: _reverse_cidrs(section),
-    )
-    for check in checks:
-        try:
-            check()
-        except SettingsError as error:
-            problems.append(error.problem)
-    return problems
-
-
-def _unknown_keys(section: Mapping[str, Any]) -> list[Problem]:
-    detail = f"unknown key; known: {', '.join(SECTION_KEYS)}"
-    return [
-        Problem.invalid(f"{SECTION}.{key}", str(key), detail)
-        for key in section
-        if key not in SECTION_KEYS
-    ]
-
-
-def _records_file(section: Mapping[str, Any], base_dir: str) -> str | None:
-    value = section.get("recordsFile")
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise SettingsError(Problem.invalid(f"{SECTION}.recordsFile", value, "must be a path"))
-    import os
-
-    return os.path.normpath(os.path.join(base_dir, value))
-
-
-def _record_sources(section: Mapping[str, Any]) -> tuple[str, ...] | None:
-    value = section.get("recordSources")
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        detail = "must be a list of record source names"
-        raise SettingsError(Problem.invalid(f"{SECTION}.recordSources", str(value), detail))
-    return tuple(value)
-
-
-def _forward_timeout(section: Mapping[str, Any]) -> float:
-    from nodehost.config.goduration import parse_go_duration
-
-    value = section.get("forwardTimeout")
-    if value is None:
-        return DEFAULT_FORWARD_TIMEOUT
-    path = f"{SECTION}.forwardTimeout"
-    try:
-        seconds = parse_go_duration(str(value))
-    except ValueError as error:
-        raise SettingsError(Problem.invalid(path, str(value), str(error))) from None
-    if seconds <= 0:
-        raise SettingsError(Problem.invalid(path, str(value), "must be greater than zero"))
-    return seconds
-
-
-def _reverse_cidrs(section: Mapping[str, Any]) -> tuple[IPNetwork, ...] | None:
-    """``reverseCIDRs``: None when absent."""
-    value = section.get("reverseCIDRs")
-    return None if value is None else reverse_cidrs(value, f"{SECTION}.reverseCIDRs")
+    return read_section(config)[1].problems
 
 
 def reverse_cidrs(value: Any, path: str) -> tuple[IPNetwork, ...]:
-    """A list of CIDRs, each with a prefix of at least 8 bits; :class:`SettingsError` if bad."""
-    if not isinstance(value, list):
-        raise SettingsError(Problem.invalid(path, str(value), "must be a list of CIDRs"))
-    networks = []
-    for index, item in enumerate(value):
-        network = parse_cidr(item)
-        if network is None or network.prefixlen < 8:
-            detail = "must be a CIDR such as 172.30.0.0/16 (a prefix of 8 bits or more)"
-            raise SettingsError(Problem.invalid(f"{path}[{index}]", str(item), detail))
-        networks.append(network)
-    return tuple(networks)
-
-
-def parse_cidr(value: Any) -> IPNetwork | None:
-    """``value`` as a network (host bits ignored), or None when it is not a CIDR."""
-    if not isinstance(value, str) or "/" not in value:
-        return None
+    """CIDRs given outside the config (``--reverse-cidr``); :class:`SettingsError` if bad."""
     try:
-        return ipaddress.ip_network(value.strip(), strict=False)
-    except ValueError:
-        return None
+        return parse_cidr_list(value, REVERSE_MIN_PREFIX)
+    except CidrListError as error:
+        field = path if error.index is None else f"{path}[{error.index}]"
+        raise SettingsError(Problem.invalid(field, error.value, error.detail)) from None
 
 
-def reverse_networks_of(config: Any, section: Mapping[str, Any]) -> tuple[IPNetwork, ...]:
+def reverse_networks_of(
+    config: Any, explicit: tuple[IPNetwork, ...] | None
+) -> tuple[IPNetwork, ...]:
     """The networks whose reverse zones the server answers (see the module docstring)."""
-    explicit = _reverse_cidrs(section)
     if explicit is not None:
         return explicit
     bridge = config.extra.get("bridgeNetwork")

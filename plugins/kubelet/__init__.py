@@ -46,7 +46,8 @@ from nodehost.component import (
     ProcessSpec,
     StartedProbe,
 )
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import PluginError, RuntimeFailure
+from nodehost.plugins.kubelet import hookspecs
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plugins.kubelet import arguments as args
@@ -81,6 +82,12 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 @hookimpl
+def nodehost_addhooks(pluginmanager: Any) -> None:
+    """Add this plugin's own hook, ``nodehost_kubelet_arguments``."""
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@hookimpl
 def nodehost_validate_config(
     config: Any, scope: ValidationScope, selected: frozenset[str]
 ) -> list[Problem]:
@@ -101,7 +108,7 @@ def nodehost_validate_config(
 
 def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
     """Origin's rule 13 for a current kubelet, plus a warning per removed flag."""
-    from nodehost.kube import kubelet as kube
+    from nodehost.kube import programs as kube
 
     translated, translations = kube.KUBELET_FLAGS.translate(arguments)
     problems = [
@@ -123,7 +130,7 @@ def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
 
 def security_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
     """The §7.2 settings that ``kubeletArguments`` remove or change."""
-    from nodehost.kube import kubelet as kube
+    from nodehost.kube import programs as kube
     from nodehost.plugins.kubelet import arguments as args
 
     problems = []
@@ -149,7 +156,7 @@ class Kubelet:
     """Plans the kubelet: its config file, its command line and its readiness probe."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        from nodehost.kube import kubelet as kube
+        from nodehost.kube import programs as kube
         from nodehost.kube.configfile import render_config_file
         from nodehost.kube.healthz import healthz_url
         from nodehost.plugins.kubelet import arguments as args
@@ -163,7 +170,7 @@ class Kubelet:
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         healthz = args.healthz_address(launch.values)
         readiness = StartedProbe() if healthz is None else HttpProbe(url=healthz_url(*healthz))
-        notes = [f"writes {path} ({kube.CONFIG_KIND} {kube.CONFIG_API_VERSION})"]
+        notes = [f"writes {path} ({kube.KUBELET_CONFIG_KIND} {kube.KUBELET_CONFIG_API_VERSION})"]
         notes.extend(
             f"kubeletArguments {found.key}: {found.removed.describe()}"
             for found in merged.translations
@@ -200,13 +207,34 @@ class Kubelet:
     def _arguments(context: PlanContext) -> args.KubeletArguments:
         from nodehost.plugins.kubelet import arguments as args
 
-        contributions = context.hooks.kubelet_arguments(
-            config=context.config, selected=context.selected, state_dir=context.node_state_dir
-        )
+        contributions = contributed_arguments(context)
         try:
             return args.kubelet_arguments(context.config, contributions)
         except args.ArgumentsError as error:
             raise RuntimeFailure(f"component kubelet: {error}") from None
+
+
+def contributed_arguments(context: PlanContext) -> dict[str, list[str]]:
+    """Every plugin's ``nodehost_kubelet_arguments``, merged in call order (later keys win).
+
+    A contribution whose value is not a list of strings is a ``PluginError``
+    naming the plugin.
+    """
+    merged: dict[str, list[str]] = {}
+    if context.hooks is None:
+        return merged
+    results = context.hooks.call_each(
+        "nodehost_kubelet_arguments",
+        config=context.config,
+        selected=context.selected,
+        state_dir=context.node_state_dir,
+    )
+    for plugin, contribution in results:
+        for key, values in (contribution or {}).items():
+            if isinstance(values, str) or not isinstance(values, Sequence):
+                raise PluginError(f"plugin {plugin!r} gave kubelet argument {key!r} a non-list")
+            merged[key] = list(values)
+    return merged
 
 
 def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
@@ -217,11 +245,16 @@ def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
     folder); and in ``cert-dir`` the ``-current.pem`` pairs of the client and
     serving certificates (what TLS bootstrap and rotation swap).
     """
-    from nodehost.cluster.certstore import CLIENT_PREFIX, SERVING_PREFIX, current_path
+    from nodehost.kube.programs import (
+        KUBELET_CLIENT_CERT_PREFIX,
+        KUBELET_SERVING_CERT_PREFIX,
+        kubelet_current_cert,
+    )
 
     files = [arguments[flag][-1] for flag in RELOAD_FLAGS if arguments.get(flag)]
     for cert_dir in arguments.get("cert-dir", ())[-1:]:
-        files.extend(str(current_path(cert_dir, p)) for p in (CLIENT_PREFIX, SERVING_PREFIX))
+        prefixes = (KUBELET_CLIENT_CERT_PREFIX, KUBELET_SERVING_CERT_PREFIX)
+        files.extend(str(kubelet_current_cert(cert_dir, prefix)) for prefix in prefixes)
     for kubeconfig in arguments.get("kubeconfig", ())[-1:]:
         from nodehost.pki.kubeconfig import referenced_files
 

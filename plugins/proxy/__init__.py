@@ -73,7 +73,7 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
 
 def argument_problems(arguments: Any) -> list[Problem]:
     """Every problem with ``proxyArguments``, at ``proxyArguments.<key>``."""
-    from nodehost.kube import kube_proxy as kube
+    from nodehost.kube import programs as kube
     from nodehost.plugins.proxy import configuration
 
     translated, translations = kube.KUBE_PROXY_FLAGS.translate(
@@ -120,7 +120,7 @@ class Proxy:
     """Plans kube-proxy: its config file, its command line and its readiness probe."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        from nodehost.kube import kube_proxy as kube
+        from nodehost.kube import programs as kube
         from nodehost.kube.configfile import render_config_file
         from nodehost.kube.healthz import healthz_url
         from nodehost.plugins.proxy import configuration
@@ -132,7 +132,9 @@ class Proxy:
             raise RuntimeFailure(f"component proxy: {error}") from None
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         readiness = HttpProbe(url=healthz_url(*configuration.healthz_address(launch.values)))
-        notes = [f"writes {path} ({kube.CONFIG_KIND} {kube.CONFIG_API_VERSION})"]
+        notes = [
+            f"writes {path} ({kube.KUBE_PROXY_CONFIG_KIND} {kube.KUBE_PROXY_CONFIG_API_VERSION})"
+        ]
         notes.extend(
             f"proxyArguments {found.key}: {found.removed.describe()}"
             for found in merged.translations

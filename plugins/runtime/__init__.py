@@ -1,7 +1,8 @@
 """The ``runtime`` component: the node's container runtime (containerd), or the wait for one.
 
-In the default selection whenever the kubelet is; the kubelet's record starts
-it after ``runtime``, so the kubelet never starts before the runtime answers
+In the default selection it runs whenever a selected component starts after
+it (the kubelet's record names ``runtime`` in ``after``: the relation lives in
+records, not here), so the kubelet never starts before the runtime answers
 (k0s#523: a kubelet crash-looping on a socket that never appeared, with
 nothing saying why).
 
@@ -14,16 +15,21 @@ nothing saying why).
   supervised child.  Ready when containerd answers a gRPC health check on
   its socket (a real call, :class:`~nodehost.component.GrpcHealthProbe`).
   The kubelet gets ``container-runtime-endpoint``, ``image-service-endpoint``
-  and ``cgroup-driver`` from this plugin's ``nodehost_kubelet_arguments``.
+  and ``cgroup-driver`` from this plugin's ``nodehost_kubelet_arguments``
+  (the kubelet plugin's own hook; implemented as optional, so this plugin
+  loads on a node without the kubelet plugin).
 * **External** (``containerRuntime.endpoint``, the kubelet's
   ``container-runtime-endpoint`` in ``kubeletArguments``, or a non-default
   ``dockerConfig.dockerShimSocket``): no containerd; the component waits for
   that socket (:mod:`.external`) with a ``STATUS=`` line naming it.
 
-If containerd exits, the restart policy starts it again and ends what the
-run left (shims carry nodehost's marker variables); the kubelet is not
-restarted -- it reconnects to the same socket by itself, as it does when a
-runtime restarts under systemd.  Settings: :mod:`.settings`.
+containerd is an agent; its shims and their containers are workloads
+(:mod:`.containerd`): if containerd exits, the restart policy starts it
+again and it reconnects to the running shims; a stop of nodehost leaves them
+running and the next start's containerd finds them; ``nodehost teardown``
+ends them.  The kubelet is not restarted when containerd is -- it reconnects
+to the same socket by itself, as it does when a runtime restarts under
+systemd.  Settings: :mod:`.settings`.
 """
 
 from __future__ import annotations
@@ -77,7 +83,7 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
     return read_settings(config)[1].problems
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def nodehost_kubelet_arguments(
     config: Any, selected: frozenset[str], state_dir: str
 ) -> dict[str, list[str]]:
@@ -110,10 +116,10 @@ class Runtime:
             getattr(context.options, "components", None) is None
             and getattr(context.options, "enable", None) is None
         )
-        if default_selection and "kubelet" not in context.selected:
+        if default_selection and not context.dependents:
             return ComponentPlan(
-                inactive_reason="the kubelet is not selected (name runtime in --components "
-                "to run the container runtime alone)"
+                inactive_reason="no selected component runs after it (name runtime in "
+                "--components to run the container runtime alone)"
             )
         settings, reader = read_settings(context.config)
         if reader.problems:
@@ -145,13 +151,17 @@ class Runtime:
         config_path = os.path.join(context.state_dir, containerd.CONFIG_FILE_NAME)
         image = _pod_image(context.config)
         content = containerd.render_config(paths, network, settings.cgroup_driver, image)
+        launchers, search_path = containerd.shim_launchers(
+            context.state_dir, os.environ.get("PATH", os.defpath)
+        )
         return ComponentPlan(
             run=ProcessSpec(
                 argv=containerd.containerd_argv(config_path),
+                env={"PATH": search_path},
                 readiness=GrpcHealthProbe(path=paths.socket, interval=0.5, timeout=2.0),
                 stop_grace=containerd.STOP_GRACE,
             ),
-            files=(FileSpec(config_path, content, 0o644),),
+            files=(FileSpec(config_path, content, 0o644), *launchers),
             notes=(
                 f"writes {config_path} (root {paths.root}, state {paths.state})",
                 f"socket {paths.socket}; cgroup driver {settings.cgroup_driver}; "

@@ -26,8 +26,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from nodehost.cni import SectionReader
 from nodehost.config.defaults import is_default_docker_shim_socket
+from nodehost.config.sections import SectionReader
 
 SECTION = "containerRuntime"
 CGROUP_DRIVERS = ("systemd", "cgroupfs")
@@ -106,24 +106,16 @@ def read_settings(config: Any) -> tuple[RuntimeSettings, SectionReader]:
     reader = SectionReader(SECTION, config.extra.get(SECTION))
     endpoint = reader.text("endpoint")
     wait = reader.duration("waitTimeout", DEFAULT_WAIT)
-    mode = reader.text("paths", "state")
-    if mode not in PATH_MODES:
-        reader.problems.append(_not_supported(reader, "paths", mode, PATH_MODES))
-        mode = "state"
-    root, state, socket = (_optional_path(reader, key) for key in ("root", "state", "socket"))
-    driver = reader.text("cgroupDriver")
-    if driver is not None and driver not in CGROUP_DRIVERS:
-        reader.problems.append(_not_supported(reader, "cgroupDriver", driver, CGROUP_DRIVERS))
-        driver = None
+    mode = reader.choice("paths", PATH_MODES, "state")
+    root, state, socket = (reader.absolute_path(key) for key in ("root", "state", "socket"))
+    driver = reader.choice("cgroupDriver", CGROUP_DRIVERS)
     reader.unknown_keys()
     external = _external(reader, config, endpoint, wait)
     if socket and len(socket) > MAX_SOCKET_PATH:
-        reader.problems.append(
-            _invalid(reader, "socket", socket, f"longer than {MAX_SOCKET_PATH} bytes")
-        )
+        reader.invalid("socket", socket, f"longer than {MAX_SOCKET_PATH} bytes")
     settings = RuntimeSettings(
         external=external,
-        path_mode=mode or "state",
+        path_mode=mode,
         root=root,
         state=state,
         socket=socket,
@@ -138,9 +130,7 @@ def _external(
     if endpoint is not None:
         socket = unix_socket(endpoint)
         if socket is None:
-            reader.problems.append(
-                _invalid(reader, "endpoint", endpoint, "must be unix:///absolute/path.sock")
-            )
+            reader.invalid("endpoint", endpoint, "must be unix:///absolute/path.sock")
             return None
         return External(socket, f"{SECTION}.endpoint", wait)
     kubelet = config.kubelet_arguments.get("container-runtime-endpoint") or []
@@ -173,25 +163,3 @@ def kubelet_cgroup_driver(config: Any) -> str | None:
 def host_cgroup_driver() -> str:
     """``systemd`` if systemd is PID 1 (/run/systemd/system exists), else ``cgroupfs``."""
     return "systemd" if os.path.isdir("/run/systemd/system") else "cgroupfs"
-
-
-def _optional_path(reader: SectionReader, key: str) -> str | None:
-    value = reader.text(key)
-    if value is None:
-        return None
-    if not os.path.isabs(value):
-        reader.problems.append(_invalid(reader, key, value, "must be an absolute path"))
-        return None
-    return os.path.normpath(value)
-
-
-def _invalid(reader: SectionReader, key: str, value: str, detail: str) -> Any:
-    from nodehost import Problem
-
-    return Problem.invalid(reader.path(key), value, detail)
-
-
-def _not_supported(reader: SectionReader, key: str, value: str, allowed: tuple[str, ...]) -> Any:
-    from nodehost import Problem
-
-    return Problem.not_supported(reader.path(key), value, allowed)

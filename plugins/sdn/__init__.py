@@ -131,7 +131,8 @@ def nodehost_validate_config(
             Problem.invalid(PATH, name, unknown_provider_detail(name, providers, plugin_failures))
         ]
     if any(record.provider is provider for provider in BUILTIN_PROVIDERS):
-        return record.provider.problems(config)
+        builtin: Any = record.provider  # a built-in provider checks its own section
+        return builtin.problems(config)
     return []
 
 

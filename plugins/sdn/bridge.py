@@ -32,11 +32,11 @@ from nodehost.cni import (
     DEFAULT_CONF_DIR,
     CniNetwork,
     HostLink,
-    SectionReader,
     conflist_file_name,
     conflist_plan,
 )
 from nodehost.component import ComponentPlan, PlanContext
+from nodehost.config.sections import SectionReader
 from nodehost.errors import RuntimeFailure
 
 NAME = "bridge"

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodehost import Problem
-from nodehost.cni import DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork, SectionReader
+from nodehost.cni import DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork
 from nodehost.cni.conflist import first_network
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskContext, TaskSpec
+from nodehost.config.sections import SectionReader
 from nodehost.errors import RuntimeFailure
 
 NAME = "external"

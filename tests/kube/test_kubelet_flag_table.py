@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodehost.kube import kubelet
+from nodehost.kube import programs
 from nodehost.kube.values import (
     BoolValue,
     DurationValue,
@@ -15,7 +15,7 @@ from nodehost.kube.values import (
     StringValue,
 )
 
-FLAGS = kubelet.KUBELET_FLAGS
+FLAGS = programs.KUBELET_FLAGS
 
 
 #: The flags cmd/kubelet/app/options/globalflags_linux.go (v1.33/v1.34) re-registers from
@@ -59,7 +59,9 @@ def test_housekeeping_interval_in_kubelet_arguments_resolves() -> None:
                                              ("fail-cgroupv1", "failCgroupV1")])  # fmt: skip
 def test_flags_that_add_kubelet_config_flags_registers_set_config_fields(name, field) -> None:
     flag = FLAGS.lookup(name)
-    assert flag.config_field == field and flag.deprecated == kubelet.CONFIG_FLAG_DEPRECATION
+    assert (
+        flag.config_field == field and flag.deprecated == programs.KUBELET_CONFIG_FLAG_DEPRECATION
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,13 +122,13 @@ def test_identity_and_logging_flags_stay_on_the_command_line(name: str) -> None:
 def test_every_config_field_starts_with_a_known_top_level_field() -> None:
     for flag in FLAGS:
         if flag.config_field:
-            assert flag.config_field.split(".")[0] in kubelet.CONFIG_FIELDS, flag.name
+            assert flag.config_field.split(".")[0] in programs.KUBELET_CONFIG_FIELDS, flag.name
 
 
 def test_config_backed_flags_carry_upstreams_deprecation_except_provider_id() -> None:
     for flag in FLAGS:
         if flag.config_field and flag.name != "provider-id":
-            assert flag.deprecated == kubelet.CONFIG_FLAG_DEPRECATION, flag.name
+            assert flag.deprecated == programs.KUBELET_CONFIG_FLAG_DEPRECATION, flag.name
     assert FLAGS.lookup("provider-id").deprecated == ""
 
 
@@ -181,11 +183,11 @@ def test_check_configuration_accepts_a_minimal_document() -> None:
         "healthzPort": 10248,
         "authentication": {"webhook": {"enabled": True, "cacheTTL": "2m"}},
     }
-    assert kubelet.check_configuration(document) == []
+    assert programs.check_kubelet_configuration(document) == []
 
 
 def test_check_configuration_rejects_another_kind() -> None:
     document = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeProxyConfiguration"}
-    assert kubelet.check_configuration(document) == [
+    assert programs.check_kubelet_configuration(document) == [
         "kind: expected 'KubeletConfiguration', got 'KubeProxyConfiguration'"
     ]

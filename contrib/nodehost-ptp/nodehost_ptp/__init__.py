@@ -18,11 +18,11 @@ from nodehost.cni import (
     DEFAULT_BIN_DIRS,
     DEFAULT_CONF_DIR,
     CniNetwork,
-    SectionReader,
     conflist_file_name,
     conflist_plan,
 )
 from nodehost.component import ComponentPlan, PlanContext
+from nodehost.config.sections import SectionReader
 
 __version__ = "0.1.0"
 

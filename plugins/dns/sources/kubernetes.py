@@ -3,7 +3,7 @@
 Active when the node config names a master kubeconfig (``masterKubeConfig``),
 as Origin's node DNS used the node's own API connection.  It reads Services
 (``core/v1``) and EndpointSlices (``discovery.k8s.io/v1``) in every namespace
-through :mod:`nodehost.cluster.client` (imported, with lightkube, only when the
+through :mod:`nodehost.apiclient` (imported, with lightkube, only when the
 source runs) and keeps the DNS records in step:
 
 * per resource: list (in pages, so a large cluster does not hold the event
@@ -292,7 +292,8 @@ class KubernetesSource:
         ]
         waiting = asyncio.ensure_future(asyncio.gather(*(event.wait() for event in listed)))
         try:
-            await asyncio.wait([waiting, *followers], return_when=asyncio.FIRST_COMPLETED)
+            pending: list[asyncio.Future[Any]] = [waiting, *followers]
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             if waiting.done():
                 sink.synced()
                 self._log(
@@ -306,14 +307,14 @@ class KubernetesSource:
             waiting.cancel()
             for task in followers:
                 task.cancel()
-            await asyncio.gather(*followers, return_exceptions=True)
+            await asyncio.gather(waiting, *followers, return_exceptions=True)
             await client.close()
 
     # connecting ----------------------------------------------------------------------------
 
     async def _connect(self) -> Any:
         """A ClusterClient for the kubeconfig; retried (one log line) until it loads."""
-        from nodehost.cluster.client import ClusterClient, ClusterError
+        from nodehost.apiclient import ClusterClient, ClusterError
 
         while True:
             try:
@@ -351,7 +352,7 @@ class KubernetesSource:
 
     async def _list(self, client: Any, kind: _Kind, mirror: Mirror) -> str:
         """List every object of ``kind`` (retrying) into the mirror; the list's version."""
-        from nodehost.cluster.client import ClusterError
+        from nodehost.apiclient import ClusterError
 
         resource = kind.lightkube_class()
 
@@ -438,7 +439,7 @@ class KubernetesSource:
 
 
 def _lightkube(client: Any) -> Any:
-    """The lightkube ``AsyncClient`` of a :class:`~nodehost.cluster.client.ClusterClient`.
+    """The lightkube ``AsyncClient`` of a :class:`~nodehost.apiclient.ClusterClient`.
 
     ClusterClient offers get/create of a few kinds, not list/watch across
     namespaces; its kubeconfig loading, retry classification and backoff are

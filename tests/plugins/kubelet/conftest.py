@@ -67,17 +67,16 @@ def make_config(tmp_path: Path) -> Callable[..., Any]:
 
 
 class FakeHooks:
-    """The core's hook facade, reduced to the one method the kubelet calls."""
+    """The core's hook facade, reduced to the one call the kubelet makes."""
 
     def __init__(self, contributions: Mapping[str, Sequence[str]] | None = None) -> None:
-        self.contributions = {key: list(values) for key, values in (contributions or {}).items()}
+        self.contributions = dict(contributions or {})
         self.calls: list[tuple[Any, frozenset[str]]] = []
 
-    def kubelet_arguments(
-        self, config: Any, selected: frozenset[str], state_dir: str = ""
-    ) -> dict[str, list[str]]:
-        self.calls.append((config, selected))
-        return dict(self.contributions)
+    def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        assert hook_name == "nodehost_kubelet_arguments"
+        self.calls.append((kwargs["config"], kwargs["selected"]))
+        return [("contributor", dict(self.contributions))]
 
 
 @pytest.fixture
@@ -125,9 +124,9 @@ def write_files() -> Callable[[ComponentPlan], None]:
 class StandinProcess:
     """A stand-in started as a real child process, with its output collected."""
 
-    def __init__(self, module: str, args: Sequence[str], env: Mapping[str, str] | None) -> None:
+    def __init__(self, program: str, args: Sequence[str], env: Mapping[str, str] | None) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", module, *args],
+            [sys.executable, "-m", "nodehost.testing.programs", program, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -168,13 +167,13 @@ class StandinProcess:
 
 @pytest.fixture
 def start_standin() -> Iterator[Callable[..., StandinProcess]]:
-    """Factory: ``start_standin(module, args, env=None)``; every process is killed at the end."""
+    """Factory: ``start_standin(program, args, env=None)``; every process is killed at the end."""
     started: list[StandinProcess] = []
 
     def start(
-        module: str, args: Sequence[str], env: Mapping[str, str] | None = None
+        program: str, args: Sequence[str], env: Mapping[str, str] | None = None
     ) -> StandinProcess:
-        process = StandinProcess(module, args, env)
+        process = StandinProcess(program, args, env)
         started.append(process)
         return process
 

@@ -11,15 +11,10 @@ from pathlib import Path
 
 import yaml
 
-from nodehost.kube.kube_proxy import check_configuration as check_proxy_configuration
-from nodehost.kube.kubelet import check_configuration as check_kubelet_configuration
+from nodehost.kube.programs import check_kube_proxy_configuration as check_proxy_configuration
+from nodehost.kube.programs import check_kubelet_configuration
 from nodehost.plugins.kubelet import Kubelet
 from nodehost.plugins.proxy import Proxy
-
-STANDIN_MODULES = {
-    "kubelet": "nodehost.testing.fake_kubelet",
-    "kube-proxy": "nodehost.testing.fake_kube_proxy",
-}
 
 
 def as_planhost_entry(name: str, plan, after: tuple[str, ...] = ()) -> dict:
@@ -27,7 +22,7 @@ def as_planhost_entry(name: str, plan, after: tuple[str, ...] = ()) -> dict:
     program, *arguments = plan.run.argv
     return {
         "name": name,
-        "argv": [sys.executable, "-m", STANDIN_MODULES[program], *arguments],
+        "argv": [sys.executable, "-m", "nodehost.testing.programs", program, *arguments],
         "after": list(after),
         "ready": {"http": plan.run.readiness.url},
         "files": [

@@ -9,8 +9,8 @@ import yaml
 
 from nodehost import ValidationScope
 from nodehost.component import HttpProbe, StartedProbe
-from nodehost.errors import RuntimeFailure
-from nodehost.kube.kubelet import check_configuration
+from nodehost.errors import PluginError, RuntimeFailure
+from nodehost.kube.programs import check_kubelet_configuration as check_configuration
 from nodehost.plugins.kubelet import CONFIG_FILE_NAME, Kubelet, nodehost_components
 from nodehost.plugins.kubelet.arguments import kubelet_flags_line
 
@@ -163,3 +163,11 @@ def test_the_files_the_kubeconfig_names_and_the_cert_dir_pairs_are_reload_files(
     assert str(node / "certificates" / "kubelet-client-current.pem") in files
     assert str(node / "certificates" / "kubelet-server-current.pem") in files
     assert len(files) == len(set(files))
+
+
+def test_a_contribution_that_is_not_a_list_fails_the_plan_naming_the_plugin(
+    make_config, make_context
+) -> None:
+    context = make_context(make_config(), {"max-pods": "50"})
+    with pytest.raises(PluginError, match="plugin 'contributor' gave kubelet argument 'max-pods'"):
+        Kubelet().plan(context)

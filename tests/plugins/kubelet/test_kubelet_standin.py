@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nodehost.kube.kubelet import KUBELET_FLAGS
+from nodehost.kube.programs import KUBELET_FLAGS
 from nodehost.plugins.kubelet import Kubelet
 from nodehost.plugins.kubelet.arguments import kubelet_flags_line
 from nodehost.testing import STANDINS
-from nodehost.testing.fake_kubelet import healthz_address
+from nodehost.testing.programs import kubelet_healthz_address as healthz_address
 
-MODULE = "nodehost.testing.fake_kubelet"
+PROGRAM = "kubelet"
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def test_the_standin_runs_the_planned_kubelet_serves_healthz_and_stops_on_sigter
     planned, free_port, start_standin
 ) -> None:
     plan, port = planned, free_port
-    standin = start_standin(MODULE, plan.run.argv[1:])
+    standin = start_standin(PROGRAM, plan.run.argv[1:])
     assert standin.wait_for(plan.run.readiness.url) == 200
     assert plan.run.readiness.url == f"http://127.0.0.1:{port}/healthz"
     code, out, err = standin.stop()
@@ -44,7 +44,7 @@ def test_the_standin_accepts_the_write_flags_line_as_its_command_line(
     port = free_port
     config = make_config(kubeletArguments={"healthz-port": [str(port)]})
     argv = kubelet_flags_line(config, {}).split(" ")
-    standin = start_standin(MODULE, argv)
+    standin = start_standin(PROGRAM, argv)
     assert standin.wait_for(f"http://127.0.0.1:{port}/healthz") == 200
     code, _, err = standin.stop()
     assert code == 0
@@ -52,13 +52,13 @@ def test_the_standin_accepts_the_write_flags_line_as_its_command_line(
 
 
 def test_an_unknown_flag_exits_1_with_the_kubelets_message(start_standin) -> None:
-    code, _, err = start_standin(MODULE, ["--foo"]).finish()
+    code, _, err = start_standin(PROGRAM, ["--foo"]).finish()
     assert code == 1
     assert err.strip() == "Error: failed to parse kubelet flag: unknown flag: --foo"
 
 
 def test_a_bad_flag_value_exits_1_with_pflags_message(start_standin) -> None:
-    code, _, err = start_standin(MODULE, ["--port=x"]).finish()
+    code, _, err = start_standin(PROGRAM, ["--port=x"]).finish()
     assert code == 1
     assert err.strip() == (
         'Error: failed to parse kubelet flag: invalid argument "x" for "--port" flag: '
@@ -73,7 +73,7 @@ def test_a_wrong_config_file_exits_1_naming_the_file_and_the_problem(
     path.write_text(
         "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: x\n"
     )
-    code, _, err = start_standin(MODULE, [f"--config={path}"]).finish()
+    code, _, err = start_standin(PROGRAM, [f"--config={path}"]).finish()
     assert code == 1
     assert err.strip() == (
         f"Error: failed to load kubelet config file, path: {path}, error: "
@@ -90,7 +90,7 @@ def test_an_unknown_field_inside_a_structure_exits_1(tmp_path: Path, start_stand
         "authentication: {x509: {clientCAFile: /ca.crt, bogus: true}}\n"
         "evictionHard: {memory.available: 5%}\n"  # a map: any key
     )
-    code, _, err = start_standin(MODULE, [f"--config={path}"]).finish()
+    code, _, err = start_standin(PROGRAM, [f"--config={path}"]).finish()
     assert code == 1
     assert err.strip() == (
         f"Error: failed to load kubelet config file, path: {path}, error: "
@@ -100,7 +100,7 @@ def test_an_unknown_field_inside_a_structure_exits_1(tmp_path: Path, start_stand
 
 def test_a_missing_config_file_exits_1(tmp_path: Path, start_standin) -> None:
     path = tmp_path / "absent.yaml"
-    code, _, err = start_standin(MODULE, [f"--config={path}"]).finish()
+    code, _, err = start_standin(PROGRAM, [f"--config={path}"]).finish()
     assert code == 1
     assert err.strip() == (
         f"Error: failed to load kubelet config file, path: {path}, error: "
@@ -119,26 +119,26 @@ def test_a_config_value_of_the_wrong_type_exits_1(tmp_path: Path, start_standin)
             }
         )
     )
-    code, _, err = start_standin(MODULE, [f"--config={path}"]).finish()
+    code, _, err = start_standin(PROGRAM, [f"--config={path}"]).finish()
     assert code == 1
     assert err.strip().endswith("error: healthzPort: expected integer, got '10248'")
 
 
 def test_a_positional_argument_is_an_unknown_command(start_standin) -> None:
-    code, _, err = start_standin(MODULE, ["run"]).finish()
+    code, _, err = start_standin(PROGRAM, ["run"]).finish()
     assert (code, err.strip()) == (1, "Error: unknown command run")
 
 
 def test_behaviour_variables_reach_the_standin(planned, start_standin) -> None:
     plan = planned
     env = {"NODEHOST_STANDIN_KUBELET_CRASH_AFTER": "0:3"}
-    code, _, err = start_standin(MODULE, plan.run.argv[1:], env).finish()
+    code, _, err = start_standin(PROGRAM, plan.run.argv[1:], env).finish()
     assert code == 3
     assert "kubelet: crashing with exit code 3" in err
 
 
 def test_help_lists_every_kubelet_flag(start_standin) -> None:
-    code, out, _ = start_standin(MODULE, ["--help"]).finish()
+    code, out, _ = start_standin(PROGRAM, ["--help"]).finish()
     assert code == 0
     listed = {line.split("--", 1)[1].split()[0] for line in out.splitlines() if "--" in line}
     assert listed == {flag.name for flag in KUBELET_FLAGS}

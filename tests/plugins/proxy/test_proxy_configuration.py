@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nodehost.kube.kube_proxy import check_configuration
+from nodehost.kube.programs import check_kube_proxy_configuration as check_configuration
 from nodehost.plugins.proxy import configuration
 
 

@@ -8,7 +8,7 @@ import yaml
 from nodehost import Severity, ValidationScope
 from nodehost.component import HttpProbe
 from nodehost.errors import RuntimeFailure
-from nodehost.kube.kube_proxy import check_configuration
+from nodehost.kube.programs import check_kube_proxy_configuration as check_configuration
 from nodehost.plugins.proxy import CONFIG_FILE_NAME, Proxy, nodehost_components
 from nodehost.plugins.proxy import nodehost_validate_config as validate
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nodehost.kube.kube_proxy import KUBE_PROXY_FLAGS
+from nodehost.kube.programs import KUBE_PROXY_FLAGS
 from nodehost.plugins.proxy import Proxy
 from nodehost.testing import STANDINS
-from nodehost.testing.fake_kube_proxy import flags_healthz_address
+from nodehost.testing.programs import kube_proxy_flags_healthz_address
 
 
 def test_the_standin_runs_the_planned_proxy_serves_healthz_and_stops_on_sigterm(
@@ -95,7 +95,7 @@ def test_positional_arguments_are_refused_like_kube_proxy(start_standin) -> None
 
 def test_without_a_config_file_the_healthz_flags_apply() -> None:
     def address(*argv: str):
-        return flags_healthz_address(KUBE_PROXY_FLAGS.parse_args(list(argv)).values)
+        return kube_proxy_flags_healthz_address(KUBE_PROXY_FLAGS.parse_args(list(argv)).values)
 
     assert address() == ("0.0.0.0", 10256)
     assert address("--healthz-bind-address=127.0.0.1", "--healthz-port=1234") == (

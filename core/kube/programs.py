@@ -1,38 +1,68 @@
-"""The kubelet's program interface: its flags and its ``KubeletConfiguration`` file.
+"""The programs nodehost runs, as data: each one's flags and its config file.
 
-Target: a current kubelet -- the flag set of ``kubelet --help`` in v1.33/v1.34
-(Linux build, with the JSON log format registered as in the released
-binary).  Flags that set a ``KubeletConfiguration`` field name that field
-(``config_field``); upstream marks all of those deprecated in favour of the
+Two programs, each with its flag set (a :class:`~nodehost.kube.flags.FlagSet`
+whose flags name the config-file field they set, ``config_field``), the kind
+of its config file and a check of such a file read back:
+
+* the kubelet (:data:`KUBELET_FLAGS`, ``KubeletConfiguration``,
+  :func:`check_kubelet_configuration`);
+* kube-proxy (:data:`KUBE_PROXY_FLAGS`, ``KubeProxyConfiguration``,
+  :func:`check_kube_proxy_configuration`).
+
+The components that run them (the ``kubelet`` and ``proxy`` plugins) write
+their command lines and files from these tables; the stand-ins of
+:mod:`nodehost.testing.programs` accept exactly what the tables accept.
+
+**The kubelet.**  Target: a current kubelet -- the flag set of ``kubelet
+--help`` in v1.33/v1.34 (Linux build, with the JSON log format registered as
+in the released binary).  Flags that set a ``KubeletConfiguration`` field name
+that field; upstream marks all of those deprecated in favour of the
 ``--config`` file, but every one is still accepted, and a flag given on the
 command line overrides the file.
 
-:data:`REMOVED_FLAGS` lists flags that Origin's kubelet accepted (Origin 3.x
-computed several of them, and old ``kubeletArguments`` often carry them) which
-a current kubelet rejects: each with the release that removed it, why, and the
-current flag that took over, if any.  :meth:`FlagSet.translate` renames or
-drops them, so an Origin config keeps loading; the kubelet plugin warns about
-each.  Of Origin's computed flags (reference §7.1) this drops
+:data:`KUBELET_REMOVED_FLAGS` lists flags that Origin's kubelet accepted
+(Origin 3.x computed several of them, and old ``kubeletArguments`` often carry
+them) which a current kubelet rejects: each with the release that removed it,
+why, and the current flag that took over, if any.  :meth:`FlagSet.translate`
+renames or drops them, so an Origin config keeps loading; the kubelet plugin
+warns about each.  Of Origin's computed flags (reference §7.1) this drops
 ``require-kubeconfig``, ``allow-privileged``, ``cadvisor-port``,
 ``host-network-sources``, ``host-pid-sources``, ``host-ipc-sources``,
 ``containerized``, ``experimental-dockershim-root-directory``,
 ``network-plugin`` and ``iptables-masquerade-bit``; ``pod-infra-container-image``
 is still accepted (deprecated, removed in v1.35) but no longer computed.
+
+**kube-proxy.**  Target: a current kube-proxy (v1.33/v1.34, Linux build).  One
+behaviour shapes how nodehost passes ``proxyArguments``: when ``--config`` is
+given, a current kube-proxy takes its whole configuration from the file and
+*ignores* the flags that map to config fields (only the logging flags,
+``--hostname-override`` and ``--master`` still apply).  So a flag with a
+``config_field`` must be written into the file to take effect; the others go
+on the command line.  ``--healthz-port`` and ``--metrics-port`` (deprecated)
+have no field of their own: they set the port part of
+``healthzBindAddress``/``metricsBindAddress`` (0 disables the server); the
+proxy plugin applies them that way.  :data:`KUBE_PROXY_REMOVED_FLAGS` lists
+Origin-era kube-proxy flags a current kube-proxy rejects, with what replaced
+each.
 """
 
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
+from nodehost.config.hostport import parse_ip, split_host_port
 from nodehost.kube.flags import Flag, FlagSet, RemovedFlag
 from nodehost.kube.values import (
     BoolValue,
     ColonMultimapValue,
     ConfigurationMapValue,
     DurationValue,
+    Float32Value,
     Int32Value,
     Int64Value,
+    IPPortValue,
     IPValue,
     MapStringBoolValue,
     MapStringStringValue,
@@ -44,18 +74,30 @@ from nodehost.kube.values import (
     VerbosityValue,
     VersionValue,
     VModuleValue,
+    text_value,
 )
 
-PROGRAM = "kubelet"
-CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1"
-CONFIG_KIND = "KubeletConfiguration"
+KUBELET = "kubelet"
+KUBELET_CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1"
+KUBELET_CONFIG_KIND = "KubeletConfiguration"
 
 #: Where the kubelet serves ``/healthz`` when its config does not say otherwise.
-DEFAULT_HEALTHZ_BIND_ADDRESS = "127.0.0.1"
-DEFAULT_HEALTHZ_PORT = 10248
+KUBELET_HEALTHZ_BIND_ADDRESS = "127.0.0.1"
+KUBELET_HEALTHZ_PORT = 10248
+
+#: The certificate files the kubelet keeps in ``--cert-dir`` (client-go's
+#: certificate ``FileStore``): ``<prefix>-current.pem`` is the pair in use.
+KUBELET_CLIENT_CERT_PREFIX = "kubelet-client"
+KUBELET_SERVING_CERT_PREFIX = "kubelet-server"
+
+
+def kubelet_current_cert(cert_dir: str | Path, prefix: str) -> Path:
+    """The ``<prefix>-current.pem`` file of ``cert_dir``: the pair the kubelet reads."""
+    return Path(cert_dir) / f"{prefix}-current.pem"
+
 
 #: The deprecation text upstream attaches to every flag backed by a config field.
-CONFIG_FLAG_DEPRECATION = (
+KUBELET_CONFIG_FLAG_DEPRECATION = (
     "This parameter should be set via the config file specified by the Kubelet's --config flag. "
     "See https://kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file/ for more "
     "information."
@@ -94,7 +136,7 @@ _LANGLE = functools.partial(MapStringStringValue, separator="<")
 
 def _cfg(name: str, value: Any, config_field: str) -> Flag:
     """A deprecated flag that sets ``config_field`` of KubeletConfiguration."""
-    return Flag(name, value, deprecated=CONFIG_FLAG_DEPRECATION, config_field=config_field)
+    return Flag(name, value, deprecated=KUBELET_CONFIG_FLAG_DEPRECATION, config_field=config_field)
 
 
 _COMMAND_LINE_FLAGS = (
@@ -269,7 +311,7 @@ _CNI = "CNI is configured in the container runtime"
 _NAMESPACES = "host namespaces are governed by Pod Security admission"
 
 #: Flags Origin's kubelet accepted that a current kubelet rejects (see :meth:`FlagSet.translate`).
-REMOVED_FLAGS = (
+KUBELET_REMOVED_FLAGS = (
     _R("api-servers", "v1.8", "the API server comes from kubeconfig"),
     _R("low-diskspace-threshold-mb", "v1.8", "replaced by eviction thresholds"),
     _R("require-kubeconfig", "v1.10", "--kubeconfig alone selects API server mode"),
@@ -306,7 +348,7 @@ REMOVED_FLAGS = (
 )
 
 #: The top-level fields of ``KubeletConfiguration`` (v1beta1, as of v1.34), besides apiVersion/kind.
-CONFIG_FIELDS = frozenset(
+KUBELET_CONFIG_FIELDS = frozenset(
     {
         "enableServer",
         "staticPodPath",
@@ -439,18 +481,205 @@ CONFIG_FIELDS = frozenset(
 
 
 #: Every flag a current kubelet accepts, and those it no longer does.
-KUBELET_FLAGS = FlagSet(PROGRAM, _COMMAND_LINE_FLAGS + _CONFIG_FLAGS, REMOVED_FLAGS)
+KUBELET_FLAGS = FlagSet(KUBELET, _COMMAND_LINE_FLAGS + _CONFIG_FLAGS, KUBELET_REMOVED_FLAGS)
 
 
-def check_configuration(document: Any) -> list[str]:
+def check_kubelet_configuration(document: Any) -> list[str]:
     """Problems with a ``KubeletConfiguration`` document, one line each (empty: fine).
 
     Checks what the stand-in enforces: a mapping with this ``apiVersion`` and
-    ``kind``, only known top-level fields, and a value of the right type for
-    every field a flag sets.  (The real kubelet falls back to lenient decoding
+    ``kind``, only known fields at the top and inside the structures the flags
+    reach (``authentication.x509.bogus`` is refused), and a value of the right
+    type for every field a flag sets.  (The real kubelet falls back to lenient decoding
     of v1beta1 and only warns about unknown fields; the stand-in is strict so
     that nodehost never writes one.)
     """
     return KUBELET_FLAGS.check_document(
-        document, api_version=CONFIG_API_VERSION, kind=CONFIG_KIND, fields=CONFIG_FIELDS
+        document,
+        api_version=KUBELET_CONFIG_API_VERSION,
+        kind=KUBELET_CONFIG_KIND,
+        fields=KUBELET_CONFIG_FIELDS,
     )
+
+
+# --- kube-proxy ---------------------------------------------------------------------
+
+KUBE_PROXY = "kube-proxy"
+KUBE_PROXY_CONFIG_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1"
+KUBE_PROXY_CONFIG_KIND = "KubeProxyConfiguration"
+
+KUBE_PROXY_HEALTHZ_BIND_ADDRESS = "0.0.0.0:10256"
+KUBE_PROXY_HEALTHZ_PORT = 10256
+KUBE_PROXY_METRICS_BIND_ADDRESS = "127.0.0.1:10249"
+#: The proxy modes a current kube-proxy supports on Linux.
+PROXY_MODES = ("iptables", "ipvs", "nftables")
+
+_PORT_FLAG_DEPRECATION = (
+    "This flag is deprecated and will be removed in a future release. Please use --{} instead."
+)
+
+_KUBE_PROXY_FLAG_LIST = (
+    Flag("config", StringValue),
+    Flag("write-config-to", StringValue),
+    Flag("cleanup", BoolValue),
+    Flag("init-only", BoolValue),
+    Flag("master", StringValue),
+    Flag("feature-gates", MapStringBoolValue, config_field="featureGates"),
+    Flag("kubeconfig", StringValue, config_field="clientConnection.kubeconfig"),
+    Flag("kube-api-content-type", StringValue, config_field="clientConnection.contentType"),
+    Flag("kube-api-burst", Int32Value, config_field="clientConnection.burst"),
+    Flag("kube-api-qps", Float32Value, config_field="clientConnection.qps"),
+    Flag("hostname-override", StringValue, config_field="hostnameOverride"),
+    Flag("bind-address", IPValue, config_field="bindAddress"),
+    Flag("healthz-bind-address", IPPortValue, config_field="healthzBindAddress"),
+    Flag("metrics-bind-address", IPPortValue, config_field="metricsBindAddress"),
+    Flag("bind-address-hard-fail", BoolValue, config_field="bindAddressHardFail"),
+    Flag("profiling", BoolValue, config_field="enableProfiling"),
+    Flag(
+        "show-hidden-metrics-for-version",
+        StringValue,
+        config_field="showHiddenMetricsForVersion",
+    ),
+    Flag("proxy-mode", text_value("ProxyMode"), config_field="mode"),
+    Flag("iptables-masquerade-bit", Int32Value, config_field="iptables.masqueradeBit"),
+    Flag("masquerade-all", BoolValue, config_field="iptables.masqueradeAll"),
+    Flag("iptables-localhost-nodeports", BoolValue, config_field="iptables.localhostNodePorts"),
+    Flag("iptables-sync-period", DurationValue, config_field="iptables.syncPeriod"),
+    Flag("iptables-min-sync-period", DurationValue, config_field="iptables.minSyncPeriod"),
+    Flag("ipvs-sync-period", DurationValue, config_field="ipvs.syncPeriod"),
+    Flag("ipvs-min-sync-period", DurationValue, config_field="ipvs.minSyncPeriod"),
+    Flag("ipvs-scheduler", StringValue, config_field="ipvs.scheduler"),
+    Flag("ipvs-exclude-cidrs", StringSliceValue, config_field="ipvs.excludeCIDRs"),
+    Flag("ipvs-strict-arp", BoolValue, config_field="ipvs.strictARP"),
+    Flag("ipvs-tcp-timeout", DurationValue, config_field="ipvs.tcpTimeout"),
+    Flag("ipvs-tcpfin-timeout", DurationValue, config_field="ipvs.tcpFinTimeout"),
+    Flag("ipvs-udp-timeout", DurationValue, config_field="ipvs.udpTimeout"),
+    Flag("detect-local-mode", text_value("LocalMode"), config_field="detectLocalMode"),
+    Flag("pod-bridge-interface", StringValue, config_field="detectLocal.bridgeInterface"),
+    Flag("pod-interface-name-prefix", StringValue, config_field="detectLocal.interfaceNamePrefix"),
+    Flag("cluster-cidr", StringValue, config_field="clusterCIDR"),
+    Flag("nodeport-addresses", StringSliceValue, config_field="nodePortAddresses"),
+    Flag("oom-score-adj", Int32Value, config_field="oomScoreAdj"),
+    Flag("conntrack-max-per-core", Int32Value, config_field="conntrack.maxPerCore"),
+    Flag("conntrack-min", Int32Value, config_field="conntrack.min"),
+    Flag(
+        "conntrack-tcp-timeout-established",
+        DurationValue,
+        config_field="conntrack.tcpEstablishedTimeout",
+    ),
+    Flag(
+        "conntrack-tcp-timeout-close-wait",
+        DurationValue,
+        config_field="conntrack.tcpCloseWaitTimeout",
+    ),
+    Flag("conntrack-tcp-be-liberal", BoolValue, config_field="conntrack.tcpBeLiberal"),
+    Flag("conntrack-udp-timeout", DurationValue, config_field="conntrack.udpTimeout"),
+    Flag("conntrack-udp-timeout-stream", DurationValue, config_field="conntrack.udpStreamTimeout"),
+    Flag("config-sync-period", DurationValue, config_field="configSyncPeriod"),
+    Flag(
+        "healthz-port",
+        Int32Value,
+        deprecated=_PORT_FLAG_DEPRECATION.format("healthz-bind-address"),
+    ),
+    Flag(
+        "metrics-port",
+        Int32Value,
+        deprecated=_PORT_FLAG_DEPRECATION.format("metrics-bind-address"),
+    ),
+    # component-base logging flags: kube-proxy copies them over its config file.
+    Flag("v", VerbosityValue, shorthand="v"),
+    Flag("vmodule", VModuleValue),
+    Flag("log-flush-frequency", DurationValue),
+    Flag("logging-format", StringValue),
+    Flag("log-text-split-stream", BoolValue),
+    Flag("log-text-info-buffer-size", QuantityValue),
+    Flag("log-json-split-stream", BoolValue),
+    Flag("log-json-info-buffer-size", QuantityValue),
+    Flag("help", BoolValue, shorthand="h"),
+    Flag("version", VersionValue),
+)
+
+#: Origin-era kube-proxy flags a current kube-proxy rejects (see :meth:`FlagSet.translate`).
+KUBE_PROXY_REMOVED_FLAGS = (
+    RemovedFlag("resource-container", "v1.16", "run kube-proxy in the cgroup you want"),
+    RemovedFlag("cleanup-iptables", "v1.15", "renamed", "cleanup"),
+    RemovedFlag("proxy-port-range", "v1.29", "the userspace proxy was removed"),
+    RemovedFlag("udp-timeout", "v1.29", "the userspace proxy was removed"),
+)
+
+#: The top-level fields of ``KubeProxyConfiguration`` (v1alpha1), besides apiVersion/kind.
+#: Nested fields nodehost may write into a KubeProxyConfiguration that no flag sets.
+KUBE_PROXY_NESTED_FIELDS = frozenset({"clientConnection.acceptContentTypes"})
+
+KUBE_PROXY_CONFIG_FIELDS = frozenset(
+    {
+        "featureGates",
+        "clientConnection",
+        "logging",
+        "hostnameOverride",
+        "bindAddress",
+        "healthzBindAddress",
+        "metricsBindAddress",
+        "bindAddressHardFail",
+        "enableProfiling",
+        "showHiddenMetricsForVersion",
+        "mode",
+        "iptables",
+        "ipvs",
+        "nftables",
+        "winkernel",
+        "detectLocalMode",
+        "detectLocal",
+        "clusterCIDR",
+        "nodePortAddresses",
+        "oomScoreAdj",
+        "conntrack",
+        "configSyncPeriod",
+        "portRange",
+        "windowsRunAsService",
+    }
+)
+
+
+#: Every flag a current kube-proxy accepts, and those it no longer does.
+KUBE_PROXY_FLAGS = FlagSet(KUBE_PROXY, _KUBE_PROXY_FLAG_LIST, KUBE_PROXY_REMOVED_FLAGS)
+
+
+def check_kube_proxy_configuration(document: Any) -> list[str]:
+    """Problems with a ``KubeProxyConfiguration`` document, one line each (empty: fine).
+
+    A mapping with this ``apiVersion`` and ``kind``, only known fields at the
+    top and inside the structures the flags reach (a current kube-proxy
+    decodes strictly first), a value of the right type for every field a flag
+    sets, and a supported ``mode``.
+    """
+    problems = KUBE_PROXY_FLAGS.check_document(
+        document,
+        api_version=KUBE_PROXY_CONFIG_API_VERSION,
+        kind=KUBE_PROXY_CONFIG_KIND,
+        fields=KUBE_PROXY_CONFIG_FIELDS,
+        nested=KUBE_PROXY_NESTED_FIELDS,
+    )
+    mode = document.get("mode") if isinstance(document, dict) else None
+    if mode not in (None, "", *PROXY_MODES):
+        supported = ", ".join(f'"{name}"' for name in PROXY_MODES)
+        problems.append(f'mode: Unsupported value: "{mode}": supported values: {supported}')
+    return problems
+
+
+def kube_proxy_healthz_address(
+    healthz_bind_address: str, bind_address: str = ""
+) -> tuple[str, int]:
+    """Where kube-proxy serves ``/healthz`` given its config's two addresses.
+
+    As kube-proxy defaults them: an empty ``healthzBindAddress`` means
+    ``0.0.0.0:10256`` (``[::]:10256`` when ``bindAddress`` is IPv6) -- it cannot
+    be turned off from a config file -- and an IP alone gets port 10256.
+    """
+    if not healthz_bind_address:
+        ip = parse_ip(bind_address)
+        return ("::" if ip is not None and ip.version == 6 else "0.0.0.0"), KUBE_PROXY_HEALTHZ_PORT
+    if parse_ip(healthz_bind_address) is not None:
+        return healthz_bind_address, KUBE_PROXY_HEALTHZ_PORT
+    host, port = split_host_port(healthz_bind_address)
+    return host, int(port)

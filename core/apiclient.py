@@ -18,13 +18,12 @@ Objects go in and out as plain mappings in the API's JSON shape.
 from __future__ import annotations
 
 import asyncio
-import random
 import ssl
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from nodehost.backoff import Backoff
 from nodehost.errors import RuntimeFailure
 
 T = TypeVar("T")
@@ -63,16 +62,8 @@ class ClusterRefused(ClusterError):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with full jitter: ``initial * 2**n`` capped at ``maximum``."""
-
-    initial: float = 0.25
-    maximum: float = 8.0
-
-    def delay(self, attempt: int) -> float:
-        ceiling = min(self.maximum, self.initial * (2 ** min(attempt, 16)))
-        return random.uniform(ceiling / 2, ceiling)
+#: The client's retry schedule: 0.5s doubling to 8s, each +-25%.
+RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0, jitter=0.25)
 
 
 def _resource(kind: str) -> Any:
@@ -109,7 +100,7 @@ class ClusterClient:
         self.kubeconfig = kubeconfig
         self.timeout = timeout
         self.deadline = deadline
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or RETRY_BACKOFF
         self.on_retry = on_retry or (lambda _message: None)
         import yaml
 
@@ -124,6 +115,8 @@ class ClusterClient:
             yaml.YAMLError,
         ) as error:
             raise ClusterError(f"cannot load kubeconfig {kubeconfig}: {_describe(error)}") from None
+        if config is None:
+            raise ClusterError(f"cannot load kubeconfig {kubeconfig}: it has no current context")
         self.server = config.cluster.server
         try:
             import httpx2

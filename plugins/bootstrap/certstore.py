@@ -21,6 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nodehost.kube.programs import (
+    KUBELET_CLIENT_CERT_PREFIX,
+    KUBELET_SERVING_CERT_PREFIX,
+    kubelet_current_cert,
+)
 from nodehost.pki.atomic import fsync_directory, make_directories, write_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,8 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from nodehost.pki.keys import PrivateKey
 
-CLIENT_PREFIX = "kubelet-client"
-SERVING_PREFIX = "kubelet-server"
+CLIENT_PREFIX = KUBELET_CLIENT_CERT_PREFIX
+SERVING_PREFIX = KUBELET_SERVING_CERT_PREFIX
 PAIR_MODE = 0o600
 CERT_DIR_MODE = 0o700
 
@@ -59,7 +64,7 @@ class StoredPair:
 
 
 def current_path(cert_dir: Path, prefix: str) -> Path:
-    return Path(cert_dir) / f"{prefix}-current.pem"
+    return kubelet_current_cert(cert_dir, prefix)
 
 
 def read_pair(path: Path) -> StoredPair | None:
@@ -74,7 +79,7 @@ def read_pair(path: Path) -> StoredPair | None:
         key = decode_private_key(data, str(path))
     except (OSError, PKIError):
         return None
-    if not key_matches(key, certificate.public_key()):  # type: ignore[arg-type]
+    if not key_matches(key, certificate.public_key()):
         return None
     return StoredPair(Path(path), certificate, key)
 

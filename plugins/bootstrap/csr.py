@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodehost.cluster.client import ClusterClient, ClusterError, ClusterRefused, WaitTimeout
+from nodehost.apiclient import ClusterClient, ClusterError, ClusterRefused, WaitTimeout
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.pki.keys import PrivateKey
@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 CLIENT_USAGES = ("digital signature", "key encipherment", "client auth")
 SERVING_USAGES = ("digital signature", "key encipherment", "server auth")
 NODES_GROUP = "system:nodes"
+
+#: The signer of kubelet client certificates and of kubelet serving certificates.
+CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client-kubelet"
+SERVING_SIGNER = "kubernetes.io/kubelet-serving"
 
 
 class CSRNotAnswered(ClusterError):
@@ -55,6 +59,29 @@ class CertificateRequest:
 
 def node_common_name(node_name: str) -> str:
     return f"system:node:{node_name}"
+
+
+def client_request(node_name: str) -> CertificateRequest:
+    """The node's client certificate request: ``system:node:<name>`` in ``system:nodes``."""
+    return CertificateRequest(
+        signer=CLIENT_SIGNER,
+        common_name=node_common_name(node_name),
+        organizations=(NODES_GROUP,),
+        usages=CLIENT_USAGES,
+    )
+
+
+def serving_request(node_name: str, hostnames: Sequence[str]) -> CertificateRequest:
+    """The node's serving certificate request, for ``hostnames`` (names and IPs)."""
+    dns_names, ips = serving_names(hostnames)
+    return CertificateRequest(
+        signer=SERVING_SIGNER,
+        common_name=node_common_name(node_name),
+        organizations=(NODES_GROUP,),
+        usages=SERVING_USAGES,
+        dns_names=dns_names,
+        ip_addresses=ips,
+    )
 
 
 def csr_name(key: PrivateKey, request: CertificateRequest) -> str:
@@ -153,7 +180,7 @@ def _check_same_request(
     spec = existing.get("spec") or {}
     try:
         filed = x509.load_pem_x509_csr(base64.b64decode(spec.get("request", "")))
-        same_key = key_matches(key, filed.public_key())  # type: ignore[arg-type]
+        same_key = key_matches(key, filed.public_key())
     except ValueError:
         same_key = False
     name = existing["metadata"]["name"]
@@ -196,7 +223,7 @@ def _check_certificate(name: str, pem: bytes, key: PrivateKey) -> None:
         certificate = decode_certificates(pem, f"certificate of {name}")[0]
     except PKIError as error:
         raise ClusterError(str(error)) from None
-    if not key_matches(key, certificate.public_key()):  # type: ignore[arg-type]
+    if not key_matches(key, certificate.public_key()):
         raise ClusterError(
             f"the certificate issued for {name} does not match this node's key; delete the "
             f"request (kubectl delete csr {name}) and start again"
@@ -228,7 +255,7 @@ async def obtain_with_pending_key(
     they find the same request; it is dropped once the certificate is stored,
     and when the request is denied, so the next attempt files a fresh one.
     """
-    from nodehost.cluster import certstore
+    from nodehost.plugins.bootstrap import certstore
 
     key = certstore.pending_key(cert_dir, prefix)
     try:

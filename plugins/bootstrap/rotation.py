@@ -5,7 +5,7 @@ The client certificate (``kubelet-client-current.pem``, named by
 are renewed through new CSRs -- a new key each time, made on the node -- at a
 random point between 70 % and 90 % of their lifetime (drawn once per
 certificate, as the kubelet does), and swapped atomically
-(:func:`nodehost.cluster.certstore.store_pair`).  A serving certificate that
+(:func:`nodehost.plugins.bootstrap.certstore.store_pair`).  A serving certificate that
 was never issued (no approver) is asked for again until one is.  After each
 swap the task tells the host (``context.files_changed``), which restarts or
 signals the components that read the file (their ``reload_files``).
@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nodehost.cluster import CLIENT_SIGNER, SERVING_SIGNER
-from nodehost.cluster.certstore import (
+from nodehost.backoff import Backoff
+from nodehost.plugins.bootstrap.certstore import (
     CLIENT_PREFIX,
     SERVING_PREFIX,
     StoredPair,
@@ -41,6 +41,8 @@ RENEW_WINDOW = (0.7, 0.9)
 SOON_FRACTION = 0.1
 CHECK_INTERVAL = 10.0
 ATTEMPT_TIMEOUT = 120.0
+#: After a failed renewal: 2s, 4s, ... at most 256s.
+RENEWAL_BACKOFF = Backoff(initial=2.0, maximum=256.0)
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class RotationSettings:
     def kubeconfig_for(self, tracked: Tracked, pair: StoredPair | None) -> Path:
         """The node's kubeconfig; the bootstrap one for a client certificate that is no
         longer valid (as the kubelet falls back when its certificate expired)."""
-        from nodehost.cluster.certstore import valid_pair
+        from nodehost.plugins.bootstrap.certstore import valid_pair
 
         if (
             tracked.name == "client"
@@ -75,7 +77,6 @@ class Tracked:
 
     name: str
     prefix: str
-    signer: str
     required: bool
     fraction: float = field(default_factory=lambda: random.uniform(*RENEW_WINDOW))
     fraction_for: datetime.datetime | None = None
@@ -99,8 +100,8 @@ class CertificateRotation:
     def __init__(self, settings: RotationSettings) -> None:
         self.settings = settings
         self.tracked = [
-            Tracked("client", CLIENT_PREFIX, CLIENT_SIGNER, required=True),
-            Tracked("serving", SERVING_PREFIX, SERVING_SIGNER, required=False),
+            Tracked("client", CLIENT_PREFIX, required=True),
+            Tracked("serving", SERVING_PREFIX, required=False),
         ]
         self.rotations = 0
 
@@ -148,14 +149,14 @@ class CertificateRotation:
         return max(0.05, min(positive)) if positive else 0.05
 
     async def _renew(self, tracked: Tracked, context: Any) -> None:
-        from nodehost.cluster.client import ClusterError
+        from nodehost.apiclient import ClusterError
 
         context.log.info("renewing certificate", component=context.name, certificate=tracked.name)
         try:
             path = await asyncio.wait_for(self._request(tracked), self.settings.attempt_timeout)
         except (ClusterError, OSError, TimeoutError) as error:
             tracked.failures += 1
-            delay = min(300.0, 2.0 ** min(tracked.failures, 8))
+            delay = RENEWAL_BACKOFF.delay(tracked.failures)
             tracked.retry_at = time.monotonic() + delay
             tracked.last_error = str(error) or "no certificate issued in time"
             context.log.warning(
@@ -175,28 +176,18 @@ class CertificateRotation:
 
     async def _request(self, tracked: Tracked) -> Path:
         """One renewal: a new key, a CSR as the node, the pair stored; the ``-current`` path."""
-        from nodehost.cluster.client import ClusterClient
-        from nodehost.cluster.csr import (
-            CLIENT_USAGES,
-            NODES_GROUP,
-            SERVING_USAGES,
-            CertificateRequest,
-            node_common_name,
+        from nodehost.apiclient import ClusterClient
+        from nodehost.plugins.bootstrap.csr import (
+            client_request,
             obtain_with_pending_key,
-            serving_names,
+            serving_request,
         )
 
         settings = self.settings
-        dns_names, ips = (
-            serving_names(settings.hostnames) if tracked.name == "serving" else ((), ())
-        )
-        request = CertificateRequest(
-            signer=tracked.signer,
-            common_name=node_common_name(settings.node_name),
-            organizations=(NODES_GROUP,),
-            usages=CLIENT_USAGES if tracked.name == "client" else SERVING_USAGES,
-            dns_names=dns_names,
-            ip_addresses=ips,
+        request = (
+            client_request(settings.node_name)
+            if tracked.name == "client"
+            else serving_request(settings.node_name, settings.hostnames)
         )
         deadline = time.monotonic() + settings.attempt_timeout
         kubeconfig = settings.kubeconfig_for(tracked, self.pair(self.tracked[0]))

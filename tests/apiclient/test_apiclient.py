@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from nodehost.cluster.client import (
-    Backoff,
+from nodehost.apiclient import (
     ClusterClient,
     ClusterRefused,
     ClusterTLSError,
     ClusterUnreachable,
 )
+from nodehost.backoff import Backoff
 from nodehost.pki.kubeconfig import dump_kubeconfig
 from nodehost.testing.apiserver import TestApiServer, TestCA
 
@@ -107,7 +107,7 @@ def test_a_certificate_from_another_ca_fails_at_once(api, tmp_path: Path) -> Non
 
 
 def test_a_kubeconfig_that_does_not_load_is_one_clear_error(tmp_path: Path) -> None:
-    from nodehost.cluster.client import ClusterError
+    from nodehost.apiclient import ClusterError
 
     broken = tmp_path / "broken.kubeconfig"
     broken.write_text("clusters: [\n")

@@ -41,23 +41,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodehost.cluster import (
-    CLIENT_SIGNER,
-    PROTECTED_KEYS,
-    SERVING_SIGNER,
-)
 from nodehost.config.hostport import join_host_port
 from nodehost.errors import RuntimeFailure, UsageError
 from nodehost.pki.kubeconfig import kubeconfig_entries
+from nodehost.plugins.bootstrap.csr import SERVING_SIGNER
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.cluster.client import ClusterClient
+    from nodehost.apiclient import ClusterClient
     from nodehost.options import StartOptions
 
 NODE_KUBECONFIG = "node.kubeconfig"
 NODE_CLIENT_CA = "node-client-ca.crt"
 NODE_CONFIG = "node-config.yaml"
 CERT_DIR = "certificates"
+
+#: Config map keys never written to disk (Origin's list, reference §3.1 step 9).
+PROTECTED_KEYS = frozenset(
+    {"server.crt", "server.key", "master-client.crt", "master-client.key", "node.kubeconfig"}
+)
 CONFIG_DIR_MODE = 0o700
 FILE_MODE = 0o600
 FEATURE_GATES = "RotateKubeletClientCertificate=true,RotateKubeletServerCertificate=true"
@@ -160,7 +161,7 @@ async def run_bootstrap(settings: BootstrapSettings, say: Callable[[str], None])
             f"cannot create the config folder {settings.config_dir}: {error.strerror}"
         ) from None
     await ensure_client_certificate(settings, deadline, say)
-    from nodehost.cluster.client import ClusterClient
+    from nodehost.apiclient import ClusterClient
 
     client = ClusterClient(str(settings.node_kubeconfig), deadline=deadline, on_retry=say)
     try:
@@ -175,7 +176,7 @@ async def run_bootstrap(settings: BootstrapSettings, say: Callable[[str], None])
 
 def usable_node_kubeconfig(path: Path) -> bool:
     """Whether ``path`` exists and its user's certificate file holds a valid pair now."""
-    from nodehost.cluster.certstore import valid_pair
+    from nodehost.plugins.bootstrap.certstore import valid_pair
 
     user = kubeconfig_entries(path)[1]
     certificate = user.get("client-certificate") if user else None
@@ -189,26 +190,15 @@ async def ensure_client_certificate(
     settings: BootstrapSettings, deadline: float, say: Callable[[str], None]
 ) -> None:
     """Keep a usable ``node.kubeconfig``, or get a certificate through a CSR and write one."""
-    from nodehost.cluster import certstore
-    from nodehost.cluster.client import ClusterClient
-    from nodehost.cluster.csr import (
-        CLIENT_USAGES,
-        NODES_GROUP,
-        CertificateRequest,
-        node_common_name,
-        obtain_with_pending_key,
-    )
+    from nodehost.apiclient import ClusterClient
+    from nodehost.plugins.bootstrap import certstore
+    from nodehost.plugins.bootstrap.csr import client_request, obtain_with_pending_key
 
     if usable_node_kubeconfig(settings.node_kubeconfig):
         say(f"{settings.node_kubeconfig} exists and is valid, skipping bootstrap")
         return
     cluster = bootstrap_cluster(settings.bootstrap_kubeconfig)
-    request = CertificateRequest(
-        signer=CLIENT_SIGNER,
-        common_name=node_common_name(settings.node_name),
-        organizations=(NODES_GROUP,),
-        usages=CLIENT_USAGES,
-    )
+    request = client_request(settings.node_name)
     say(f"requesting a client certificate from {cluster['server']}")
     async with ClusterClient(
         str(settings.bootstrap_kubeconfig), deadline=deadline, on_retry=say
@@ -252,36 +242,16 @@ def bootstrap_cluster(path: Path) -> dict[str, Any]:
 def write_node_kubeconfig(path: Path, cluster: dict[str, Any], certificate: Path) -> None:
     """Origin's bootstrap ``node.kubeconfig`` (§3.2), 0600, atomically."""
     from nodehost.pki.atomic import write_atomic
-    from nodehost.pki.kubeconfig import dump_kubeconfig
+    from nodehost.pki.kubeconfig import dump_kubeconfig, kubeconfig
 
-    entry: dict[str, Any] = {"server": cluster["server"]}
-    if cluster["ca_pem"]:
-        entry["certificate-authority-data"] = base64.b64encode(cluster["ca_pem"]).decode()
-    if cluster["insecure"]:
-        entry["insecure-skip-tls-verify"] = True
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "default-cluster", "cluster": entry}],
-        "users": [
-            {
-                "name": "default-auth",
-                "user": {"client-certificate": str(certificate), "client-key": str(certificate)},
-            }
-        ],
-        "contexts": [
-            {
-                "name": "default-context",
-                "context": {
-                    "cluster": "default-cluster",
-                    "namespace": "default",
-                    "user": "default-auth",
-                },
-            }
-        ],
-        "current-context": "default-context",
-        "preferences": {},
-    }
+    config = kubeconfig(
+        cluster["server"],
+        {"client-certificate": str(certificate), "client-key": str(certificate)},
+        names=("default-cluster", "default-auth", "default-context"),
+        ca_pem=cluster["ca_pem"],
+        insecure=cluster["insecure"],
+        namespace="default",
+    )
     write_atomic(path, dump_kubeconfig(config), FILE_MODE)
 
 
@@ -296,12 +266,12 @@ async def ensure_serving_certificate(
     log_pending: bool,
 ) -> Path | None:
     """A valid serving pair's ``-current.pem`` path, or None while its CSR is pending."""
-    from nodehost.cluster import certstore
+    from nodehost.plugins.bootstrap import certstore
 
     current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
     if certstore.valid_pair(current) is not None:
         return current
-    from nodehost.cluster.csr import CSRNotAnswered
+    from nodehost.plugins.bootstrap.csr import CSRNotAnswered
 
     try:
         return await asyncio.wait_for(
@@ -309,15 +279,15 @@ async def ensure_serving_certificate(
         )
     except (TimeoutError, CSRNotAnswered):
         if log_pending:
-            import click
+            from nodehost.log import print_message
 
-            click.echo(
+            print_message(
                 f"warning: the kubelet serving certificate request for {settings.node_name} "
                 f"({SERVING_SIGNER}) was not signed within {settings.serving_wait:g}s: this "
                 "cluster has no approver for serving certificates (kubeadm clusters need one, "
                 "or 'kubectl certificate approve'); the node starts without it and the "
                 "bootstrap component keeps waiting",
-                err=True,
+                "warning",
             )
         return None
 
@@ -326,25 +296,10 @@ async def request_serving_certificate(
     settings: BootstrapSettings, client: ClusterClient, say: Callable[[str], None]
 ) -> Path:
     """File (or find) the serving CSR, wait for it, store the pair; its ``-current.pem``."""
-    from nodehost.cluster import certstore
-    from nodehost.cluster.csr import (
-        NODES_GROUP,
-        SERVING_USAGES,
-        CertificateRequest,
-        node_common_name,
-        obtain_with_pending_key,
-        serving_names,
-    )
+    from nodehost.plugins.bootstrap import certstore
+    from nodehost.plugins.bootstrap.csr import obtain_with_pending_key, serving_request
 
-    dns_names, ips = serving_names(settings.hostnames)
-    request = CertificateRequest(
-        signer=SERVING_SIGNER,
-        common_name=node_common_name(settings.node_name),
-        organizations=(NODES_GROUP,),
-        usages=SERVING_USAGES,
-        dns_names=dns_names,
-        ip_addresses=ips,
-    )
+    request = serving_request(settings.node_name, settings.hostnames)
     return await obtain_with_pending_key(
         client, settings.cert_dir, certstore.SERVING_PREFIX, request, say
     )
@@ -357,7 +312,7 @@ async def download_config(
     settings: BootstrapSettings, client: ClusterClient, say: Callable[[str], None]
 ) -> None:
     """Steps 4-5: the client CA file, then the config map's files, all or nothing."""
-    from nodehost.cluster.client import ClusterRefused
+    from nodehost.apiclient import ClusterRefused
     from nodehost.pki.commit import PlannedFile, commit_files, describe_os_error
 
     where = f"{settings.namespace}/{settings.config_map}"
@@ -404,7 +359,7 @@ async def download_config(
 
 
 def certstore_current_if_valid(settings: BootstrapSettings) -> Path | None:
-    from nodehost.cluster import certstore
+    from nodehost.plugins.bootstrap import certstore
 
     current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
     return current if certstore.valid_pair(current) is not None else None

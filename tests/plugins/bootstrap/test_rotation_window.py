@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from nodehost.cluster import rotation
+from nodehost.plugins.bootstrap import rotation
 
 START = datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
 
@@ -27,7 +27,7 @@ def pair(days: int = 100) -> Pair:
 
 
 def tracked() -> rotation.Tracked:
-    return rotation.Tracked("client", "kubelet-client", "signer", required=True)
+    return rotation.Tracked("client", "kubelet-client", required=True)
 
 
 @pytest.mark.parametrize(("end", "days"), [(0, 70), (1, 90)])
@@ -89,7 +89,7 @@ def settings(tmp_path) -> rotation.RotationSettings:
 )
 def test_what_makes_the_node_unready(required, remaining, problem) -> None:
     """Missing (if required), expired, or under 10 % of its 100 days left."""
-    tracked = rotation.Tracked("client", "p", "s", required=required)
+    tracked = rotation.Tracked("client", "p", required=required)
     pair = (
         None
         if remaining is None
@@ -120,7 +120,7 @@ class Context:
 
 
 def test_a_failed_renewal_backs_off_doubling_up_to_five_minutes(tmp_path, monkeypatch) -> None:
-    from nodehost.cluster.client import ClusterError
+    from nodehost.apiclient import ClusterError
 
     rotator = rotation.CertificateRotation(settings(tmp_path))
     client = rotator.tracked[0]

@@ -1,0 +1,34 @@
+"""Exponential backoff with jitter: the one delay schedule every retry loop uses.
+
+The host's restart policy (:mod:`nodehost.runtime.restart`), the API client's
+retries (:mod:`nodehost.apiclient`) and the bootstrap plugin's certificate
+renewals all wait ``initial * factor**(attempt-1)`` seconds before attempt
+``attempt`` (1-based), at most ``maximum``, each delay spread by
++-``jitter`` (a fraction) so that many nodes do not retry in step.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: Past this many doublings every delay is ``maximum`` anyway; keeps the power finite.
+_MAX_EXPONENT = 64
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """The delay schedule; :meth:`delay` is pure but for the random source."""
+
+    initial: float
+    maximum: float
+    factor: float = 2.0
+    jitter: float = 0.0
+
+    def delay(self, attempt: int, rand: Callable[[], float] = random.random) -> float:
+        """Seconds to wait before attempt ``attempt`` (1-based), never more than ``maximum``."""
+        exponent = min(max(attempt - 1, 0), _MAX_EXPONENT)
+        base = min(self.maximum, self.initial * self.factor**exponent)
+        spread = self.jitter * (2.0 * rand() - 1.0)
+        return max(0.0, min(self.maximum, base * (1.0 + spread)))
