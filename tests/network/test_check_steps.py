@@ -202,3 +202,41 @@ def test_the_add_step_describes_the_interface_and_its_gateway() -> None:
     assert add.startswith(f"  ADD      ok  eth0 {ADDRESS} gateway {GATEWAY} (") and add.endswith(
         " ms)"
     )
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "ips", "message"),
+    [
+        (FakeSandbox(up={"eth0"}), None,
+         "plugin loopback (ADD) succeeded but lo is not up with 127.0.0.1"),
+        (FakeSandbox(addresses_of={"lo": ["127.0.0.1/8"]}), (),
+         "the chain's ADD gave eth0 no address"),
+        (FakeSandbox(addresses_of={"lo": ["127.0.0.1/8"], "eth0": ["10.244.7.9/24", "fd00::9/64"]}),
+         ((ADDRESS, GATEWAY),),
+         "eth0 inside the namespace lacks 10.244.7.5/24 (has 10.244.7.9/24, fd00::9/64)"),
+        (FakeSandbox(addresses_of={"lo": ["127.0.0.1/8"]}), ((ADDRESS, GATEWAY),),
+         "eth0 inside the namespace lacks 10.244.7.5/24 (has nothing)"),
+        (FakeSandbox(up={"lo"}), ((ADDRESS, GATEWAY),), "eth0 inside the namespace is down"),
+    ],
+)  # fmt: skip
+def test_each_failure_is_one_exact_message(sandbox, ips, message) -> None:
+    with pytest.raises(RuntimeFailure) as caught:
+        if ips is None:
+            check_loopback(sandbox, lines().append)
+        else:
+            check_inside(sandbox, attachment(ips), lines().append)
+    assert str(caught.value) == message
+
+
+def test_the_loopback_step_lists_lo_s_addresses() -> None:
+    echoed: list[str] = []
+    check_loopback(FakeSandbox(addresses_of={"lo": ["127.0.0.1/8", "::1/128"]}), echoed.append)
+    assert echoed == ["  loopback ok  lo up with 127.0.0.1/8, ::1/128"]
+
+
+def test_an_attachment_is_described_with_every_address_and_gateway() -> None:
+    from nodehost.cni.check import describe
+
+    both = attachment(((ADDRESS, GATEWAY), ("fd00::5/64", None)))
+    assert describe(both) == f"eth0 {ADDRESS} gateway {GATEWAY}, fd00::5/64 gateway -"
+    assert describe(attachment(())) == "eth0 no addresses"
