@@ -49,11 +49,16 @@ def test_check_takes_no_address_from_the_live_ipam_store(
 def test_check_restores_ip_forward_that_the_bridge_plugin_turned_on(
     needs_cni, nodehost_exe, node, nothing_left_behind
 ) -> None:
-    """Run in a network namespace of its own, where forwarding starts off whatever the host's is."""
+    """Run in a network namespace of its own with forwarding off, whatever the host's is.
+
+    (A new namespace inherits IPv4 forwarding from the host's, so it is switched
+    off inside it first; the host's switch is never touched.)
+    """
     node.use_bridge()
+    forwarding_off = 'echo 0 > /proc/sys/net/ipv4/ip_forward && exec "$0" "$@"'
     result = nodehost_exe(
         "network", "check", "--config", str(node.config), "--state-dir", str(node.state_dir),
-        prefix=("unshare", "--net", "--"),
+        prefix=("unshare", "--net", "--", "sh", "-c", forwarding_off),
     )  # fmt: skip
     assert result.code == 0, result.out + result.err
     assert "net.ipv4.ip_forward 1 -> 0 restored" in result.out

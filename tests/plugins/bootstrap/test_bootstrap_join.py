@@ -175,7 +175,7 @@ def test_a_watch_dropped_mid_approval_still_joins(
     receiver = NotifyReceiver(str(tmp_path / "notify.sock"))
     process = start_with_receiver(start_args("--exit-on-ready"), start_env, receiver)
     try:
-        wait_until(lambda: client_csrs(api), "the client certificate signing request")
+        wait_until(lambda: client_csrs(api), "the client certificate signing request", 120)
         [csr] = client_csrs(api)
         name = csr["metadata"]["name"]
         api.wait_for_watches(1)  # the node watches its request
