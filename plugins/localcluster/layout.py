@@ -141,8 +141,11 @@ def settings_for(layout: Layout) -> ClusterSettings:
 
 
 def free_port(udp_too: bool = False) -> int:
-    """A TCP port free on loopback now (and free for UDP too with ``udp_too``)."""
-    while True:
+    """A TCP port free on loopback now (and free for UDP too with ``udp_too``).
+
+    Raises :class:`RuntimeFailure` when 100 ports in a row were taken for UDP.
+    """
+    for _ in range(100):
         with socket.socket() as tcp:
             tcp.bind((LOOPBACK, 0))
             port: int = tcp.getsockname()[1]
@@ -154,6 +157,7 @@ def free_port(udp_too: bool = False) -> int:
                 except OSError:
                     continue
                 return port
+    raise RuntimeFailure(f"no port on {LOOPBACK} is free for both TCP and UDP")
 
 
 def _why(error: Exception) -> str:

@@ -60,3 +60,21 @@ def test_the_dns_port_is_free_for_udp_and_tcp() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, socket.socket() as tcp:
         udp.bind(("127.0.0.1", port))
         tcp.bind(("127.0.0.1", port))
+
+
+def test_a_port_never_free_for_udp_is_a_runtime_failure_not_a_hang(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_socket = socket.socket
+
+    class UdpTaken(real_socket):
+        def bind(self, address: object) -> None:
+            if self.type == socket.SOCK_DGRAM:
+                raise OSError(98, "Address already in use")
+            super().bind(address)
+
+    monkeypatch.setattr("nodehost.plugins.localcluster.layout.socket.socket", UdpTaken)
+    with pytest.raises(
+        RuntimeFailure, match=r"no port on 127\.0\.0\.1 is free for both TCP and UDP"
+    ):
+        free_port(udp_too=True)
