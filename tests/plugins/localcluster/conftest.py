@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from nodehost.testing import noderun
+from nodehost.testing.noderun import CliResult
 
 
 @pytest.fixture
@@ -27,16 +28,6 @@ def cluster_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def run_nodehost(nodehost_bin: str) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """``run_nodehost(*args)``: the installed executable to its end (60 s at most)."""
-
-    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [nodehost_bin, *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, **(env or {})},
-        )
-
-    return run
+def run_nodehost(nodehost_bin: str) -> Callable[..., CliResult]:
+    """``run_nodehost(*args, env=...)``: the installed executable to its end (the kit's)."""
+    return noderun.run_nodehost

@@ -35,13 +35,13 @@ def client_certificate(cluster_dir: Path) -> bytes:
 
 def test_one_command_brings_up_the_node_against_its_own_cluster(run_nodehost, cluster_dir) -> None:
     done = run_nodehost("start", "--local-cluster", str(cluster_dir), *EXIT_ON_READY)
-    assert done.returncode == 0, done.stderr[-3000:]
-    rows = summary_rows(done.stdout)
+    assert done.code == 0, done.err[-3000:]
+    rows = summary_rows(done.out)
     assert next(iter(rows)) == "localcluster"
     assert {"localcluster", "bootstrap", "dns", "proxy", "kubelet", "sdn"} <= set(rows)
     assert all(rows[name] != "inactive" for name in ("localcluster", "bootstrap", "dns"))
-    assert f"kubectl --kubeconfig {cluster_dir / 'admin.kubeconfig'}" in done.stdout
-    said = warnings(done.stderr)
+    assert f"kubectl --kubeconfig {cluster_dir / 'admin.kubeconfig'}" in done.out
+    said = warnings(done.err)
     assert sum(line.startswith("LOCAL CLUSTER: nodehost's test API server") for line in said) == 1
     assert not [line for line in said if "has no effect in nodehost" in line]
     assert (cluster_dir / "node" / "node-config.yaml").exists()
@@ -51,20 +51,20 @@ def test_the_same_command_again_reuses_dir_without_a_new_certificate(
     run_nodehost, cluster_dir
 ) -> None:
     first = run_nodehost("start", "--local-cluster", str(cluster_dir), *EXIT_ON_READY)
-    assert first.returncode == 0, first.stderr[-3000:]
+    assert first.code == 0, first.err[-3000:]
     issued = client_certificate(cluster_dir)
     again = run_nodehost("start", "--local-cluster", str(cluster_dir), *EXIT_ON_READY)
-    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.code == 0, again.err[-3000:]
     assert client_certificate(cluster_dir) == issued
-    assert "node ready after" in again.stdout
+    assert "node ready after" in again.out
 
 
 def test_a_flag_the_cluster_chooses_is_one_usage_line(run_nodehost, cluster_dir) -> None:
     done = run_nodehost(
         "start", "--local-cluster", str(cluster_dir), "--config", "x.yaml", *EXIT_ON_READY
     )
-    assert done.returncode == 2
-    (line,) = [event["event"] for event in map(json.loads, done.stderr.splitlines())]
+    assert done.code == 2
+    (line,) = [event["event"] for event in map(json.loads, done.err.splitlines())]
     assert line.startswith("error: --config cannot be given with --local-cluster")
     assert not cluster_dir.exists()
 
@@ -74,14 +74,14 @@ def test_without_its_plugin_the_flag_is_refused_not_ignored(run_nodehost, cluste
         "start", "--local-cluster", str(cluster_dir), "--disable-plugin", "localcluster",
         *EXIT_ON_READY,
     )  # fmt: skip
-    assert done.returncode == 2
-    assert "--local-cluster needs a plugin that runs a local cluster" in done.stderr
+    assert done.code == 2
+    assert "--local-cluster needs a plugin that runs a local cluster" in done.err
     assert not cluster_dir.exists()
 
 
 def test_a_dry_run_says_what_would_happen_and_leaves_no_trace(run_nodehost, cluster_dir) -> None:
     done = run_nodehost("start", "--local-cluster", str(cluster_dir), "--dry-run")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"would start the local cluster in {cluster_dir}")
-    assert "then bootstrap against it" in done.stdout
+    assert done.code == 0, done.err
+    assert done.out.startswith(f"would start the local cluster in {cluster_dir}")
+    assert "then bootstrap against it" in done.out
     assert not cluster_dir.exists()
