@@ -235,8 +235,9 @@ class PlanContext:
     ``node_state_dir`` the node's state directory (``--state-dir``), parent of
                     every component's ``state_dir``.
     ``network_providers`` every registered provider, by lower-case name.
-    ``dependents``  the selected components whose record names this one in
-                    ``after`` or ``requires`` (those that use it).
+    ``dependents``  the selected components that wait for this one (their
+                    ``after`` or ``requires`` name it, or its ``before`` names
+                    them): those that use it.
     ``hooks``       the core's hook facade (:class:`nodehost.manager.Hooks`; a plugin
                     calls the hooks it added with ``hooks.call_each``).
     """

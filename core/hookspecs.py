@@ -20,7 +20,7 @@ log line naming its entry point, distribution, version and hook (the
 traceback at ``-v 4``); ``--strict-plugins`` makes it exit 1 instead.  A
 built-in that raises is a bug.
 
-Phases, in the order the core calls them: registration, configuration,
+Phases, in the order the core calls them: registration, options, configuration,
 validation, planning, run time.
 """
 
@@ -107,6 +107,38 @@ def nodehost_network_providers() -> Sequence[NetworkProviderRecord]:
     """
 
 
+# --- options --------------------------------------------------------------------
+
+
+@hookspec
+def nodehost_start_options(
+    options: StartOptions, components: frozenset[str]
+) -> Mapping[str, Any] | None:
+    """Fill in the start options that another option implies.
+
+    **When**: once per ``start`` (``--dry-run`` included), after the flags are
+    checked and before the components are selected.
+
+    **Arguments**: ``options`` -- the :class:`nodehost.options.StartOptions` as
+    the flags gave them; ``components`` -- the name of every known component
+    (so an answer only names components that exist).
+
+    **Returns**: ``{field: value}`` for the :class:`~nodehost.options.StartOptions`
+    fields these options imply, or None when they imply nothing for this
+    plugin.  The built-in ``localcluster`` plugin turns ``--local-cluster DIR``
+    into the bootstrap flags and the folders under DIR.  The core applies
+    every answer and checks the result as it checks flags; an unknown field,
+    or two plugins giving one field different values, fails (exit 2).  An
+    implementation has no side effects (a dry run asks too).
+
+    **Kind**: broadcast.
+
+    **Errors**: a :class:`nodehost.errors.UsageError` (a flag that does not go
+    with the option, named) reaches the user as it is (exit 2); any other
+    exception fails the plugin (unregistered and reported).
+    """
+
+
 # --- configuration ----------------------------------------------------------------
 
 
@@ -187,6 +219,10 @@ def nodehost_obtain_config(options: StartOptions) -> str | None:
     options are not for this plugin.  The core loads the file exactly as it
     loads ``--config``.  With ``--bootstrap-config-name`` and no answer the
     core refuses to start (exit 2) and names any plugin that failed to load.
+    An implementation that makes ready what another obtains the configuration
+    from returns None after doing so, and is marked ``tryfirst`` (the built-in
+    ``localcluster`` plugin starts its API server and publishes the node's
+    config map for ``bootstrap``).
 
     **Kind**: firstresult: the first implementation that returns a path wins.
 
@@ -291,6 +327,28 @@ def nodehost_component_stopped(name: str) -> None:
 
     **Errors**: the plugin fails (unregistered, reported); the host carries on,
     so one failing plugin cannot stop the others from seeing the event.
+    """
+
+
+@hookspec
+def nodehost_node_ready(seconds: float, status_address: str | None) -> None:
+    """Observe the node becoming ready: every component ready (or inactive).
+
+    **When**: once per run, when the node first becomes ready (not again after
+    a component's restart); before ``--exit-on-ready`` stops it.
+
+    **Arguments**: ``seconds`` -- time from the host's start to readiness;
+    ``status_address`` -- ``host:port`` where the host serves ``/status``
+    (what ``nodehost status --address`` takes), or None without a health
+    server.
+
+    **Returns**: nothing.  An implementation may print what a person needs
+    next (the ``localcluster`` plugin prints how to reach its cluster).
+
+    **Kind**: broadcast, called from the event loop; it must not block.
+
+    **Errors**: the plugin fails (unregistered, reported); the host carries on
+    (with ``--strict-plugins`` the node stops and exits 1).
     """
 
 

@@ -49,6 +49,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "nodehost.plugins.dns",
     "nodehost.plugins.bootstrap",
     "nodehost.plugins.runtime",
+    "nodehost.plugins.localcluster",
 )
 
 ENTRY_POINT_GROUP = PROJECT_NAME
@@ -440,6 +441,54 @@ class Hooks:
         """Every network-provider record, with the plugin that provided it."""
         return self.records("nodehost_network_providers")
 
+    # options
+    def start_options(
+        self, options: StartOptions, components: frozenset[str]
+    ) -> tuple[StartOptions, list[str]]:
+        """``options`` with every plugin's ``nodehost_start_options`` answer applied,
+        and the plugins that answered (not None).
+
+        A ``NodehostError`` (a usage error) reaches the user as it is; an answer
+        that is not a mapping of :class:`~nodehost.options.StartOptions` fields
+        fails its plugin; two plugins giving one field different values is a
+        ``UsageError`` naming both.
+        """
+        import dataclasses
+
+        from nodehost.errors import NodehostError, UsageError
+
+        known = {item.name for item in dataclasses.fields(options)}
+        changes: dict[str, tuple[str, Any]] = {}
+        answered: list[str] = []
+        hook = "nodehost_start_options"
+        for plugin, function, argnames in self._impls(hook):
+            try:
+                arguments = {"options": options, "components": components}
+                result = function(**{name: arguments[name] for name in argnames})
+                answer = dict(result or {})
+                unknown = sorted(set(answer) - known)
+                if unknown:
+                    raise ValueError(f"no start option is named {', '.join(unknown)}")
+            except NodehostError:
+                raise
+            except Exception as error:
+                self._host.disable_failed(plugin, error, hook)
+                continue
+            if result is not None:
+                answered.append(plugin)
+            for key, value in answer.items():
+                earlier = changes.get(key)
+                if earlier is not None and earlier[1] != value:
+                    raise UsageError(
+                        f"plugins {earlier[0]!r} and {plugin!r} set the start option {key} "
+                        f"differently ({earlier[1]!r}, {value!r}); disable one"
+                    )
+                changes[key] = (plugin, value)
+        derived = dataclasses.replace(
+            options, **{key: value for key, (_, value) in changes.items()}
+        )
+        return derived, answered
+
     # configuration
     def adjust_config(self, raw: dict[str, Any], source: str) -> None:
         """Let every plugin edit ``raw`` in place; one that raises changes nothing.
@@ -579,6 +628,9 @@ class Hooks:
 
     def component_stopped(self, name: str) -> None:
         self._notify("nodehost_component_stopped", name=name)
+
+    def node_ready(self, seconds: float, status_address: str | None) -> None:
+        self._notify("nodehost_node_ready", seconds=seconds, status_address=status_address)
 
     def metrics_collectors(self) -> list[tuple[str, Any]]:
         """Every plugin's ``nodehost_metrics_collectors``, as (plugin, collector) pairs."""

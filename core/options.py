@@ -10,9 +10,13 @@ from __future__ import annotations
 import os
 import platform
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from nodehost.config.listen import DEFAULT_LISTEN
 from nodehost.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.binaries import StandinMode
 
 DEFAULT_CLUSTER_DOMAIN = "cluster.local"
 DEFAULT_VOLUME_DIR = "openshift.local.volumes"
@@ -35,7 +39,12 @@ def default_cluster_domain() -> str:
 
 @dataclass(frozen=True)
 class StartOptions:
-    """Every flag of ``nodehost start``; ``None`` means "not given" where that matters."""
+    """Every flag of ``nodehost start``; ``None`` means "not given" where that matters.
+
+    ``local_cluster`` is ``--local-cluster DIR``: a plugin (``localcluster``)
+    turns it into the other options it implies (``nodehost_start_options``).
+    ``standins`` is ``--standins`` (None: not given, which means ``never``).
+    """
 
     config: str | None = None
     components: str | None = None
@@ -65,6 +74,8 @@ class StartOptions:
     strict_config: bool = False
     state_dir: str | None = None
     extra_args: tuple[str, ...] = ()
+    local_cluster: str | None = None
+    standins: StandinMode | None = None
 
     @property
     def bootstrapping(self) -> bool:

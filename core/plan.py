@@ -165,11 +165,10 @@ def plan_context(
 
 
 def dependents(inventory: Inventory, selected: frozenset[str], name: str) -> frozenset[str]:
-    """The selected components whose record names ``name`` in ``after`` or ``requires``."""
-    records = inventory.catalog.records
-    return frozenset(
-        other for other in selected if name in (*records[other].after, *records[other].requires)
-    )
+    """The selected components that wait for ``name`` (their ``after`` or ``requires``
+    name it, or its ``before`` names them)."""
+    catalog = inventory.catalog
+    return frozenset(other for other in selected if name in catalog.starts_after(other))
 
 
 def _component_plan(provided: Provided[ComponentRecord], context: PlanContext) -> ComponentPlan:

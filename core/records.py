@@ -75,6 +75,10 @@ class ComponentRecord:
     ``aliases``   other names accepted on the command line (Origin's ``plugins``).
     ``after``     components this one starts after *if they are selected*
                   (ordering only, like systemd's ``After=``).
+    ``before``    components (or groups: ``all`` is every other component) that
+                  start after this one *if they are selected* -- ``after`` seen
+                  from the other side, like systemd's ``Before=``; a component
+                  that others need first (a local control plane) says so itself.
     ``requires``  components that must be selected too; selecting this one
                   without them is an error at plan time.
     ``validation_scope`` which of Origin's validators it belongs with
@@ -103,6 +107,7 @@ class ComponentRecord:
     groups: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
+    before: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     validation_scope: ValidationScope = ValidationScope.NODE
     write_flags: bool = False

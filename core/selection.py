@@ -15,8 +15,8 @@ records plugins register:
   components would all be inactive is Origin's empty-selection error too, once
   planned (:func:`nodehost.plan.check_active`);
 * a selected component whose ``requires`` are not selected is an error;
-* the start order is topological over ``after`` and ``requires`` (restricted
-  to selected components), ties broken by name; a cycle is an error.
+* the start order is topological over ``after``, ``requires`` and ``before``
+  (restricted to selected components), ties broken by name; a cycle is an error.
 """
 
 from __future__ import annotations
@@ -68,6 +68,17 @@ class Catalog:
             if item:
                 result |= mapping.get(item, {item})
         return result
+
+    def starts_after(self, name: str) -> set[str]:
+        """Every component ``name`` waits for: its record's ``after`` and ``requires``,
+        and each component whose ``before`` names it or a group it belongs to."""
+        record = self.records[name]
+        waits = {*record.after, *record.requires}
+        for other, candidate in self.records.items():
+            if candidate.before and name in self.expand(",".join(candidate.before)):
+                waits.add(other)
+        waits.discard(name)
+        return waits
 
     def default_enabled(self, options: Any) -> set[str]:
         return {
@@ -150,13 +161,7 @@ def start_order(catalog: Catalog, selected: Iterable[str]) -> list[tuple[str, tu
     """The selected components in start order, each with the selected ones it waits for."""
     chosen = set(selected)
     waits = {
-        name: tuple(
-            sorted(
-                dep
-                for dep in (*catalog.records[name].after, *catalog.records[name].requires)
-                if dep in chosen and dep != name
-            )
-        )
+        name: tuple(sorted(dep for dep in catalog.starts_after(name) if dep in chosen))
         for name in chosen
     }
     order: list[tuple[str, tuple[str, ...]]] = []

@@ -30,6 +30,7 @@ def components(as_json: bool, **plugin_flags: Any) -> None:
                 "groups": sorted({*record.groups, "all"}),
                 "aliases": list(record.aliases),
                 "after": list(record.after),
+                "before": list(record.before),
                 "requires": list(record.requires),
                 "plugin": item.plugin,
                 "distribution": item.distribution or "nodehost (built-in)",
@@ -51,13 +52,19 @@ def components(as_json: bool, **plugin_flags: Any) -> None:
                 name,
                 default,
                 ",".join(row["groups"]),
-                ",".join(row["after"]) or "-",
+                _order(row),
                 row["plugin"],
                 row["distribution"],
             )
         )
     click.echo(format_table(table, terminal_width()))
     _echo_failures(inventory)
+
+
+def _order(row: dict[str, Any]) -> str:
+    """The AFTER column: what it starts after, and what it starts before if it says so."""
+    after = ",".join(row["after"]) or "-"
+    return after + (f" (before {','.join(row['before'])})" if row["before"] else "")
 
 
 def _echo_failures(inventory: Any) -> None:

@@ -58,6 +58,13 @@ ENVIRONMENT_PREFIX = "NODEHOST"
     "--config", metavar="FILE", help="Run from this node config; other config flags are ignored."
 )
 @click.option(
+    "--local-cluster",
+    metavar="DIR",
+    help="Run nodehost's test API server from DIR as a local control plane and join it: "
+    "the whole node on one machine, for trying, developing and CI (not a production API "
+    "server).",
+)
+@click.option(
     "--components",
     metavar="LIST",
     help="Components to run: names or groups, comma separated (kubelet,proxy).",
@@ -159,7 +166,7 @@ ENVIRONMENT_PREFIX = "NODEHOST"
     default="never",
     show_default=True,
     help="Use stand-ins (nodehost.testing's, or a component's own) for missing programs "
-    "(or always): CI smoke runs.",
+    "(or always): CI smoke runs (with --local-cluster: missing unless given).",
 )
 @click.option(
     "--bootstrap-timeout",
@@ -213,8 +220,16 @@ def start(ctx: click.Context, **flags: Any) -> None:
     """Start the node: resolve and validate its config, then run its components.
 
     The config comes from --config FILE, or is generated from the flags and the
-    signer CA in --master-cert-dir.  Invalid configs exit 255 with every problem
-    listed; usage errors exit 2; runtime failures exit 1.
+    signer CA in --master-cert-dir, or is obtained by bootstrapping against an
+    API server (--bootstrap-config-name).
+
+    --local-cluster DIR runs the whole node on this machine: nodehost's test
+    API server (an in-memory stand-in for kube-apiserver, for trying,
+    developing and CI -- not a production API server) runs from DIR as the
+    first component, and the node bootstraps against it.
+
+    Invalid configs exit 255 with every problem listed; usage errors exit 2;
+    runtime failures exit 1.
     """
     options = _start_options(ctx, flags)
     check_start_options(options)
@@ -228,6 +243,7 @@ def start(ctx: click.Context, **flags: Any) -> None:
     inventory = load_inventory(
         flags["disable_plugins"], flags["strict_plugins"], flags["no_plugins"]
     )
+    options = _implied_options(options, inventory)
     from nodehost.resolve import resolve_config, selection_for
 
     selected = selection_for(options, inventory)
@@ -247,7 +263,7 @@ def start(ctx: click.Context, **flags: Any) -> None:
     if options.write_flags:
         click.echo(_flags_line(inventory, resolved, options))
         return
-    plan = _plan(inventory, resolved, options, overrides, flags["standins"])
+    plan = _plan(inventory, resolved, options, overrides, options.standins or "never")
     if options.dry_run:
         if flags["as_json"]:
             document = {"actions": list(resolved.actions), **plan_as_dict(plan)}
@@ -311,8 +327,31 @@ def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         strict_config=flags["strict_config"],
         state_dir=flags["state_dir"],
         extra_args=tuple(flags["extra_args"]),
+        local_cluster=flags["local_cluster"] or None,
+        standins=flags["standins"] if _given(ctx, "standins") else None,
         **optional,
     )
+
+
+def _implied_options(options: StartOptions, inventory: Inventory) -> StartOptions:
+    """The options with what plugins derive from them (``--local-cluster``), checked again.
+
+    ``--local-cluster`` that no plugin takes up is a usage error naming any
+    plugin that failed: it is never ignored.
+    """
+    from nodehost.errors import UsageError
+
+    known = frozenset(inventory.catalog.records)
+    derived, answered = inventory.host.hooks.start_options(options, known)
+    if options.local_cluster and not answered:
+        hint = inventory.host.failure_hint("")
+        raise UsageError(
+            "--local-cluster needs a plugin that runs a local cluster, and none is active"
+            + (f": {hint}" if hint else ""),
+            "--local-cluster",
+        )
+    check_start_options(derived)
+    return derived
 
 
 def _dirname(path: str) -> str:

@@ -54,6 +54,7 @@ class LifecycleHooks(Protocol):
     def component_ready(self, *, name: str, seconds: float) -> None: ...
     def component_exited(self, *, name: str, returncode: int | None, restarting: bool) -> None: ...
     def component_stopped(self, *, name: str) -> None: ...
+    def node_ready(self, *, seconds: float, status_address: str | None) -> None: ...
     def metrics_collectors(self) -> list[tuple[str, Any]]: ...
 
 
@@ -70,6 +71,9 @@ class NoHooks:
         """Nothing."""
 
     def component_stopped(self, *, name: str) -> None:
+        """Nothing."""
+
+    def node_ready(self, *, seconds: float, status_address: str | None) -> None:
         """Nothing."""
 
     def metrics_collectors(self) -> list[tuple[str, Any]]:
@@ -406,10 +410,19 @@ class Host:
         self.log.info("node ready", seconds=round(seconds, 3))
         self.notifier.ready(f"ready: {len(self.supervisors)} component(s)")
         self._status_text = ""
+        self.call_hook("node_ready", seconds=seconds, status_address=self.status_address())
         if self.settings.exit_on_ready:
             self.out.write(self.readiness_summary())
             self.out.flush()
             self.request_stop("exit on ready", EXIT_OK)
+
+    def status_address(self) -> str | None:
+        """``host:port`` of the bound health server (``nodehost status --address``), or None."""
+        if self.health_address is None:
+            return None
+        from nodehost.config.hostport import join_host_port
+
+        return join_host_port(self.health_address[0], str(self.health_address[1]))
 
     def readiness_summary(self) -> str:
         """The exit-on-ready report: each component and its time to ready."""

@@ -1,7 +1,8 @@
 """A fake Kubernetes API server for tests and plugin authors' CI.
 
 HTTPS on loopback with a serving certificate from a throw-away test CA
-(made with :mod:`nodehost.pki`).  It authenticates like the real one:
+(made with :mod:`nodehost.pki`), or from a CA it is given (``ca=``: one kept
+on disk, as ``nodehost start --local-cluster`` keeps its own).  It authenticates like the real one:
 
 * client certificates signed by the test CA: user = CN, groups = O;
 * bootstrap tokens (``Authorization: Bearer <id>.<secret>``): user
@@ -96,14 +97,26 @@ class TestCA:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, name: str = "nodehost-test-ca") -> None:
+    def __init__(
+        self,
+        name: str = "nodehost-test-ca",
+        *,
+        key: Any = None,
+        certificate: Any = None,
+        days: int = 1,
+        serial: int = 100,
+    ) -> None:
+        """A new CA valid for two days, or the given ``key`` and ``certificate`` (a CA
+        kept on disk); the client and serving certificates it issues live ``days`` days
+        and get the serial numbers after ``serial``."""
         from nodehost.pki.certs import encode_certificates, make_ca_certificate
         from nodehost.pki.keys import generate_private_key
 
-        self.key = generate_private_key("ecdsa")
-        self.certificate = make_ca_certificate(self.key, name, days=2)
+        self.key = key if key is not None else generate_private_key("ecdsa")
+        self.certificate = certificate or make_ca_certificate(self.key, name, days=2)
         self.pem = encode_certificates([self.certificate])
-        self._serial = 100
+        self.days = days
+        self._serial = serial
         self._lock = threading.Lock()
 
     def next_serial(self) -> int:
@@ -124,7 +137,7 @@ class TestCA:
             user=user,
             groups=groups,
             serial=self.next_serial(),
-            days=1,
+            days=self.days,
         )
         return encode_certificates([cert]), encode_private_key(key)
 
@@ -140,7 +153,7 @@ class TestCA:
             key.public_key(),
             hostnames=parse_hostnames(names),
             serial=self.next_serial(),
-            days=1,
+            days=self.days,
         )
         return encode_certificates([cert]), encode_private_key(key)
 
@@ -236,11 +249,12 @@ class TestApiServer:
         host: str = "127.0.0.1",
         token: str = DEFAULT_TOKEN,
         default_lifetime: int = DEFAULT_LIFETIME,
+        ca: TestCA | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.host = host
         self.port = port or _free_port(host)
-        self.ca = TestCA()
+        self.ca = ca if ca is not None else TestCA()
         token_id, secret = token.split(".", 1)
         self.tokens = {token_id: secret}
         self.service_accounts: dict[str, str] = {}
@@ -373,6 +387,11 @@ class TestApiServer:
     @property
     def up(self) -> bool:
         return self._server is not None
+
+    @property
+    def serving(self) -> bool:
+        """Up, and its serving thread alive."""
+        return self.up and self._thread is not None and self._thread.is_alive()
 
     def track(self, sock: Any) -> None:
         self._sockets.add(sock)

@@ -417,7 +417,12 @@ def rewrite_node_config(
 
 
 def merge_cli_overrides(raw: dict[str, Any], settings: BootstrapSettings) -> None:
-    """Origin's ``MergeSerializeableNodeConfig`` (§1.6) for the flags bootstrap knows."""
+    """Origin's ``MergeSerializeableNodeConfig`` (§1.6) for the flags bootstrap knows.
+
+    Origin overwrote ``allowDisabledDocker`` with its flag's value, false; false
+    is the default, which a written config leaves out (the key has no effect in
+    nodehost and would only be warned about), so the key is removed.
+    """
     raw["nodeName"] = settings.node_name
     if settings.listen_provided:
         serving = raw.setdefault("servingInfo", {})
@@ -425,7 +430,7 @@ def merge_cli_overrides(raw: dict[str, Any], settings: BootstrapSettings) -> Non
         serving["bindAddress"] = join_host_port(host, 10250)
     if settings.volume_dir is not None:
         raw["volumeDirectory"] = settings.volume_dir
-    raw["allowDisabledDocker"] = False
+    raw.pop("allowDisabledDocker", None)
 
 
 def apply_bootstrap_overrides(

@@ -39,6 +39,9 @@ class Recorder:
     def component_stopped(self, *, name):
         self.calls.append(("stopped", name))
 
+    def node_ready(self, *, seconds, status_address):
+        self.calls.append(("node ready", status_address))
+
     def count(self, kind: str, name: str) -> int:
         return sum(1 for call in self.calls if call[:2] == (kind, name))
 

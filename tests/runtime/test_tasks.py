@@ -33,6 +33,9 @@ class Recorder:
     def component_stopped(self, *, name):
         self.calls.append(("stopped", name))
 
+    def node_ready(self, *, seconds, status_address):
+        self.calls.append(("node ready", status_address))
+
 
 def planned(name: str, run, after=()) -> PlannedComponent:
     return PlannedComponent(name, name, "test", tuple(after), ComponentPlan(run=run))

@@ -59,6 +59,16 @@ def test_the_downloaded_config_gets_the_bootstrap_overrides(
     assert config["kubeletArguments"]["fail-swap-on"] == ["false"]
 
 
+def test_the_overridden_allow_disabled_docker_is_left_out_not_warned_about(tmp_path) -> None:
+    from nodehost.options import StartOptions
+    from nodehost.plugins.bootstrap.join import merge_cli_overrides, settings_from_options
+
+    settings = settings_from_options(StartOptions(kubeconfig="k", config_dir=str(tmp_path)))
+    raw = {"allowDisabledDocker": True, "nodeName": "x"}
+    merge_cli_overrides(raw, settings)
+    assert "allowDisabledDocker" not in raw
+
+
 def test_the_written_kubeconfig_works_for_kubectl(
     api, start_args, start_env, node_dir: Path, kubectl
 ) -> None:

@@ -1,0 +1,136 @@
+"""The ``localcluster`` component: a local control plane, so one command brings up the whole node.
+
+``nodehost start --local-cluster DIR`` runs nodehost's test API server
+(:mod:`nodehost.testing.apiserver`: an in-memory stand-in for
+kube-apiserver, for trying, developing and CI -- not a production API server)
+beside the node and joins the node to it:
+
+1. options (``nodehost_start_options``, :mod:`.options`): the flag implies the
+   bootstrap flags, the node's folders under DIR, ``--standins=missing`` and,
+   where containerd cannot run (:mod:`.machine`), ``--disable runtime``;
+2. before ``bootstrap`` obtains the config (``nodehost_obtain_config``,
+   ``tryfirst``, answering None): the API server comes up on loopback with
+   DIR's CA and an approver for the node's CSRs, and the node's config map
+   is published, built from nodehost's defaults (:mod:`.nodeconfig`) --
+   :mod:`.cluster`;
+3. ``bootstrap`` then does what it does against any cluster: CSRs, the
+   node's certificates, the config from the map;
+4. the component: its record starts it before every other component
+   (``before=("all",)``), its readiness is a TCP connection to the API
+   server's socket (which the host's own process must hold), it stops last;
+5. once the node is ready (``nodehost_node_ready``) it prints how to reach the
+   cluster (kubectl, dig, ``nodehost status``).
+
+A dry run (``nodehost_describe_config``, ``tryfirst``) starts nothing: it says
+what the cluster and the bootstrap against it would do.
+
+DIR's layout and what a second start with the same DIR keeps: :mod:`.layout`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nodehost import ComponentRecord, ValidationScope, hookimpl
+from nodehost.component import ComponentPlan, PlanContext, TaskSpec, TcpProbe
+from nodehost.plugins.localcluster.options import NAME
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.options import StartOptions
+
+STOP_GRACE = 10.0
+
+
+def wanted(options: StartOptions | None) -> bool:
+    """Whether the start options ask for a local cluster (``--local-cluster``)."""
+    return options is not None and bool(options.local_cluster)
+
+
+@hookimpl
+def nodehost_components() -> list[ComponentRecord]:
+    return [
+        ComponentRecord(
+            name=NAME,
+            summary="Local control plane: nodehost's test API server (--local-cluster; "
+            "not for production).",
+            component=LocalClusterComponent(),
+            default=False,
+            enable_if=wanted,
+            before=("all",),
+            validation_scope=ValidationScope.NETWORK,
+        )
+    ]
+
+
+@hookimpl
+def nodehost_start_options(
+    options: StartOptions, components: frozenset[str]
+) -> dict[str, Any] | None:
+    """With ``--local-cluster``: the options it implies (see :mod:`.options`)."""
+    if not wanted(options):
+        return None
+    from nodehost.plugins.localcluster.machine import Machine
+    from nodehost.plugins.localcluster.options import implied_options
+
+    runtime_possible = Machine.probe().no_runtime_reason() is None
+    return implied_options(options, components, runtime_possible)
+
+
+@hookimpl(tryfirst=True)
+def nodehost_obtain_config(options: StartOptions) -> None:
+    """With ``--local-cluster``: bring the cluster up for ``bootstrap``; obtain nothing."""
+    if not wanted(options):
+        return
+    from nodehost.plugins.localcluster.cluster import start_cluster
+    from nodehost.plugins.localcluster.machine import Machine
+
+    start_cluster(options, Machine.probe())
+
+
+@hookimpl(tryfirst=True)
+def nodehost_describe_config(options: StartOptions) -> list[str] | None:
+    """With ``--local-cluster`` and ``--dry-run``: the cluster and the bootstrap, described."""
+    if not wanted(options):
+        return None
+    from nodehost.plugins.localcluster.cluster import describe_start
+    from nodehost.plugins.localcluster.machine import Machine
+
+    return describe_start(options, Machine.probe())
+
+
+@hookimpl
+def nodehost_node_ready(status_address: str | None) -> None:
+    """Print how to reach each local cluster this process runs."""
+    import sys
+
+    from nodehost.plugins.localcluster.cluster import instructions, started
+
+    for cluster in started():
+        sys.stdout.write(instructions(cluster, status_address))
+        sys.stdout.flush()
+
+
+class LocalClusterComponent:
+    """Plans the task that owns the running API server."""
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        from nodehost.plugins.localcluster.cluster import WHAT_IT_IS, ClusterTask
+        from nodehost.plugins.localcluster.layout import LOOPBACK, Layout, read_settings
+
+        options = context.options
+        if options is None or not options.local_cluster:
+            return ComponentPlan(inactive_reason="--local-cluster DIR is not given")
+        layout = Layout(Path(options.local_cluster))
+        settings = read_settings(layout)
+        port = settings.apiserver_port if settings is not None else 0
+        where = f"https://{LOOPBACK}:{port or '<chosen at the first start>'}"
+        return ComponentPlan(
+            run=TaskSpec(
+                run=ClusterTask(str(layout.directory)),
+                readiness=TcpProbe(host=LOOPBACK, port=port),
+                stop_grace=STOP_GRACE,
+                description=f"test API server on {where} for {layout.directory}",
+            ),
+            notes=(WHAT_IT_IS, f"admin kubeconfig: {layout.admin_kubeconfig}"),
+        )
