@@ -2,7 +2,9 @@
 
 Runs the README's ``nodehost start --local-cluster DIR`` as a user would (the
 installed executable, a subprocess, only DIR and the health address changed
-so that test runs do not collide), reads the instructions it prints, then:
+so that test runs do not collide).  As written, with ``--exit-on-ready``, it
+comes up and exits 0 leaving nothing behind.  Kept running (the README's
+"leave --exit-on-ready out") it prints its instructions, then:
 
 * with the real kubectl and DIR/admin.kubeconfig creates a Service and its
   EndpointSlice, and asks the node's DNS server with dig for it (and for the
@@ -50,15 +52,23 @@ def readme_command() -> list[str]:
     return match.group(1).split()
 
 
-@pytest.fixture
-def node(nodehost_bin: str, cluster_dir: Path) -> Iterator[dict]:
-    """The README's command running with DIR = ``cluster_dir``; its printed instructions."""
+def readme_argv(nodehost_bin: str, cluster_dir: Path) -> list[str]:
+    """The README's command with DIR = ``cluster_dir`` and the installed executable."""
     argv = readme_command()
     argv[argv.index("--local-cluster") + 1] = str(cluster_dir)
-    env = {**os.environ, "NODEHOST_HEALTH_ADDRESS": "127.0.0.1:0"}
+    return [nodehost_bin, *argv[1:]]
+
+
+HEALTH_ENV = {"NODEHOST_HEALTH_ADDRESS": "127.0.0.1:0"}
+
+
+@pytest.fixture
+def node(nodehost_bin: str, cluster_dir: Path) -> Iterator[dict]:
+    """The README's command kept running (no ``--exit-on-ready``); its printed instructions."""
+    argv = [a for a in readme_argv(nodehost_bin, cluster_dir) if a != "--exit-on-ready"]
     host = subprocess.Popen(
-        [nodehost_bin, *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=env,
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **HEALTH_ENV},
     )  # fmt: skip
     try:
         yield {"host": host, **read_instructions(host)}
@@ -151,6 +161,22 @@ def processes_naming(text: str) -> list[str]:
 def accepts(host: str, port: int) -> bool:
     with socket.socket() as probe:
         return probe.connect_ex((host, port)) == 0
+
+
+@pytest.mark.needs("root", "cni-plugins", "ip", "containerd", "nodehost-script")
+def test_the_readme_command_as_written_brings_every_component_up_and_exits_0(
+    nodehost_bin: str, cluster_dir: Path
+) -> None:
+    argv = readme_argv(nodehost_bin, cluster_dir)
+    assert "--exit-on-ready" in argv
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env={**os.environ, **HEALTH_ENV}, timeout=WAIT * 2
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ready = done.stdout.split("node ready after", 1)[1]
+    rows = {line.split()[0] for line in ready.splitlines()[2:] if line.strip()}
+    assert rows == {"localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "kubelet"}
+    assert processes_naming(str(cluster_dir)) == []
 
 
 @pytest.mark.needs("root", "cni-plugins", "ip", "containerd", "dig", "kubectl", "nodehost-script")
