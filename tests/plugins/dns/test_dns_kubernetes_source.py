@@ -119,11 +119,11 @@ def touched_by(store: ClusterRecords) -> list[set[tuple[str, ...]]]:
 
 def test_the_slices_of_one_service_make_its_endpoints(store) -> None:
     mirror = Mirror(store.sink("kubernetes"))
-    mirror.replace_slices([
+    mirror.replace_slices(map(slice_from_api, [
         slice_body("db-b", "prod", "db", [{"addresses": ["10.0.0.2"], "conditions": READY}], PG),
         slice_body("db-a", "prod", "db", [{"addresses": ["10.0.0.1"], "conditions": READY}], PG),
         slice_body("web-a", "prod", "web", [{"addresses": ["10.0.0.9"]}], []),
-    ])  # fmt: skip
+    ]))  # fmt: skip
     endpoints = store.endpoints[("prod", "db")]
     assert [a.ip for s in endpoints.subsets for a in s.addresses] == ["10.0.0.1", "10.0.0.2"]
     assert set(store.endpoints) == {("prod", "db"), ("prod", "web")}
@@ -132,8 +132,9 @@ def test_the_slices_of_one_service_make_its_endpoints(store) -> None:
 def test_a_watch_event_touches_only_its_own_service(store) -> None:
     mirror = Mirror(store.sink("kubernetes"))
     mirror.replace_services(
-        [service_body("a", "ns", "172.30.0.1"), service_body("b", "ns", "172.30.0.2")]
-    )
+        map(service_from_api, [service_body("a", "ns", "172.30.0.1"),
+                               service_body("b", "ns", "172.30.0.2")])
+    )  # fmt: skip
     seen = touched_by(store)
     mirror.apply_service("MODIFIED", service_body("a", "ns", "172.30.0.1"))  # no change
     mirror.apply_service("MODIFIED", service_body("b", "ns", "172.30.0.3"))
@@ -145,8 +146,11 @@ def test_a_watch_event_touches_only_its_own_service(store) -> None:
 
 def test_a_resync_writes_only_the_differences(store) -> None:
     mirror = Mirror(store.sink("kubernetes"))
-    services = [service_body("a", "ns", "172.30.0.1"), service_body("b", "ns", "172.30.0.2")]
-    slices = [slice_body("a-1", "ns", "a", [{"addresses": ["10.0.0.1"]}], [])]
+    services = [
+        service_from_api(service_body("a", "ns", "172.30.0.1")),
+        service_from_api(service_body("b", "ns", "172.30.0.2")),
+    ]
+    slices = [slice_from_api(slice_body("a-1", "ns", "a", [{"addresses": ["10.0.0.1"]}], []))]
     mirror.replace_services(services)
     mirror.replace_slices(slices)
     seen = touched_by(store)
