@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "nodehost.cli.network:network",
         "Check the pod network (CNI), or remove what nodehost created for it.",
     ),
+    "teardown": (
+        "nodehost.cli.teardown:teardown",
+        "End everything nodehost started for a state directory, containers included.",
+    ),
     "version": ("nodehost.cli:version", "Print nodehost's version."),
 }
 

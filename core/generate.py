@@ -41,7 +41,6 @@ def generate_node_folder(options: StartOptions) -> str:
     Raises ``UsageError`` for flag problems and ``PKIError`` for unusable
     certificate material; prints the generator's warnings to stderr.
     """
-    import click
 
     from nodehost.config.listen import parse_listen
     from nodehost.pki.nodefolder import NodeFolderRequest, create_node_folder
@@ -72,8 +71,10 @@ def generate_node_folder(options: StartOptions) -> str:
         result = create_node_folder(request)
     except UsageError as error:
         raise UsageError(str(error), START_FLAG_FOR.get(error.param or "", error.param)) from error
+    from nodehost.log import print_message
+
     for warning in result.warnings:
-        click.echo(warning, err=True)
+        print_message(warning, "warning")
     return str(result.node_config)
 
 

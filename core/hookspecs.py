@@ -253,3 +253,26 @@ def nodehost_component_stopped(name: str) -> None:
     **Errors**: logged with the plugin named; the host carries on, so one
     failing plugin cannot stop the others from seeing the event.
     """
+
+
+@hookspec
+def nodehost_metrics_collectors() -> Sequence[Any]:
+    """Add a plugin's own metrics to ``/metrics``.
+
+    **When**: once, when the host starts its health server (never with
+    ``--health-address=none``).
+
+    **Arguments**: none.
+
+    **Returns**: prometheus_client collectors: objects whose ``collect()``
+    yields metric families (``prometheus_client.core.GaugeMetricFamily`` and
+    the like).  ``collect()`` runs on every scrape, in the host's event loop:
+    it must only read values the plugin keeps, never block.  Name metrics
+    ``nodehost_<plugin>_*``.
+
+    **Kind**: broadcast; every plugin's collectors are served.
+
+    **Errors**: a hook that raises is logged with the plugin named and gives no
+    collectors; a ``collect()`` that raises is logged once and its metrics are
+    left out of the page, the other metrics are served.
+    """

@@ -7,10 +7,21 @@ made, so commands that never log (``--help``, ``--dry-run``) never pay for it.
 Output goes to stderr: a console renderer when stderr is a terminal, one JSON
 object per line otherwise (``--log-format`` overrides).  Verbosity follows glog:
 ``-v 0..3`` logs at info, ``-v 4`` and above adds debug events.
+
+Python ``logging`` records (lightkube, httpx) are handed to structlog and
+rendered like nodehost's own events (warnings and up; everything at ``-v 4``).
+Messages for a person -- ``warning:`` lines, the error that ends a command --
+go through :func:`print_message`: plain text, or with ``--log-format=json``
+one JSON object, so that every line is JSON in that mode.  When stderr is
+journald's stream (``$JOURNAL_STREAM`` names its device and inode) every line
+starts with the sd-daemon priority prefix (``<3>`` error, ``<4>`` warning,
+``<6>`` info, ``<7>`` debug), so ``journalctl -p warning`` selects by level.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import os
 import sys
@@ -21,6 +32,20 @@ LogFormat = Literal["auto", "console", "json"]
 DEBUG_VERBOSITY = 4
 
 _state: dict[str, Any] = {"configured": False, "verbosity": 0, "format": "auto"}
+
+#: syslog priorities of the log levels (sd-daemon(3)).
+PRIORITIES = {
+    "critical": 2,
+    "exception": 3,
+    "error": 3,
+    "warning": 4,
+    "warn": 4,
+    "info": 6,
+    "msg": 6,
+    "debug": 7,
+}
+#: The variable whose value selects JSON messages before the flags are parsed.
+FORMAT_VARIABLE = "NODEHOST_LOG_FORMAT"
 
 
 def verbosity() -> int:
@@ -47,6 +72,76 @@ def configure_logging(level: int = 0, fmt: LogFormat = "auto") -> None:
     _state.update(verbosity=level, format=fmt, configured=False)
 
 
+def journal_stream(stream: Any = None) -> bool:
+    """True when ``stream`` (stderr) is journald's: ``$JOURNAL_STREAM`` is its ``dev:inode``."""
+    value = os.environ.get("JOURNAL_STREAM", "")
+    stream = sys.stderr if stream is None else stream
+    try:
+        device, inode = (int(part) for part in value.split(":"))
+        status = os.fstat(stream.fileno())
+    except (ValueError, OSError, AttributeError, io.UnsupportedOperation):
+        return False
+    return (status.st_dev, status.st_ino) == (device, inode)
+
+
+def with_priority(text: str, level: str) -> str:
+    """``text`` with ``<N>`` (the level's syslog priority) before each of its lines."""
+    prefix = f"<{PRIORITIES.get(level, 6)}>"
+    return "\n".join(prefix + line for line in text.split("\n"))
+
+
+def json_mode() -> bool:
+    """True when messages must be JSON: ``--log-format=json`` (or ``NODEHOST_LOG_FORMAT``)."""
+    if _state["format"] != "auto":
+        return _state["format"] == "json"
+    return os.environ.get(FORMAT_VARIABLE, "").strip().lower() == "json"
+
+
+def print_message(text: str, level: str = "error", **fields: Any) -> None:
+    """Write a message for a person to stderr (see the module docstring for its forms).
+
+    In JSON mode the first line is the ``event`` and further lines are ``lines``.
+    """
+    if json_mode():
+        import json
+        from datetime import UTC, datetime
+
+        first, *rest = text.split("\n")
+        record: dict[str, Any] = {"event": first, "level": level, **fields}
+        if rest:
+            record["lines"] = rest
+        record["timestamp"] = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        text = json.dumps(record)
+    if journal_stream():
+        text = with_priority(text, level)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
+def _journal_prefix(_logger: Any, method: str, rendered: str) -> str:
+    return with_priority(rendered, method)
+
+
+class _StructlogHandler(logging.Handler):
+    """Hands Python ``logging`` records to structlog, with the logger's name."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # a library's bad format string: keep the raw message
+            message = str(record.msg)
+        method = record.levelname.lower() if record.levelname.lower() in PRIORITIES else "info"
+        getattr(get_logger("nodehost"), method)(message, logger=record.name)
+
+
+def _route_python_logging(level: int) -> None:
+    root = logging.getLogger()
+    root.handlers = [h for h in root.handlers if not isinstance(h, _StructlogHandler)]
+    root.addHandler(_StructlogHandler())
+    root.setLevel(logging.DEBUG if level >= DEBUG_VERBOSITY else logging.WARNING)
+
+
 def _configure_structlog() -> None:
     import structlog
 
@@ -68,6 +163,8 @@ def _configure_structlog() -> None:
             ),
             structlog.processors.JSONRenderer(sort_keys=False),
         ]
+    if journal_stream():
+        processors.append(_journal_prefix)
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(min_level),
@@ -75,6 +172,7 @@ def _configure_structlog() -> None:
         cache_logger_on_first_use=False,
     )
     _state["configured"] = True
+    _route_python_logging(level)
 
 
 def _stderr_logger(*_args: Any) -> Any:

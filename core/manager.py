@@ -462,6 +462,23 @@ class Hooks:
     def component_stopped(self, name: str) -> None:
         self._notify("nodehost_component_stopped", name=name)
 
+    def metrics_collectors(self) -> list[tuple[str, Any]]:
+        """Every plugin's ``nodehost_metrics_collectors``, as (plugin, collector) pairs."""
+        collected: list[tuple[str, Any]] = []
+        for plugin, function, _ in self._impls("nodehost_metrics_collectors"):
+            try:
+                collected.extend((plugin, collector) for collector in function() or ())
+            except Exception as error:
+                from nodehost.log import get_logger
+
+                get_logger().warning(
+                    "plugin hook failed",
+                    plugin=plugin,
+                    hook="nodehost_metrics_collectors",
+                    error=_one_line(error),
+                )
+        return collected
+
 
 def index_by_name(
     provided: Iterable[Provided[N]], kind: str, *, fold_case: bool = False

@@ -68,3 +68,20 @@ def kubectl(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_cgroups_of_killed_hosts(tmp_path_factory: pytest.TempPathFactory):
+    """A host killed by a test leaves its (empty) agent cgroups; remove those of this session.
+
+    Each host records its base cgroup in ``<state-dir>/run/cgroup``; only
+    records under this session's temporary folder are followed.
+    """
+    yield
+    from nodehost.runtime import cgroups
+
+    for record in tmp_path_factory.getbasetemp().rglob(f"run/{cgroups.RECORD_FILE}"):
+        base = cgroups.recorded_base(str(record.parent.parent))
+        if base is not None:
+            cgroups.kill(base / cgroups.AGENTS)
+            cgroups.remove_empty(base)

@@ -10,6 +10,7 @@ Every user-facing error is rendered once, in :func:`main`, with its exit code
 from __future__ import annotations
 
 import importlib
+import io
 import sys
 from typing import Any
 
@@ -78,17 +79,20 @@ def version(as_json: bool) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and exit with the documented code; never a traceback for a user's mistake."""
     from nodehost.errors import EXIT_FAILURE, NodehostError
+    from nodehost.log import print_message
 
     try:
         result = cli.main(args=argv, prog_name="nodehost", standalone_mode=False)
     except NodehostError as error:
-        click.echo(error.render(), err=True)
+        print_message(error.render(), "error", exit_code=error.exit_code)
         sys.exit(error.exit_code)
     except click.ClickException as error:
-        error.show()
+        shown = io.StringIO()
+        error.show(file=shown)
+        print_message(shown.getvalue().rstrip("\n"), "error", exit_code=error.exit_code)
         sys.exit(error.exit_code)
     except click.Abort:
-        click.echo("Aborted!", err=True)
+        print_message("Aborted!", "error", exit_code=EXIT_FAILURE)
         sys.exit(EXIT_FAILURE)
     except KeyboardInterrupt:
         sys.exit(130)

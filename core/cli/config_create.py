@@ -177,6 +177,8 @@ def create(
     validate_request(request)
     click.echo("Generating node credentials ...")
     result = create_node_folder(request)
+    from nodehost.log import print_message
+
     for warning in result.warnings:
-        click.echo(warning, err=True)
+        print_message(warning, "warning")
     click.echo(f"Created node config for {request.node_name} in {request.node_dir}")

@@ -76,6 +76,15 @@ def cleanup(config_path: str, state_dir: str | None, **plugin_flags: Any) -> Non
     validates (its provider's plugin was removed, say), the record in the state
     directory alone is used.
     """
+    report = cleanup_lines(config_path, state_dir, plugin_flags)
+    for line in report:
+        click.echo(line)
+
+
+def cleanup_lines(
+    config_path: str, state_dir: str | None, plugin_flags: dict[str, Any]
+) -> list[str]:
+    """Do ``network cleanup`` and return its report lines (one saying so when nothing was left)."""
     from nodehost.cni.conflist import is_marked, network_files
     from nodehost.cni.ledger import LEDGER_NAME, clean_up
     from nodehost.errors import ConfigInvalid
@@ -95,10 +104,9 @@ def cleanup(config_path: str, state_dir: str | None, **plugin_flags: Any) -> Non
         conf_dir = pod_network.conf_dir if pod_network is not None else None
         marked = [path for path in network_files(conf_dir) if is_marked(path)] if conf_dir else []
     report = clean_up(ledger, marked)
-    for line in report:
-        click.echo(line)
-    if not report:
-        click.echo(f"nothing to clean up (no CNI files or bridge of nodehost's; record: {ledger})")
+    return report or [
+        f"nothing to clean up (no CNI files or bridge of nodehost's; record: {ledger})"
+    ]
 
 
 class NetworkTarget:

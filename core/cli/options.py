@@ -18,11 +18,13 @@ def plugin_options(command: F) -> F:
     command = click.option(
         "--no-plugins",
         is_flag=True,
+        allow_from_autoenv=False,
         help="Load no third-party plugins (env NODEHOST_NO_PLUGINS=1).",
     )(command)
     command = click.option(
         "--strict-plugins",
         is_flag=True,
+        allow_from_autoenv=False,
         help="Fail when a third-party plugin fails to load (env NODEHOST_STRICT_PLUGINS=1).",
     )(command)
     return click.option(
@@ -30,6 +32,7 @@ def plugin_options(command: F) -> F:
         "disable_plugins",
         multiple=True,
         metavar="NAME",
+        allow_from_autoenv=False,
         help="Block plugin NAME before it is imported; repeatable "
         "(env NODEHOST_DISABLE_PLUGINS=a,b).",
     )(command)
@@ -81,5 +84,7 @@ def parse_address_flag(text: str, flag: str) -> tuple[str, int]:
 
 def echo_warnings(source: str, problems: Any) -> None:
     """Print warnings to stderr, one ``warning: <source>: <field.path>: <message>`` line each."""
+    from nodehost.log import print_message
+
     for problem in problems:
-        click.echo(f"warning: {source}: {problem.render()}", err=True)
+        print_message(f"warning: {source}: {problem.render()}", "warning")

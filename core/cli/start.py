@@ -46,7 +46,14 @@ def _given(ctx: click.Context, name: str) -> bool:
     return source is not None and source.name != "DEFAULT"
 
 
-@click.command(context_settings={"ignore_unknown_options": False})
+#: Every ``start`` flag can be set as ``NODEHOST_<FLAG>`` (``--state-dir``:
+#: ``NODEHOST_STATE_DIR``), as systemd's ``EnvironmentFile`` gives them; a flag wins.
+ENVIRONMENT_PREFIX = "NODEHOST"
+
+
+@click.command(
+    context_settings={"ignore_unknown_options": False, "auto_envvar_prefix": ENVIRONMENT_PREFIX}
+)
 @click.option(
     "--config", metavar="FILE", help="Run from this node config; other config flags are ignored."
 )
@@ -137,7 +144,7 @@ def _given(ctx: click.Context, name: str) -> bool:
 @click.option(
     "--state-dir",
     metavar="DIR",
-    help="Runtime state: pid files, generated component files (env NODEHOST_STATE_DIR).",
+    help="Runtime state: pid files, generated component files.",
 )
 @click.option(
     "--binary",
@@ -241,6 +248,24 @@ def start(ctx: click.Context, **flags: Any) -> None:
         )
         return
     raise click.exceptions.Exit(_run(plan, inventory, settings, flags["no_exec"]))
+
+
+def environment_variable(option: click.Option) -> str:
+    """``NODEHOST_`` and the option's long name: ``--state-dir`` -> ``NODEHOST_STATE_DIR``."""
+    longest = max(option.opts, key=len).lstrip("-")
+    return f"{ENVIRONMENT_PREFIX}_{longest.replace('-', '_').upper()}"
+
+
+def _show_environment_variables(command: click.Command) -> None:
+    """Give each option its ``NODEHOST_*`` variable and name it in ``--help``."""
+    for param in command.params:
+        if isinstance(param, click.Option) and param.allow_from_autoenv:
+            param.show_envvar = True
+            if param.envvar is None:
+                param.envvar = environment_variable(param)
+
+
+_show_environment_variables(start)
 
 
 def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:

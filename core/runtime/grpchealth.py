@@ -1,103 +1,166 @@
-"""One gRPC health check (``grpc.health.v1.Health/Check``) over a unix socket, stdlib only.
+"""One gRPC health check (``grpc.health.v1.Health/Check``) over a unix socket, with ``h2``.
 
 gRPC servers such as containerd register the standard health service; one
 call proves the server accepts a connection, speaks HTTP/2 and gRPC, and
 answers -- which a socket file or an accepted connection alone does not.
 
-The client is the least HTTP/2 that one unary call needs: the connection
-preface, an empty SETTINGS frame, one HEADERS frame (HPACK literals, no
-Huffman coding, no dynamic table) and one DATA frame; it acknowledges the
-server's SETTINGS and PINGs and reads frames until stream 1 ends.  The
-response's headers are not decoded (that would need the HPACK Huffman
-table): a DATA frame holding a ``HealthCheckResponse`` is the answer, a
-stream that ends without one is a gRPC error.
+The HTTP/2 side is the ``h2`` package (a sans-I/O protocol stack: framing,
+HPACK, flow control, SETTINGS and PING acknowledgements); this module adds
+the gRPC part: a unary call, the length-prefixed message, the
+``HealthCheckRequest``/``HealthCheckResponse`` protobuf fields, and the
+call's status from ``grpc-status`` in the trailers (or a trailers-only
+answer).  A call the server ends with a non-OK status raises
+:class:`GrpcStatusError` naming the code as gRPC does (``NOT_FOUND`` for a
+service the server does not know).
 """
 
 from __future__ import annotations
 
 import asyncio
 import struct
+from collections.abc import Iterable
 
 from nodehost.protowire import encode_varint, fields
 
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 CHECK_PATH = "/grpc.health.v1.Health/Check"
-
-DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY = 0x0, 0x1, 0x3, 0x4, 0x6, 0x7
-END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
-STREAM = 1
+READ_SIZE = 65536
 
 #: ``grpc.health.v1.HealthCheckResponse.ServingStatus`` names.
 SERVING_STATUS = {0: "UNKNOWN", 1: "SERVING", 2: "NOT_SERVING", 3: "SERVICE_UNKNOWN"}
+#: gRPC status codes (grpc/doc/statuscodes.md).
+GRPC_CODES = (
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    "UNAUTHENTICATED",
+)  # fmt: skip
 
 
 class HealthCheckError(ValueError):
     """The server did not give a health answer; the message says what it did instead."""
 
 
+class GrpcStatusError(HealthCheckError):
+    """The call ended with a gRPC status other than OK: ``code`` (``NOT_FOUND``) and message."""
+
+    def __init__(self, code: int, message: str) -> None:
+        self.code = code
+        self.code_name = GRPC_CODES[code] if 0 <= code < len(GRPC_CODES) else f"code {code}"
+        self.grpc_message = message
+        detail = f": {message}" if message else ""
+        super().__init__(f"gRPC status {self.code_name}{detail}")
+
+
 async def check_health(path: str, service: str = "") -> str:
     """Call ``Health/Check`` for ``service`` on the unix socket ``path``; the serving status name.
 
     Raises :class:`OSError` when the socket does not accept,
+    :class:`GrpcStatusError` when the call ends with a non-OK gRPC status and
     :class:`HealthCheckError` when the server answers with something other
-    than a health response (reset, GOAWAY, a gRPC error, not HTTP/2).
-    Callers bound it with a timeout.
+    than a health response (reset, GOAWAY, not HTTP/2).  Callers bound it with
+    a timeout.
     """
     reader, writer = await asyncio.open_unix_connection(path)
     try:
-        writer.write(PREFACE + frame(SETTINGS, 0, 0, b""))
-        writer.write(frame(HEADERS, END_HEADERS, STREAM, request_headers()))
-        writer.write(frame(DATA, END_STREAM, STREAM, grpc_message(health_request(service))))
+        call = HealthCall(service)
+        writer.write(call.start())
         await writer.drain()
-        return serving_status(await read_response(reader, writer))
+        while not call.done:
+            data = await reader.read(READ_SIZE)
+            writer.write(call.receive(data))
+        return serving_status(call.result())
     finally:
         writer.close()
 
 
-def frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
-    """One HTTP/2 frame: 24-bit length, type, flags, stream id, payload."""
-    return (
-        struct.pack(">I", len(payload))[1:]
-        + bytes((kind, flags))
-        + struct.pack(">I", stream)
-        + payload
-    )
+class HealthCall:
+    """One unary ``Health/Check`` call on its own HTTP/2 connection (no I/O of its own)."""
+
+    def __init__(self, service: str) -> None:
+        from h2.config import H2Configuration
+        from h2.connection import H2Connection
+
+        self.service = service
+        self.connection = H2Connection(H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.stream = 0
+        self.body = bytearray()
+        self.status: dict[str, str] = {}
+        self.done = False
+
+    def start(self) -> bytes:
+        """The bytes that open the connection and send the whole request."""
+        self.connection.initiate_connection()
+        self.stream = self.connection.get_next_available_stream_id()
+        self.connection.send_headers(self.stream, request_headers())
+        message = grpc_message(health_request(self.service))
+        self.connection.send_data(self.stream, message, end_stream=True)
+        return self.connection.data_to_send()
+
+    def receive(self, data: bytes) -> bytes:
+        """Feed what the server sent; return what to send back (acknowledgements)."""
+        from h2.exceptions import ProtocolError
+
+        if not data:
+            raise HealthCheckError("the server closed the connection without an answer")
+        try:
+            events = self.connection.receive_data(data)
+        except ProtocolError as error:
+            raise HealthCheckError(f"the server does not speak HTTP/2 ({error})") from None
+        for event in events:
+            self._handle(event)
+        return self.connection.data_to_send()
+
+    def _handle(self, event: object) -> None:
+        from h2 import events
+
+        if isinstance(event, events.ConnectionTerminated):
+            raise HealthCheckError("the server refused the call (HTTP/2 GOAWAY)")
+        if getattr(event, "stream_id", self.stream) != self.stream:
+            return
+        if isinstance(event, events.StreamReset):
+            raise HealthCheckError("the server reset the call (HTTP/2 RST_STREAM)")
+        if isinstance(event, events.ResponseReceived | events.TrailersReceived):
+            self.status.update(_grpc_fields(event.headers))
+        elif isinstance(event, events.DataReceived):
+            self.body += event.data
+            self.connection.acknowledge_received_data(event.flow_controlled_length, self.stream)
+        elif isinstance(event, events.StreamEnded):
+            self.done = True
+
+    def result(self) -> bytes:
+        """The response message once the call ended; raise if its status is not OK."""
+        if self.status.get(":status", "200") != "200":
+            raise HealthCheckError(f"the server answered HTTP status {self.status[':status']}")
+        if "grpc-status" not in self.status:
+            raise HealthCheckError("the server ended the call without a gRPC status")
+        code = int(self.status["grpc-status"]) if self.status["grpc-status"].isdigit() else 2
+        if code != 0:
+            raise GrpcStatusError(code, _percent_decoded(self.status.get("grpc-message", "")))
+        return bytes(self.body)
 
 
-def request_headers() -> bytes:
-    """The HPACK block of the call: every header a literal without indexing."""
-    headers = (
+def _grpc_fields(headers: Iterable[tuple[str | bytes, str | bytes]]) -> dict[str, str]:
+    """The status headers; the connection decodes names and values as UTF-8 (str)."""
+    wanted = (":status", "grpc-status", "grpc-message")
+    return {str(name): str(value) for name, value in headers if name in wanted}
+
+
+def _percent_decoded(text: str) -> str:
+    from urllib.parse import unquote
+
+    return unquote(text)
+
+
+def request_headers() -> list[tuple[str, str]]:
+    """The headers of the call, as gRPC over HTTP/2 requires them."""
+    return [
         (":method", "POST"),
         (":scheme", "http"),
         (":path", CHECK_PATH),
         (":authority", "localhost"),
         ("content-type", "application/grpc"),
         ("te", "trailers"),
-    )
-    block = bytearray()
-    for name, value in headers:
-        block.append(0x00)
-        block += hpack_string(name) + hpack_string(value)
-    return bytes(block)
-
-
-def hpack_string(text: str) -> bytes:
-    """An HPACK string literal, not Huffman coded (7-bit prefix length)."""
-    data = text.encode()
-    return hpack_integer(len(data), 7) + data
-
-
-def hpack_integer(value: int, prefix_bits: int) -> bytes:
-    limit = (1 << prefix_bits) - 1
-    if value < limit:
-        return bytes((value,))
-    out = bytearray((limit,))
-    value -= limit
-    while value >= 128:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    ]
 
 
 def health_request(service: str) -> bytes:
@@ -111,44 +174,6 @@ def health_request(service: str) -> bytes:
 def grpc_message(payload: bytes) -> bytes:
     """gRPC length-prefixed message: not compressed, 32-bit length."""
     return b"\x00" + struct.pack(">I", len(payload)) + payload
-
-
-async def read_response(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
-    """The DATA bytes of stream 1 once it ends; raise :class:`HealthCheckError` on errors."""
-    body = bytearray()
-    while True:
-        try:
-            header = await reader.readexactly(9)
-            length = int.from_bytes(header[:3], "big")
-            payload = await reader.readexactly(length)
-        except asyncio.IncompleteReadError:
-            raise HealthCheckError("the server closed the connection without an answer") from None
-        kind, flags = header[3], header[4]
-        stream = int.from_bytes(header[5:9], "big") & 0x7FFFFFFF
-        if kind == SETTINGS and not flags & ACK:
-            writer.write(frame(SETTINGS, ACK, 0, b""))
-        elif kind == PING and not flags & ACK:
-            writer.write(frame(PING, ACK, 0, payload))
-        elif kind == GOAWAY:
-            raise HealthCheckError("the server refused the call (HTTP/2 GOAWAY)")
-        elif kind == RST_STREAM and stream == STREAM:
-            raise HealthCheckError("the server reset the call (HTTP/2 RST_STREAM)")
-        elif kind == DATA and stream == STREAM:
-            body += _unpadded(payload, flags)
-        if stream == STREAM and kind in (DATA, HEADERS) and flags & END_STREAM:
-            if not body:
-                raise HealthCheckError(
-                    "the server answered with a gRPC error, not a health status "
-                    "(is the grpc.health.v1 service registered?)"
-                )
-            return bytes(body)
-
-
-def _unpadded(payload: bytes, flags: int) -> bytes:
-    padded = 0x8
-    if flags & padded and payload:
-        return payload[1 : len(payload) - payload[0]]
-    return payload
 
 
 def serving_status(body: bytes) -> str:

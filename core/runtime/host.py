@@ -11,8 +11,11 @@ stopped -- reverse order, independent ones in parallel.  A second SIGINT
 forces: every remaining process group is killed at once.
 
 Before anything starts the host takes ``<state-dir>/run/host.lock`` (one host
-per state directory), becomes a child subreaper and ends the leftovers of an
-earlier run (:mod:`nodehost.runtime.pidfiles`).
+per state directory), becomes a child subreaper, opens the agents' cgroups
+and starts their guardian where it can (:mod:`nodehost.runtime.cgroups`), and
+ends the leftover agents of an earlier run (:mod:`nodehost.runtime.pidfiles`).
+Workloads (what an agent handed over, like containerd's shims and their
+containers) are left running by a stop; ``nodehost teardown`` ends them.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any, Protocol, TextIO
 from nodehost.errors import EXIT_FAILURE, EXIT_OK, RuntimeFailure
 from nodehost.pki.atomic import write_atomic
 from nodehost.plan import Plan
-from nodehost.runtime import pidfiles, proc
+from nodehost.runtime import cgroups, pidfiles, proc
 from nodehost.runtime.notify import Notifier
 from nodehost.runtime.process import Launcher, Reaper
 from nodehost.runtime.settings import HostSettings
@@ -51,6 +54,7 @@ class LifecycleHooks(Protocol):
     def component_ready(self, *, name: str, seconds: float) -> None: ...
     def component_exited(self, *, name: str, returncode: int | None, restarting: bool) -> None: ...
     def component_stopped(self, *, name: str) -> None: ...
+    def metrics_collectors(self) -> list[tuple[str, Any]]: ...
 
 
 class NoHooks:
@@ -67,6 +71,10 @@ class NoHooks:
 
     def component_stopped(self, *, name: str) -> None:
         """Nothing."""
+
+    def metrics_collectors(self) -> list[tuple[str, Any]]:
+        """None."""
+        return []
 
 
 class Host:
@@ -107,6 +115,9 @@ class Host:
         self.server: Any = None
         self.extra_servers: list[Any] = []
         self.profile_mode: str | None = None
+        self.cgroups: cgroups.AgentCgroups | None = None
+        self.cgroups_reason = "not opened yet"
+        self.guardian: cgroups.Guardian | None = None
 
     # --- HostServices for the supervisors -------------------------------------------
 
@@ -175,8 +186,16 @@ class Host:
             ),
             "config": self.plan.config_source,
             "state_dir": self.state_dir,
+            "agents": self.agent_tracking(),
             "components": [s.status() for s in self.supervisors.values()],
         }
+
+    def agent_tracking(self) -> dict[str, Any]:
+        """How agents are kept from outliving the host (``/status``: ``agents``)."""
+        if self.cgroups is None:
+            return {"mechanism": "pid-files", "reason": self.cgroups_reason}
+        guardian = self.guardian.pid if self.guardian is not None else None
+        return {**self.cgroups.describe(), "guardian_pid": guardian}
 
     def status_text(self) -> str:
         """One line for ``STATUS=``: what the node is doing or waiting for."""
@@ -210,6 +229,9 @@ class Host:
                 self._start_components()
                 await self.shutdown.wait()
                 await self._stop_components()
+                await self._release_guardian()
+                if self.settings.exit_on_ready:
+                    await self._tear_down()
             finally:
                 await self._uninstall(loop)
         finally:
@@ -228,6 +250,9 @@ class Host:
     async def _uninstall(self, loop: asyncio.AbstractEventLoop) -> None:
         for timer in self._timers:
             timer.cancel()
+        await self._release_guardian()
+        if self.cgroups is not None:
+            cgroups.remove_empty(self.cgroups.base)
         if self.server is not None:
             await self.server.close()
             (pidfiles.run_directory(self.state_dir) / HEALTH_ADDRESS_FILE).unlink(missing_ok=True)
@@ -244,7 +269,14 @@ class Host:
         self.notifier.close()
 
     async def _prepare(self) -> None:
+        earlier = cgroups.recorded_base(self.state_dir)
+        self.cgroups, self.cgroups_reason = cgroups.open_cgroups(self.state_dir)
         await self._end_leftovers()
+        await self._end_leftover_agent_cgroups(earlier)
+        if self.cgroups is not None:
+            self._start_guardian()
+        else:
+            self.log.info("agents tracked by pid files", reason=self.cgroups_reason)
         if self.settings.health_address is not None:
             await self._start_health_server(*self.settings.health_address)
         if self.profile_mode == "web":
@@ -271,11 +303,58 @@ class Host:
             self.log.warning("leftovers ended", pids=pids, killed=killed)
         pidfiles.clear_pid_files(self.state_dir)
 
+    async def _end_leftover_agent_cgroups(self, earlier: Any) -> None:
+        """Kill whatever is left in the agents' cgroups (this run's and the recorded one)."""
+        bases = {base for base in (earlier, self.cgroups and self.cgroups.base) if base}
+        for base in bases:
+            agents = base / cgroups.AGENTS
+            if not cgroups.populated(agents):
+                continue
+            self.log.warning("ending leftover agents", cgroup=str(agents))
+            cgroups.kill(agents)
+            await pidfiles.wait_gone(cgroups.pids(agents), pidfiles.KILL_WAIT)
+
+    def _start_guardian(self) -> None:
+        assert self.cgroups is not None
+        self.guardian = cgroups.Guardian(self.cgroups, self.state_dir)
+        pid = self.guardian.start()
+        self.reaper.register(pid, self._guardian_exited)
+        self.log.info("agents in cgroups", cgroup=str(self.cgroups.base), guardian=pid)
+
+    def _guardian_exited(self, returncode: int) -> None:
+        """The guardian died while the host runs: say so and start another."""
+        if self.guardian is None or self.shutdown.is_set():
+            return
+        self.guardian.close()
+        self.log.warning("the agents' guardian exited; starting another", returncode=returncode)
+        self._start_guardian()
+
+    async def _tear_down(self) -> None:
+        """Exit-on-ready leaves nothing behind: end the workloads too (``nodehost teardown``)."""
+        from nodehost.runtime.teardown import tear_down
+
+        grace = self.settings.stop_grace
+        report = await tear_down(self.state_dir, LEFTOVER_GRACE if grace is None else grace)
+        for line in report.done:
+            self.log.info("teardown", done=line)
+        for line in report.left:
+            self.log.error("teardown incomplete", left=line)
+
+    async def _release_guardian(self) -> None:
+        guardian, self.guardian = self.guardian, None
+        if guardian is None or guardian.pid is None:
+            return
+        guardian.close()
+        await pidfiles.wait_gone([guardian.pid], pidfiles.KILL_WAIT)
+        self.reaper.reap()
+
     async def _start_health_server(self, host: str, port: int) -> None:
         from nodehost.runtime.endpoints import health_routes
         from nodehost.runtime.server import HttpServer
 
-        self.server = HttpServer(health_routes(self.status_document), self.log)
+        collectors = self.hooks.metrics_collectors()
+        routes = health_routes(self.status_document, collectors, self.log)
+        self.server = HttpServer(routes, self.log)
         try:
             self.health_address = await self.server.start(host, port)
         except OSError as error:

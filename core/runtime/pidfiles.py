@@ -32,6 +32,8 @@ from nodehost.runtime import proc
 MARKER_VARIABLE = "NODEHOST_MANAGED"
 COMPONENT_VARIABLE = "NODEHOST_COMPONENT"
 RUN_DIRECTORY = "run"
+#: How long to wait for SIGKILLed processes to disappear.
+KILL_WAIT = 10.0
 LOCK_FILE = "host.lock"
 
 
@@ -138,7 +140,7 @@ async def end_processes(pids: list[int], grace: float) -> list[int]:
     for pid in alive:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    await wait_gone(alive, 10.0)
+    await wait_gone(alive, KILL_WAIT)
     return alive
 
 

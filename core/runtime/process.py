@@ -12,8 +12,15 @@ Layers, each covering what the one before misses:
   the group, and then also kills adopted descendants that carry the
   component's marker variables (they left the group with ``setsid``); the
   stop is complete only when none of them is left;
+* where cgroups are available each child runs in its own cgroup, which a
+  stop empties with ``cgroup.kill`` and a guardian kills when the host dies
+  (:mod:`nodehost.runtime.cgroups`);
 * pid files let the next start end what a killed host left (see
   :mod:`nodehost.runtime.pidfiles`).
+
+What a child hands over as a *workload* (it leaves the marker variables
+behind and moves to the workload cgroup, as containerd's shims do through
+:mod:`nodehost.runtime.workloads`) is not the child's and is left running.
 
 How the parent-death signal is set (:class:`Launcher`): with util-linux
 ``setpriv --pdeathsig KILL`` when it is installed -- the child is then started
@@ -41,9 +48,10 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
-from nodehost.runtime import proc
+from nodehost.runtime import cgroups, proc
 from nodehost.runtime.output import ComponentOutput, PipeReader
 from nodehost.runtime.pidfiles import COMPONENT_VARIABLE, MARKER_VARIABLE, write_pid_file
 
@@ -181,6 +189,20 @@ def record_pid(state_dir: str, component: str, pid: int, wrapper: str | None) ->
         write_pid_file(state_dir, component, pid)
 
 
+def _enter_cgroup(popen: subprocess.Popen[bytes], cgroup: Path) -> None:
+    """Move the new child into ``cgroup``; kill it and raise OSError if that fails."""
+    try:
+        cgroups.move(popen.pid, cgroup)
+    except OSError as error:
+        if not proc.is_alive(popen.pid):
+            return  # it already exited: its exit status tells the rest
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(popen.pid, signal.SIGKILL)
+        raise OSError(
+            error.errno, f"cannot move it into cgroup {cgroup}: {error.strerror}"
+        ) from None
+
+
 class ChildProcess:
     """One run of a process component: the child, its group, its output pipes.
 
@@ -193,8 +215,10 @@ class ChildProcess:
         readers: list[PipeReader],
         component: str,
         state_dir: str,
+        cgroup: Path | None = None,
     ) -> None:
         self.popen = popen
+        self.cgroup = cgroup
         self.pid = popen.pid
         self.pgid = popen.pid
         self.readers = readers
@@ -217,8 +241,10 @@ class ChildProcess:
         output: ComponentOutput,
         component: str,
         state_dir: str,
+        cgroup: Path | None = None,
     ) -> ChildProcess:
-        """Start ``argv`` (from the event-loop thread); raise OSError if it cannot be executed."""
+        """Start ``argv`` (from the event-loop thread) in ``cgroup`` when given; raise OSError
+        if it cannot be executed or put into its cgroup."""
         loop = asyncio.get_running_loop()
         out_read, out_write = os.pipe2(os.O_CLOEXEC)
         err_read, err_write = os.pipe2(os.O_CLOEXEC)
@@ -231,11 +257,13 @@ class ChildProcess:
         finally:
             os.close(out_write)
             os.close(err_write)
+        if cgroup is not None:
+            _enter_cgroup(popen, cgroup)
         readers = [
             PipeReader(loop, out_read, "stdout", output),
             PipeReader(loop, err_read, "stderr", output),
         ]
-        child = cls(popen, readers, component, state_dir)
+        child = cls(popen, readers, component, state_dir, cgroup)
         child.reaper = reaper
         reaper.register(child.pid, child._on_exit)
         child.recorded = loop.run_in_executor(
@@ -299,7 +327,21 @@ class ChildProcess:
         return found
 
     def descendants_left(self) -> bool:
-        return self.running or proc.group_exists(self.pgid) or bool(self.adopted_descendants())
+        return (
+            self.running
+            or proc.group_exists(self.pgid)
+            or (self.cgroup is not None and cgroups.populated(self.cgroup))
+            or bool(self.adopted_descendants())
+        )
+
+    def kill_all(self) -> None:
+        """SIGKILL the group, the adopted descendants and the whole cgroup."""
+        self.signal_group(signal.SIGKILL)
+        if self.cgroup is not None:
+            cgroups.kill(self.cgroup)
+        for pid in self.adopted_descendants():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
     async def terminate(self, stop_signal: int, grace: float, force: asyncio.Event) -> bool:
         """The stop protocol; True if everything was gone within the grace period.
@@ -317,10 +359,7 @@ class ChildProcess:
                 os.kill(pid, stop_signal)
         graceful = await self._wait_gone(grace, force)
         while self.descendants_left():
-            self.signal_group(signal.SIGKILL)
-            for pid in self.adopted_descendants():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+            self.kill_all()
             if not await self._wait_gone(KILL_WAIT, None):
                 break
         self.close_output()

@@ -48,11 +48,16 @@ def text(status: int, body: str) -> Response:
 
 
 def parse_query(query: str) -> dict[str, str]:
-    """``a=1&verbose`` -> ``{"a": "1", "verbose": ""}`` (percent-decoded)."""
+    """``a=1&verbose`` -> ``{"a": "1", "verbose": ""}`` (percent-decoded); a repeated
+    key's values are joined with commas (``exclude=a&exclude=b`` -> ``"a,b"``)."""
     from urllib.parse import unquote_plus
 
-    pairs = (part.partition("=") for part in query.split("&") if part)
-    return {unquote_plus(key): unquote_plus(value) for key, _, value in pairs}
+    parsed: dict[str, str] = {}
+    for part in query.split("&"):
+        if part:
+            key, _, value = (unquote_plus(piece) for piece in part.partition("="))
+            parsed[key] = f"{parsed[key]},{value}" if key in parsed else value
+    return parsed
 
 
 class HttpServer:

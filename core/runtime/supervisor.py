@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from nodehost.component import ProcessSpec, ReportedProbe, StartedProbe, TaskSpec
 from nodehost.plan import PlannedComponent
 from nodehost.runtime import pidfiles, probes
+from nodehost.runtime.cgroups import AgentCgroups
 from nodehost.runtime.output import ComponentOutput
 from nodehost.runtime.process import ChildProcess, Launcher, Reaper, child_environment
 from nodehost.runtime.restart import RestartTracker
@@ -59,6 +60,7 @@ class HostServices(Protocol):
     hooks: Any
     log: Any
     force: asyncio.Event
+    cgroups: AgentCgroups | None
 
     def supervisor(self, name: str) -> ComponentSupervisor: ...
     def changed(self, supervisor: ComponentSupervisor) -> None: ...
@@ -301,9 +303,11 @@ class ComponentSupervisor:
 
     def _spawn(self, spec: ProcessSpec) -> ChildProcess:
         state_dir = self.host.state_dir
-        environment = child_environment(
-            os.environ, spec.env, pidfiles.marker_environment(state_dir, self.name)
-        )
+        markers = pidfiles.marker_environment(state_dir, self.name)
+        cgroups = self.host.cgroups
+        if cgroups is not None:
+            markers.update(cgroups.child_environment())
+        environment = child_environment(os.environ, spec.env, markers)
         return ChildProcess.spawn(
             spec.argv,
             environment,
@@ -313,6 +317,7 @@ class ComponentSupervisor:
             self.output,
             self.name,
             state_dir,
+            cgroups.agent(self.name) if cgroups is not None else None,
         )
 
     def _task_status(self, message: str) -> None:

@@ -52,7 +52,7 @@ class HostTaskContext:
 
         ``details`` (JSON-ready) appear as the component's ``details`` in
         ``/status``; a ``certificates`` entry (a list of certificate statuses,
-        see :func:`nodehost.runtime.endpoints.certificate_metrics`) also
+        see :func:`nodehost.runtime.metrics.certificate_metrics`) also
         becomes metrics.  While ``problems`` is not empty the component
         counts as not ready (``/readyz`` names the problems); an empty
         sequence clears them.

@@ -119,6 +119,10 @@ class HookRecorder:
     def component_stopped(self, *, name: str) -> None:
         self._record("component_stopped", name=name)
 
+    def metrics_collectors(self) -> list[tuple[str, Any]]:
+        """None: a recorder adds no metrics."""
+        return []
+
 
 def _address(text: str) -> tuple[str, int] | None:
     if text in ("", "none"):

@@ -279,15 +279,15 @@ async def ensure_serving_certificate(
         )
     except (TimeoutError, CSRNotAnswered):
         if log_pending:
-            import click
+            from nodehost.log import print_message
 
-            click.echo(
+            print_message(
                 f"warning: the kubelet serving certificate request for {settings.node_name} "
                 f"({SERVING_SIGNER}) was not signed within {settings.serving_wait:g}s: this "
                 "cluster has no approver for serving certificates (kubeadm clusters need one, "
                 "or 'kubectl certificate approve'); the node starts without it and the "
                 "bootstrap component keeps waiting",
-                err=True,
+                "warning",
             )
         return None
 

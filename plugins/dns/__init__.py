@@ -82,6 +82,14 @@ def _core_owned(path: str) -> bool:
 
 
 @hookimpl
+def nodehost_metrics_collectors() -> list[Any]:
+    """The DNS server's request, response, cache and upstream metrics (:mod:`.metrics`)."""
+    from nodehost.plugins.dns.metrics import DnsCollector
+
+    return [DnsCollector()]
+
+
+@hookimpl
 def nodehost_addhooks(pluginmanager: Any) -> None:
     """Add this plugin's own hook, ``nodehost_dns_record_sources``."""
     pluginmanager.add_hookspecs(hookspecs)

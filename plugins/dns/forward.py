@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nodehost.config.hostport import join_host_port
+from nodehost.plugins.dns.metrics import DnsStats
 from nodehost.plugins.dns.wire import (
     OUR_PAYLOAD,
     RD,
@@ -75,6 +76,7 @@ class Forwarder:
         timeout: float = 2.0,
         cache_limit: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
+        stats: DnsStats | None = None,
     ) -> None:
         if not upstreams:
             raise ValueError("no upstream nameservers")
@@ -82,6 +84,7 @@ class Forwarder:
         self.timeout = timeout
         self.cache_limit = cache_limit
         self.clock = clock
+        self.stats = stats
         self._cache: dict[CacheKey, _Cached] = {}
         self._inflight: dict[CacheKey, asyncio.Future[UpstreamAnswer]] = {}
         self._next = 0
@@ -135,11 +138,16 @@ class Forwarder:
         last_refusal: UpstreamAnswer | None = None
         for step in range(len(self.upstreams)):
             upstream = self.upstreams[(start + step) % len(self.upstreams)]
+            began = time.monotonic()
             try:
                 answer = await self._ask(upstream, question, do_bit)
             except (TimeoutError, OSError, WireError) as error:
                 failures.append(f"{join_host_port(*upstream)}: {_reason(error)}")
                 continue
+            if self.stats is not None:
+                self.stats.forwarded(
+                    join_host_port(*upstream), answer.rcode, time.monotonic() - began
+                )
             if answer.rcode in (SERVFAIL, REFUSED):
                 failures.append(f"{join_host_port(*upstream)}: rcode {answer.rcode}")
                 last_refusal = answer

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from nodehost.plugins.dns.forward import Forwarder
+from nodehost.plugins.dns.metrics import DnsStats
 from nodehost.plugins.dns.records import ClusterRecords, ClusterZone
 from nodehost.plugins.dns.respond import Responder
 from nodehost.plugins.dns.settings import DnsSettings
@@ -60,9 +61,10 @@ class DnsServer:
         self.store = store
         self.log = log
         self.cache = HotCache()
+        self.stats = DnsStats()
         store.listen(self.cache.invalidate)
         forwarder = (
-            Forwarder(settings.upstreams, timeout=settings.forward_timeout)
+            Forwarder(settings.upstreams, timeout=settings.forward_timeout, stats=self.stats)
             if settings.upstreams
             else None
         )
@@ -104,8 +106,10 @@ class DnsServer:
             raise
         self.udp = udp
         loop.add_reader(udp.fileno(), self._on_udp_readable)
+        self.stats.serving(*self.address, udp.family == socket.AF_INET6)
 
     async def close(self) -> None:
+        self.stats.closed()
         loop = asyncio.get_running_loop()
         if self.udp is not None:
             loop.remove_reader(self.udp.fileno())
@@ -124,7 +128,7 @@ class DnsServer:
     def _on_udp_readable(self) -> None:
         sock = self.udp
         assert sock is not None
-        receive, send, hot = sock.recvfrom, sock.sendto, self.cache.entries
+        receive, send, hot, stats = sock.recvfrom, sock.sendto, self.cache.entries, self.stats
         for _ in range(UDP_BATCH):
             try:
                 data, peer = receive(UDP_READ)
@@ -136,10 +140,13 @@ class DnsServer:
             tail = hot.get(key)
             try:
                 if tail is not None:
+                    stats.hit("udp", key, tail)
                     send(data[:2] + tail, peer)
                     continue
+                stats.miss("udp", key)
                 result = self.responder.respond(data, key, False)
                 if isinstance(result, bytes):
+                    stats.answered(result)
                     send(result, peer)
                 elif result is not None:
                     self._spawn(self._udp_later(result, peer))
@@ -148,6 +155,7 @@ class DnsServer:
 
     async def _udp_later(self, pending: Any, peer: Any) -> None:
         response = await pending
+        self.stats.answered(response)
         if response is not None and self.udp is not None:
             with contextlib.suppress(OSError):
                 self.udp.sendto(response, peer)
@@ -223,17 +231,22 @@ class _TcpConnection(asyncio.Protocol):
     def _answer(self, message: bytes) -> None:
         key = ("tcp", message[2:])
         tail = self.server.cache.entries.get(key)
+        stats = self.server.stats
         if tail is not None:
+            stats.hit("tcp", key[1], tail)
             self._send(message[:2] + tail)
             return
+        stats.miss("tcp", key[1])
         result = self.server.responder.respond(message, key, True)
         if isinstance(result, bytes):
+            stats.answered(result)
             self._send(result)
         elif result is not None:
             self.server._spawn(self._later(result))
 
     async def _later(self, pending: Any) -> None:
         response = await pending
+        self.server.stats.answered(response)
         if response is not None:
             self._send(response)
 

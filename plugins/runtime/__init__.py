@@ -23,10 +23,13 @@ nothing saying why).
   ``dockerConfig.dockerShimSocket``): no containerd; the component waits for
   that socket (:mod:`.external`) with a ``STATUS=`` line naming it.
 
-If containerd exits, the restart policy starts it again and ends what the
-run left (shims carry nodehost's marker variables); the kubelet is not
-restarted -- it reconnects to the same socket by itself, as it does when a
-runtime restarts under systemd.  Settings: :mod:`.settings`.
+containerd is an agent; its shims and their containers are workloads
+(:mod:`.containerd`): if containerd exits, the restart policy starts it
+again and it reconnects to the running shims; a stop of nodehost leaves them
+running and the next start's containerd finds them; ``nodehost teardown``
+ends them.  The kubelet is not restarted when containerd is -- it reconnects
+to the same socket by itself, as it does when a runtime restarts under
+systemd.  Settings: :mod:`.settings`.
 """
 
 from __future__ import annotations
@@ -147,13 +150,17 @@ class Runtime:
         network = node_network(context)
         config_path = os.path.join(context.state_dir, containerd.CONFIG_FILE_NAME)
         content = containerd.render_config(paths, network, settings.cgroup_driver)
+        launchers, search_path = containerd.shim_launchers(
+            context.state_dir, os.environ.get("PATH", os.defpath)
+        )
         return ComponentPlan(
             run=ProcessSpec(
                 argv=containerd.containerd_argv(config_path),
+                env={"PATH": search_path},
                 readiness=GrpcHealthProbe(path=paths.socket, interval=0.5, timeout=2.0),
                 stop_grace=containerd.STOP_GRACE,
             ),
-            files=(FileSpec(config_path, content, 0o644),),
+            files=(FileSpec(config_path, content, 0o644), *launchers),
             notes=(
                 f"writes {config_path} (root {paths.root}, state {paths.state})",
                 f"socket {paths.socket}; cgroup driver {settings.cgroup_driver}",

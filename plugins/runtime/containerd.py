@@ -13,6 +13,14 @@ folders:
 * runc's cgroup driver: ``SystemdCgroup`` true only for the ``systemd`` driver;
 * CRI's runc root under ``state`` instead of ``/run/containerd/runc``.
 
+containerd's shims are workloads, not agents (:mod:`nodehost.runtime.workloads`):
+containerd finds a shim on its ``PATH``, whose first folder,
+``<state-dir>/runtime/bin``, holds a launcher per installed
+``containerd-shim*`` program (:func:`shim_launchers`).  A shim started
+through it leaves containerd's cgroup and marker variables, so a stop or a
+crash of containerd or nodehost leaves it and its containers running, and a
+new containerd on the same state reconnects to them.
+
 What containerd 1.6 still writes outside them: the shims' sockets in
 ``/run/containerd/s`` (fixed in containerd's code), and what clients choose
 (``ctr``'s FIFOs in ``/run/containerd/fifo`` unless ``--fifo-dir``, runc's root
@@ -26,9 +34,13 @@ import os
 from collections.abc import Iterable
 
 from nodehost.cni import DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork
+from nodehost.component import FileSpec
 from nodehost.plugins.runtime.settings import Paths
+from nodehost.runtime.workloads import launcher_script
 
 CONFIG_FILE_NAME = "containerd.toml"
+SHIM_PREFIX = "containerd-shim"
+LAUNCHER_DIR = "bin"
 #: containerd ends its shims' connections and exits within a few seconds of SIGTERM.
 STOP_GRACE = 15.0
 
@@ -95,3 +107,31 @@ def _first_existing(directories: Iterable[str]) -> str:
 def containerd_argv(config_path: str) -> tuple[str, ...]:
     """The command line: everything else is in the configuration file."""
     return ("containerd", "--config", config_path)
+
+
+def shim_programs(search_path: str) -> dict[str, str]:
+    """Every ``containerd-shim*`` program on ``search_path``: name -> path (first one wins)."""
+    found: dict[str, str] = {}
+    for folder in search_path.split(os.pathsep):
+        if not os.path.isabs(folder) or not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            if name.startswith(SHIM_PREFIX) and name not in found and os.access(path, os.X_OK):
+                found[name] = path
+    return found
+
+
+def shim_launchers(component_dir: str, search_path: str) -> tuple[tuple[FileSpec, ...], str]:
+    """The shims' workload launchers in ``<component_dir>/bin``, and containerd's ``PATH``."""
+    launcher_dir = os.path.join(component_dir, LAUNCHER_DIR)
+    others = [
+        folder for folder in search_path.split(os.pathsep) if folder and folder != launcher_dir
+    ]
+    files = tuple(
+        FileSpec(
+            os.path.join(launcher_dir, name), launcher_script(path, f"containerd's {name}"), 0o755
+        )
+        for name, path in shim_programs(os.pathsep.join(others)).items()
+    )
+    return files, os.pathsep.join([launcher_dir, *others])

@@ -35,8 +35,9 @@ def wait_for(predicate, what: str, timeout: float = WAIT):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def standin_pids() -> set[int]:
-    """Every running stand-in process (by its command line)."""
+def standin_pids(within: Path) -> set[int]:
+    """Every running stand-in process whose command line names a path in ``within``
+    (other test runs on this machine have stand-ins of their own)."""
     pids = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -44,7 +45,8 @@ def standin_pids() -> set[int]:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
             except OSError:
                 continue
-            if b"nodehost-standin" in cmdline or b"nodehost.testing.fake_" in cmdline:
+            standin = b"nodehost-standin" in cmdline or b"nodehost.testing.fake_" in cmdline
+            if standin and str(within).encode() in cmdline:
                 pids.add(int(entry))
     return pids
 
@@ -81,8 +83,8 @@ def start_args(node_dir: Path, tmp_path: Path):
     return args
 
 
-def test_exit_on_ready_runs_the_lifecycle_and_exits_zero(start_args) -> None:
-    before = standin_pids()
+def test_exit_on_ready_runs_the_lifecycle_and_exits_zero(start_args, tmp_path: Path) -> None:
+    before = standin_pids(tmp_path)
     done = subprocess.run(
         start_args("--exit-on-ready"), capture_output=True, text=True, timeout=WAIT
     )
@@ -90,7 +92,7 @@ def test_exit_on_ready_runs_the_lifecycle_and_exits_zero(start_args) -> None:
     assert "node ready after" in done.stdout
     assert {"kubelet", "proxy"} <= {line.split()[0] for line in done.stdout.splitlines()[2:]}
     assert "STAND-IN" in done.stderr
-    assert standin_pids() <= before
+    assert standin_pids(tmp_path) <= before
 
 
 def test_crash_loop_exits_one_naming_the_component(start_args) -> None:
@@ -99,13 +101,16 @@ def test_crash_loop_exits_one_naming_the_component(start_args) -> None:
         start_args("--crash-loop-limit=2"), capture_output=True, text=True, env=env, timeout=WAIT
     )
     assert done.returncode == 1
-    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-    assert errors and "kubelet" in errors[0]
+    events = [json.loads(line) for line in done.stderr.splitlines()]  # JSON mode: every line
+    final = events[-1]
+    assert (final["level"], final["exit_code"]) == ("error", 1)
+    assert final["event"].startswith("error:") and "kubelet" in final["event"]
+    assert "last output of kubelet:" in final["lines"]  # the child's last lines, as JSON too
     assert "Traceback" not in done.stderr
 
 
-def test_ready_timeout_fails_and_stops_everything(start_args) -> None:
-    before = standin_pids()
+def test_ready_timeout_fails_and_stops_everything(start_args, tmp_path: Path) -> None:
+    before = standin_pids(tmp_path)
     env = {**os.environ, "NODEHOST_STANDIN_KUBE_PROXY_READY_DELAY": "30"}
     done = subprocess.run(
         start_args("--exit-on-ready", "--ready-timeout=1s"),
@@ -118,7 +123,7 @@ def test_ready_timeout_fails_and_stops_everything(start_args) -> None:
     assert "error: node not ready after 1s" in done.stderr
     assert "component proxy not ready: waiting for GET http://127.0.0.1:" in done.stderr
     assert "last output of proxy:" in done.stderr
-    assert standin_pids() <= before
+    assert standin_pids(tmp_path) <= before
 
 
 def test_systemd_sees_ready_then_stopping_and_sigterm_stops_cleanly(
@@ -168,18 +173,57 @@ def test_systemd_sees_ready_then_stopping_and_sigterm_stops_cleanly(
 def test_kill_9_of_nodehost_leaves_no_component_running(start_args, tmp_path: Path) -> None:
     receiver = NotifyReceiver(str(tmp_path / "notify.sock"))
     env = {**os.environ, "NOTIFY_SOCKET": receiver.address}
-    before = standin_pids()
+    before = standin_pids(tmp_path)
     process = subprocess.Popen(
         start_args(), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         wait_for(lambda: "READY=1" in receiver.lines(), "READY=1")
-        started = standin_pids() - before
+        started = standin_pids(tmp_path) - before
         assert started
         process.kill()
         process.wait(WAIT)
-        wait_for(lambda: not (standin_pids() & started), "the stand-ins to die with nodehost")
+        wait_for(
+            lambda: not (standin_pids(tmp_path) & started), "the stand-ins to die with nodehost"
+        )
     finally:
         if process.poll() is None:
             process.kill()
         receiver.close()
+
+
+def _run_into_journal(argv: list[str], path: Path, journal: bool = True, env=None) -> list[str]:
+    """Run ``argv`` with stderr in ``path``, announced as journald's stream when ``journal``."""
+    with open(path, "w") as stderr:
+        status = os.fstat(stderr.fileno())
+        environment = {**(env or os.environ)}
+        environment["JOURNAL_STREAM"] = (
+            f"{status.st_dev}:{status.st_ino}" if journal else f"{status.st_dev}:1"
+        )
+        subprocess.run(
+            argv, stdout=subprocess.DEVNULL, stderr=stderr, env=environment, timeout=WAIT
+        )
+    return path.read_text().splitlines()
+
+
+def test_under_journald_every_line_carries_its_priority(start_args, node_dir, tmp_path) -> None:
+    config = node_dir / "node-config.yaml"
+    config.write_text(config.read_text() + "unknownTopLevelKey: 1\n")
+    lines = _run_into_journal(start_args("--exit-on-ready"), tmp_path / "journal")
+    priorities = {"<4>": "warning", "<6>": "info", "<3>": "error", "<7>": "debug"}
+    assert lines and all(line[:3] in priorities for line in lines), lines
+    warning = next(line for line in lines if "unknownTopLevelKey" in line)
+    assert warning.startswith("<4>")
+    for line in lines:
+        assert json.loads(line[3:])["level"] == priorities[line[:3]]  # JSON after the prefix
+
+    env = {**os.environ, "NODEHOST_STANDIN_KUBELET_CRASH_AFTER": "0:3"}
+    argv = [a for a in start_args("--crash-loop-limit=1") if a != "--log-format=json"]
+    console = _run_into_journal([*argv, "--log-format=console"], tmp_path / "console", env=env)
+    assert all(line.startswith(("<3>", "<4>", "<6>")) for line in console), console
+    assert any(line.startswith("<3>error: component kubelet failed") for line in console)
+
+
+def test_a_stream_that_is_not_journald_gets_no_prefix(start_args, tmp_path) -> None:
+    lines = _run_into_journal(start_args("--exit-on-ready"), tmp_path / "file", journal=False)
+    assert lines and all(line.startswith("{") for line in lines)

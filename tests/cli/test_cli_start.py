@@ -248,3 +248,43 @@ def test_bootstrap_without_a_plugin_that_bootstraps_is_a_usage_error(
     assert result.code == 2, result.err
     assert "--bootstrap-config-name needs a plugin that bootstraps the node" in result.err
     assert not (tmp_path / "node").exists()
+
+
+def test_every_start_flag_names_its_nodehost_variable_in_help(nodehost) -> None:
+    from nodehost.cli.start import environment_variable, start
+
+    result = nodehost("start", "--help")
+    assert result.code == 0, result.err
+    help_text = " ".join(result.out.split())
+    options = [p for p in start.params if p.param_type_name == "option" and not p.hidden]
+    for option in options:
+        if option.allow_from_autoenv:
+            assert f"env var: {environment_variable(option)}" in help_text, option.name
+        else:  # the plugin options, read by the plugin loader: their help names the variable
+            assert "(env NODEHOST_" in (option.help or ""), option.name
+    assert environment_variable(next(o for o in options if o.name == "state_dir")) == (
+        "NODEHOST_STATE_DIR"
+    )
+
+
+def test_start_flags_come_from_nodehost_variables_as_an_environment_file_sets_them(
+    nodehost_exe, node_dir: Path, tmp_path: Path
+) -> None:
+    import os
+
+    env = {
+        **os.environ,
+        "NODEHOST_CONFIG": str(node_dir / "node-config.yaml"),
+        "NODEHOST_DRY_RUN": "true",
+        "NODEHOST_JSON": "1",
+        "NODEHOST_COMPONENTS": "kubelet",
+        "NODEHOST_STANDINS": "always",
+        "NODEHOST_STATE_DIR": str(tmp_path / "state"),
+    }
+    result = nodehost_exe("start", env=env)
+    assert result.code == 0, result.err
+    plan = json.loads(result.out)
+    assert [c["name"] for c in plan["components"]] == ["kubelet"]
+    assert plan["state_dir"] == str(tmp_path / "state")
+    flag_wins = nodehost_exe("start", "--components=proxy", env=env)
+    assert [c["name"] for c in json.loads(flag_wins.out)["components"]] == ["proxy"]

@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -24,9 +25,10 @@ from typing import Any
 
 import pytest
 
+from nodehost.runtime import cgroups
 from nodehost.testing.notify import NotifyReceiver
 
-__all__ = ["HostRun", "NotifyReceiver", "free_port", "wait_for"]
+__all__ = ["PID_FILES_ONLY", "HostRun", "NotifyReceiver", "free_port", "needs_cgroups", "wait_for"]
 
 WAIT = 20.0  # generous: only ever a limit for waiting, never an assertion about speed
 
@@ -41,6 +43,33 @@ def wait_for(predicate: Callable[[], Any], timeout: float = WAIT, what: str = "c
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.01)
+
+
+def cgroups_unavailable() -> str:
+    """Why agents cannot be put into cgroups here ('' when they can): found by trying."""
+    with tempfile.TemporaryDirectory() as state_dir:
+        opened, reason = cgroups.open_cgroups(state_dir)
+        if opened is not None:
+            cgroups.remove_empty(opened.base)
+    return reason
+
+
+needs_cgroups = pytest.mark.skipif(
+    bool(cgroups_unavailable()),
+    reason=f"agents cannot be put into cgroups here: {cgroups_unavailable()} "
+    "(needs a writable cgroup v2 hierarchy with cgroup.kill, Linux 5.14+, as root)",
+)
+#: The environment that keeps a host to the pid-file mechanism.
+PID_FILES_ONLY = {cgroups.SWITCH_VARIABLE: "0"}
+
+
+def remove_cgroups(state_dir: str) -> None:
+    """Remove the state directory's cgroups a killed host left (once their processes died)."""
+    base, _ = cgroups.expected_base(state_dir)
+    if base is not None and base.is_dir():
+        cgroups.kill(base)
+        wait_for(lambda: not cgroups.populated(base), what=f"{base} to empty")
+        cgroups.remove_empty(base)
 
 
 def free_port() -> int:
@@ -208,3 +237,4 @@ class HostRun:
         for pid in marked_processes(self.state_dir):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        remove_cgroups(self.state_dir)

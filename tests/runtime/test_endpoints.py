@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodehost.runtime.endpoints import readyz, render_metrics
+from nodehost.runtime.endpoints import livez, readyz, render_metrics
 from nodehost.runtime.server import parse_query
 
 
@@ -50,10 +50,10 @@ def test_readyz_verbose_names_each_component_and_its_reason() -> None:
 
 def test_metrics_have_help_type_and_escaped_labels() -> None:
     lines = render_metrics(DOCUMENT).splitlines()
-    assert "nodehost_ready 0" in lines
-    assert 'nodehost_component_restarts_total{component="we\\"ird"} 4' in lines
-    assert 'nodehost_component_last_exit_code{component="we\\"ird"} -9' in lines
-    assert 'nodehost_component_crash_looping{component="we\\"ird"} 1' in lines
+    assert "nodehost_ready 0.0" in lines
+    assert 'nodehost_component_restarts_total{component="we\\"ird"} 4.0' in lines
+    assert 'nodehost_component_last_exit_code{component="we\\"ird"} -9.0' in lines
+    assert 'nodehost_component_crash_looping{component="we\\"ird"} 1.0' in lines
     assert 'nodehost_component_start_latency_seconds{component="kubelet"} 0.25' in lines
     # absent values are left out, not invented
     assert not any(
@@ -65,3 +65,38 @@ def test_metrics_have_help_type_and_escaped_labels() -> None:
 
 def test_query_strings_are_parsed_with_bare_keys() -> None:
     assert parse_query("verbose&exclude=a%20b") == {"verbose": "", "exclude": "a b"}
+    assert parse_query("exclude=a&exclude=b")["exclude"] == "a,b"
+
+
+def test_large_counts_keep_every_digit() -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    document = {**DOCUMENT, "components": [component("kubelet", True, restarts=1234567)]}
+    families = {f.name: f for f in text_string_to_metric_families(render_metrics(document))}
+    [sample] = families["nodehost_component_restarts"].samples
+    assert sample.value == 1234567
+    assert "1.23457e+06" not in render_metrics(document)
+
+
+def test_readyz_can_exclude_components_as_kube_apiserver_does() -> None:
+    excluded = readyz({**DOCUMENT, "state": "starting"}, True, frozenset({'we"ird'}))
+    assert excluded.status == 200
+    assert excluded.body.decode().splitlines() == [
+        "[+]kubelet ready",
+        '[+]we"ird excluded: ok',
+        "readyz check passed",
+    ]
+    assert readyz({**DOCUMENT, "state": "stopping"}, False, frozenset({'we"ird'})).status == 503
+
+
+def test_livez_fails_while_a_component_crash_loops() -> None:
+    response = livez(DOCUMENT, verbose=True)
+    assert response.status == 500
+    assert response.body.decode().splitlines() == [
+        "[+]ping ok",
+        "[+]kubelet ok",
+        '[-]we"ird crash looping: crash loop, exit code 1',
+        "livez check failed",
+    ]
+    healthy = {**DOCUMENT, "components": [component("kubelet", True)]}
+    assert livez(healthy, verbose=False).status == 200

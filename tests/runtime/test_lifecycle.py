@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
-from hostrun import alive, exists, healthz_component, marked_processes, standin, wait_for
+from hostrun import (
+    PID_FILES_ONLY,
+    alive,
+    exists,
+    healthz_component,
+    http_get,
+    marked_processes,
+    needs_cgroups,
+    standin,
+    wait_for,
+)
+
+from nodehost.runtime import cgroups
 
 
 def test_exit_on_ready_prints_the_summary_and_exits_0(host_run) -> None:
@@ -236,9 +250,9 @@ def test_kill_9_of_the_host_leaves_no_component_running(host_run) -> None:
     wait_for(lambda: not any(alive(pid) for pid in pids), what="components to die with the host")
 
 
-def test_next_start_ends_what_a_killed_host_left_behind(host_run, tmp_path: Path) -> None:
-    grandchild_file = tmp_path / "grandchild"
-    component = healthz_component(
+def forker(grandchild_file: Path) -> dict[str, Any]:
+    """A stand-in component that starts a grandchild (no parent-death signal of its own)."""
+    return healthz_component(
         "forker",
         env={
             "NODEHOST_STANDIN_FORK_GRANDCHILD": "1",
@@ -246,7 +260,30 @@ def test_next_start_ends_what_a_killed_host_left_behind(host_run, tmp_path: Path
         },
         stop_grace=0.5,
     )
-    first = host_run([component])
+
+
+@needs_cgroups
+def test_the_guardian_ends_an_agents_grandchild_when_the_host_is_killed(
+    host_run, tmp_path: Path
+) -> None:
+    grandchild_file = tmp_path / "grandchild"
+    run = host_run([forker(grandchild_file)])
+    run.wait_ready()
+    status = json.loads(http_get(run.url("/status"))[1])
+    assert status["agents"]["mechanism"] == "cgroup"
+    guardian = status["agents"]["guardian_pid"]
+    grandchild = int(wait_for(grandchild_file.read_text, what="the grandchild"))
+    assert cgroups.cgroup_of(grandchild).endswith("/agents/forker")
+    run.signal(signal.SIGKILL)
+    run.wait()
+    wait_for(lambda: not alive(grandchild), what="the guardian to end the grandchild")
+    wait_for(lambda: not alive(guardian), what="the guardian to exit")
+
+
+def test_next_start_ends_what_a_killed_host_left_behind(host_run, tmp_path: Path) -> None:
+    """The pid-file fallback (no cgroups): the grandchild lives until the next start."""
+    grandchild_file = tmp_path / "grandchild"
+    first = host_run([forker(grandchild_file)], env=PID_FILES_ONLY)
     first.wait_ready()
     first.signal(signal.SIGKILL)
     first.wait()
@@ -258,7 +295,30 @@ def test_next_start_ends_what_a_killed_host_left_behind(host_run, tmp_path: Path
         "--stop-grace",
         "0.5",
         state_dir=first.state_dir,
+        env=PID_FILES_ONLY,
     )
     assert second.wait() == 0, second.stderr()
     assert not alive(grandchild)
     assert second.events("leftovers ended")[0]["pids"] == [grandchild]
+
+
+def test_status_names_the_pid_file_mechanism_and_why_when_cgroups_are_off(host_run) -> None:
+    run = host_run([{"name": "sleeper", "argv": ["sleep", "600"]}], env=PID_FILES_ONLY)
+    run.wait_ready()
+    agents = json.loads(http_get(run.url("/status"))[1])["agents"]
+    assert agents == {"mechanism": "pid-files", "reason": "turned off by NODEHOST_CGROUPS=0"}
+    run.signal(signal.SIGTERM)
+    assert run.wait() == 0
+
+
+@needs_cgroups
+def test_a_stop_empties_and_removes_the_agents_cgroups(host_run) -> None:
+    run = host_run([{"name": "sleeper", "argv": ["sleep", "600"]}])
+    run.wait_ready()
+    agents = json.loads(http_get(run.url("/status"))[1])["agents"]
+    base = Path(agents["cgroup"])
+    [pid] = [e["pid"] for e in run.hooks() if e["hook"] == "component_started"]
+    assert cgroups.cgroup_of(pid).endswith("/agents/sleeper")
+    run.signal(signal.SIGTERM)
+    assert run.wait() == 0
+    assert not base.exists() and not alive(agents["guardian_pid"])

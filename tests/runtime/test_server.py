@@ -78,10 +78,10 @@ def test_metrics_are_prometheus_text(gated) -> None:
     code, body = http_get(gated.url("/metrics"))
     assert code == 200
     lines = body.splitlines()
-    assert "nodehost_ready 1" in lines
-    assert 'nodehost_component_up{component="gated"} 1' in lines
-    assert 'nodehost_component_ready{component="steady"} 1' in lines
-    assert 'nodehost_component_restarts_total{component="gated"} 0' in lines
+    assert "nodehost_ready 1.0" in lines
+    assert 'nodehost_component_up{component="gated"} 1.0' in lines
+    assert 'nodehost_component_ready{component="steady"} 1.0' in lines
+    assert 'nodehost_component_restarts_total{component="gated"} 0.0' in lines
     assert "# TYPE nodehost_component_restarts_total counter" in lines
     latency = [line for line in lines if line.startswith("nodehost_component_start_latency")]
     assert len(latency) == 2 and all(float(line.split()[-1]) >= 0 for line in latency)
@@ -201,3 +201,33 @@ def test_status_shows_backoff_and_last_exit_of_a_crashing_component(host_run, tm
     assert flappy["up"] is False
     run.signal(signal.SIGTERM)
     assert run.wait() == 0
+
+
+def test_readyz_of_one_component_and_with_one_excluded(unready) -> None:
+    assert http_get(unready.url("/readyz/steady")) == (200, "ok")
+    assert http_get(unready.url("/readyz/gated"))[0] == 503
+    assert http_get(unready.url("/readyz?exclude=gated")) == (200, "ok")
+    code, body = http_get(unready.url("/readyz?exclude=gated&verbose"))
+    assert (code, body.splitlines()[1]) == (200, "[+]gated excluded: ok")
+    assert http_get(unready.url("/readyz/nonexistent"))[0] == 404
+
+
+def test_livez_verbose_lists_the_host_and_every_component(unready) -> None:
+    code, body = http_get(unready.url("/livez?verbose"))
+    assert code == 200
+    assert body.splitlines() == ["[+]ping ok", "[+]steady ok", "[+]gated ok", "livez check passed"]
+
+
+def test_live_metrics_parse_with_prometheus_clients_parser(gated) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    code, body = http_get(gated.url("/metrics"))
+    assert code == 200
+    families = {family.name: family for family in text_string_to_metric_families(body)}
+    [build] = families["nodehost_build_info"].samples
+    assert build.value == 1 and build.labels["version"]
+    assert families["process_resident_memory_bytes"].samples[0].value > 0
+    assert families["process_cpu_seconds"].type == "counter"
+    up = {s.labels["component"]: s.value for s in families["nodehost_component_up"].samples}
+    assert up == {"steady": 1.0, "gated": 1.0}
+    assert families["nodehost_ready"].samples[0].value == 1.0

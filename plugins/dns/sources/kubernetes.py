@@ -341,7 +341,7 @@ class KubernetesSource:
             waiting.cancel()
             for task in followers:
                 task.cancel()
-            await asyncio.gather(*followers, return_exceptions=True)
+            await asyncio.gather(waiting, *followers, return_exceptions=True)
             await client.close()
 
     # connecting ----------------------------------------------------------------------------

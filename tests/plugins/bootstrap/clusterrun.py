@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 NAMESPACE = "openshift-node"
@@ -35,4 +36,11 @@ def run_start(
 
 
 def error_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.startswith("error:")]
+    """The ``error:`` messages on stderr, plain or (``--log-format=json``) JSON events."""
+    found = []
+    for line in stderr.splitlines():
+        if line.startswith("{"):
+            line = json.loads(line).get("event", "")
+        if isinstance(line, str) and line.startswith("error:"):
+            found.append(line)
+    return found

@@ -110,15 +110,18 @@ def test_certificate_expiry_is_in_status_and_metrics(running_node) -> None:
         c for c in bootstrap_status(base)["details"]["certificates"] if c["name"] == "client"
     ]
     assert 0 < client["remaining_seconds"] <= LIFETIME + 1
-    metrics = http_get(f"{base}/metrics")[1]
-    assert (
-        'nodehost_certificate_remaining_seconds{component="bootstrap",certificate="client"}'
-        in metrics
-    )
-    assert (
-        'nodehost_certificate_expiry_timestamp_seconds{component="bootstrap",certificate="serving"}'
-        in metrics
-    )
+    from prometheus_client.parser import text_string_to_metric_families
+
+    metrics = text_string_to_metric_families(http_get(f"{base}/metrics")[1])
+    found = {
+        (sample.name, sample.labels["certificate"])
+        for family in metrics
+        for sample in family.samples
+        if sample.name.startswith("nodehost_certificate_")
+        and sample.labels["component"] == "bootstrap"
+    }
+    assert ("nodehost_certificate_remaining_seconds", "client") in found
+    assert ("nodehost_certificate_expiry_timestamp_seconds", "serving") in found
 
 
 def test_nodehost_status_prints_certificate_expiry(running_node) -> None:

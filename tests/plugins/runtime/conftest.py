@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -25,7 +26,7 @@ from nodehost.plugins.runtime.settings import SECTION
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from realruntime import NAMESPACE
+from realruntime import NAMESPACE, NODEHOST
 
 PLUGIN = "nodehost.plugins.runtime"
 #: Places containerd 1.6 and ctr write to outside the configured folders.
@@ -98,6 +99,12 @@ def short_dir() -> Iterator[Path]:
     """A fresh folder with a short path (containerd limits socket paths to 104 bytes)."""
     folder = Path(tempfile.mkdtemp(prefix="nhrt-", dir="/tmp"))
     yield folder
+    if (folder / "state").is_dir():  # a failed test may have left containers running
+        subprocess.run(
+            [NODEHOST, "teardown", f"--state-dir={folder / 'state'}", "--grace=1s"],
+            capture_output=True,
+            timeout=120,
+        )
     shutil.rmtree(folder, ignore_errors=True)
 
 

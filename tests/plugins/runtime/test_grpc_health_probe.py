@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 from pathlib import Path
 
 import pytest
+from hyperframe.frame import GoAwayFrame
 
 from nodehost.component import GrpcHealthProbe
 from nodehost.runtime.grpchealth import (
-    GOAWAY,
+    GrpcStatusError,
     HealthCheckError,
-    frame,
+    check_health,
     grpc_message,
     serving_status,
 )
@@ -47,7 +49,7 @@ def test_a_server_that_refuses_the_call_fails_the_probe_saying_so(tmp_path: Path
     def answer_once() -> None:
         connection, _ = server.accept()
         connection.recv(4096)
-        connection.sendall(frame(GOAWAY, 0, 0, bytes(8)))
+        connection.sendall(GoAwayFrame(0).serialize())
         while connection.recv(4096):  # until the client hangs up
             pass
         connection.close()
@@ -59,3 +61,59 @@ def test_a_server_that_refuses_the_call_fails_the_probe_saying_so(tmp_path: Path
     server.close()
     assert not passed
     assert detail == "the server refused the call (HTTP/2 GOAWAY)"
+
+
+def serve_once(path: str, answer) -> threading.Thread:
+    """An h2 server on ``path`` answering one call with ``answer(connection, stream_id)``."""
+    from h2.config import H2Configuration
+    from h2.connection import H2Connection
+    from h2.events import StreamEnded
+
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen()
+
+    def run() -> None:
+        client, _ = server.accept()
+        connection = H2Connection(H2Configuration(client_side=False))
+        connection.initiate_connection()
+        client.sendall(connection.data_to_send())
+        with contextlib.suppress(OSError):  # the client hangs up once it has its answer
+            while data := client.recv(65536):
+                for event in connection.receive_data(data):
+                    if isinstance(event, StreamEnded):
+                        answer(connection, event.stream_id)
+                client.sendall(connection.data_to_send())
+        client.close()
+        server.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_unknown_service_is_grpc_not_found_with_the_servers_message(tmp_path: Path) -> None:
+    def not_found(connection, stream: int) -> None:  # a trailers-only answer, as grpc-go sends
+        headers = [(":status", "200"), ("content-type", "application/grpc"),
+                   ("grpc-status", "5"), ("grpc-message", "unknown%20service")]  # fmt: skip
+        connection.send_headers(stream, headers, end_stream=True)
+
+    path = str(tmp_path / "grpc.sock")
+    thread = serve_once(path, not_found)
+    with pytest.raises(GrpcStatusError) as raised:
+        asyncio.run(asyncio.wait_for(check_health(path, "no.such.Service"), 10))
+    thread.join(5)
+    assert (raised.value.code, raised.value.code_name) == (5, "NOT_FOUND")
+    assert str(raised.value) == "gRPC status NOT_FOUND: unknown service"
+
+
+def test_a_serving_answer_in_data_and_trailers_is_read(tmp_path: Path) -> None:
+    def serving(connection, stream: int) -> None:
+        connection.send_headers(stream, [(":status", "200"), ("content-type", "application/grpc")])
+        connection.send_data(stream, grpc_message(b"\x08\x01"))
+        connection.send_headers(stream, [("grpc-status", "0")], end_stream=True)
+
+    path = str(tmp_path / "grpc.sock")
+    thread = serve_once(path, serving)
+    assert asyncio.run(asyncio.wait_for(check_health(path), 10)) == "SERVING"
+    thread.join(5)

@@ -18,8 +18,31 @@ SELECTED = frozenset({"runtime", "kubelet"})
 
 
 def config_toml(plan) -> dict:
-    (spec,) = plan.files
+    (spec,) = [spec for spec in plan.files if spec.path.endswith(".toml")]
     return tomllib.loads(spec.content.decode())
+
+
+def test_containerd_finds_its_shims_through_workload_launchers(
+    make_config, make_context, tmp_path
+) -> None:
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    for name in ("containerd-shim-runc-v2", "containerd-shim-other-v2", "not-a-shim"):
+        (programs / name).write_text("#!/bin/sh\n")
+        (programs / name).chmod(0o755)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", str(programs))
+        plan = RUNTIME.plan(make_context(make_config()))
+    launcher_dir = tmp_path / "state" / "runtime" / "bin"
+    assert plan.run.env["PATH"] == f"{launcher_dir}:{programs}"
+    launchers = {spec.path: spec for spec in plan.files if spec.path.startswith(str(launcher_dir))}
+    assert sorted(launchers) == [
+        f"{launcher_dir}/containerd-shim-other-v2",
+        f"{launcher_dir}/containerd-shim-runc-v2",
+    ]
+    script = launchers[f"{launcher_dir}/containerd-shim-runc-v2"]
+    assert script.mode == 0o755
+    assert script.content.decode().endswith(f'exec {programs}/containerd-shim-runc-v2 "$@"\n')
 
 
 def test_containerd_keeps_root_state_sockets_and_opt_under_the_component_folder(
