@@ -19,6 +19,8 @@ up, see :data:`FOLD_AT`).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -48,7 +50,8 @@ class DnsStats:
         self.successes = 0
         self.denials = 0
         self.misses = 0
-        self.upstream: dict[tuple[str, str], list[float]] = {}
+        #: (upstream, rcode) -> counts per bucket (index 16: above the last), then the sum.
+        self.upstream: dict[tuple[str, int], list[float]] = {}
 
     def serving(self, host: str, port: int, ipv6: bool) -> None:
         """The server listens: label its metrics and make them visible."""
@@ -87,11 +90,10 @@ class DnsStats:
 
     def forwarded(self, to: str, rcode: int, seconds: float) -> None:
         """One upstream exchange took ``seconds`` and ended with ``rcode``."""
-        entry = self.upstream.setdefault((to, RCODES.get(rcode, str(rcode))), [0.0] * 18)
-        for index, bound in enumerate(BUCKETS):
-            if seconds <= bound:
-                entry[index] += 1
-        entry[16] += 1
+        entry = self.upstream.get((to, rcode))
+        if entry is None:
+            entry = self.upstream[(to, rcode)] = [0.0] * 18
+        entry[bisect.bisect_left(BUCKETS, seconds)] += 1  # its own bucket; summed when read
         entry[17] += seconds
 
     def fold(self) -> None:
@@ -157,7 +159,9 @@ class DnsCollector:
             hits.add_metric([stats.server, "success"], stats.successes)
             hits.add_metric([stats.server, "denial"], stats.denials)
             misses.add_metric([stats.server], stats.misses)
-            for (to, answer_rcode), entry in sorted(stats.upstream.items()):
-                buckets = [(repr(bound), entry[i]) for i, bound in enumerate(BUCKETS)]
-                duration.add_metric([to, answer_rcode], [*buckets, ("+Inf", entry[16])], entry[17])
+            for (to, rcode), entry in sorted(stats.upstream.items()):
+                counts = list(itertools.accumulate(entry[:17]))
+                buckets = [(repr(bound), counts[i]) for i, bound in enumerate(BUCKETS)]
+                label = RCODES.get(rcode, str(rcode))
+                duration.add_metric([to, label], [*buckets, ("+Inf", counts[16])], entry[17])
         yield from (requests, responses, hits, misses, duration)
