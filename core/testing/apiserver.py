@@ -36,7 +36,7 @@ a code, 429 with ``Retry-After``), :meth:`drop_watches`, :meth:`go_down` and
 Standalone::
 
     python -m nodehost.testing.apiserver --port 16443 --dir /tmp/api \\
-        [--approve approve|deny|never] [--config-map NS/NAME=FILE ...]
+        [--approve approve|deny|never] [--config-map NS/NAME=FILE ...] [--objects FILE]
 
 prints ``address https://127.0.0.1:16443`` and the kubeconfigs it wrote
 (``admin.kubeconfig``: a ``system:masters`` client certificate;
@@ -863,6 +863,15 @@ def _resource_lists() -> dict[str, dict[str, Any]]:
     return lists
 
 
+def load_objects(api: TestApiServer, path: Path) -> int:
+    """Create every object of the JSON list in ``path`` (as the cluster admin); how many."""
+    kinds = {kind.kind: kind.plural for kind in RESOURCES.values()}
+    objects = json.loads(path.read_text())
+    for obj in objects:
+        api.store.put(kinds[obj["kind"]], obj)
+    return len(objects)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m nodehost.testing.apiserver``: serve until SIGTERM/SIGINT."""
     import argparse
@@ -891,6 +900,11 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds a signed certificate lives unless the CSR asks less",
     )
     parser.add_argument(
+        "--objects",
+        metavar="FILE",
+        help="a JSON list of objects (Services, EndpointSlices, ConfigMaps, Nodes) to create",
+    )
+    parser.add_argument(
         "--config-map",
         action="append",
         default=[],
@@ -905,6 +919,8 @@ def main(argv: list[str] | None = None) -> int:
         target, _, file = spec.partition("=")
         namespace, _, name = target.partition("/")
         api.put_config_map(namespace, name, {"node-config.yaml": Path(file).read_text()})
+    if args.objects:
+        load_objects(api, Path(args.objects))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
