@@ -77,7 +77,7 @@ def main() -> int:
         if "miss" in parts:
             figures += scale_dns.miss_path(1000, args.duration, bench_dns, root)
         if "fleet" in parts:
-            figures += load("scale_fleet").fleet(args.nodes, args.outage, root)
+            figures += load("scale_fleet").fleet(args.nodes, args.outage, root, scale_dns.Figure)
     load_after = os.getloadavg()
     print(
         f"nodehost at scale: {args.services} services, {args.endpoints} endpoints, "

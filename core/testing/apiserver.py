@@ -41,6 +41,8 @@ Standalone::
 prints ``address https://127.0.0.1:16443`` and the kubeconfigs it wrote
 (``admin.kubeconfig``: a ``system:masters`` client certificate;
 ``bootstrap.kubeconfig``: a bootstrap token), then serves until SIGTERM.
+SIGUSR1 takes it down (``down <monotonic time>``), SIGUSR2 brings it back
+(``up <time>``); ``--request-log FILE`` writes every request on exit.
 """
 
 from __future__ import annotations
@@ -252,6 +254,8 @@ class TestApiServer:
         self.forbidden: set[str] = set()
         self.requests: list[tuple[str, str, str]] = []
         self.request_times: list[float] = []
+        self._outage: list[str] = []
+        self.log_lock = threading.Lock()
         self.handshake_errors: list[str] = []
         self._faults: list[tuple[int, float | None, str]] = []
         self._faults_lock = threading.Lock()
@@ -550,8 +554,9 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         fault = self.api.take_fault(url.path)
         user = self.authenticate()
-        self.api.requests.append((method, self.path, user[0] if user else ""))
-        self.api.request_times.append(time.monotonic())
+        with self.api.log_lock:
+            self.api.requests.append((method, self.path, user[0] if user else ""))
+            self.api.request_times.append(time.monotonic())
         try:
             if fault is not None:
                 self.fault(*fault)
@@ -905,6 +910,11 @@ def main(argv: list[str] | None = None) -> int:
         help="a JSON list of objects (Services, EndpointSlices, ConfigMaps, Nodes) to create",
     )
     parser.add_argument(
+        "--request-log",
+        metavar="FILE",
+        help="on exit, write every request as a JSON line: monotonic time, method, path, user",
+    )
+    parser.add_argument(
         "--config-map",
         action="append",
         default=[],
@@ -924,12 +934,37 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    outage = threading.Thread(target=_outages, args=(api, stop), daemon=True)
+    signal.signal(signal.SIGUSR1, lambda *_: api._outage.append("down"))
+    signal.signal(signal.SIGUSR2, lambda *_: api._outage.append("up"))
+    threading.stack_size(512 * 1024)  # a fleet's connections are a thread each
     with api:
+        outage.start()
         print(f"address {api.url}", flush=True)
         print(f"admin-kubeconfig {api.admin_kubeconfig}", flush=True)
         print(f"bootstrap-kubeconfig {api.bootstrap_kubeconfig}", flush=True)
         stop.wait()
+    if args.request_log:
+        _write_request_log(api, Path(args.request_log))
     return 0
+
+
+def _outages(api: TestApiServer, stop: threading.Event) -> None:
+    """SIGUSR1 takes the server down (every connection cut), SIGUSR2 brings it back."""
+    while not stop.wait(0.02):
+        while api._outage:
+            if api._outage.pop(0) == "down":
+                api.go_down()
+                print(f"down {time.monotonic()}", flush=True)
+            else:
+                api.come_up()
+                print(f"up {time.monotonic()}", flush=True)
+
+
+def _write_request_log(api: TestApiServer, path: Path) -> None:
+    with path.open("w") as log:
+        for when, (method, target, user) in zip(api.request_times, api.requests, strict=False):
+            log.write(json.dumps([when, method, target, user]) + "\n")
 
 
 if __name__ == "__main__":
