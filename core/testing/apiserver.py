@@ -516,7 +516,11 @@ class _Handler(BaseHTTPRequestHandler):
                     "system:authenticated",
                 ]
             return None
-        peer = self.connection.getpeercert() if hasattr(self.connection, "getpeercert") else None
+        getpeercert = getattr(self.connection, "getpeercert", None)
+        try:
+            peer = getpeercert() if getpeercert is not None else None
+        except (AttributeError, ValueError):  # the connection was cut (an outage) meanwhile
+            peer = None
         if peer:
             fields = [item for rdn in peer.get("subject", ()) for item in rdn]
             common = [v for k, v in fields if k == "commonName"]

@@ -56,6 +56,11 @@ from nodehost.plugins.dns.sources import RecordSink, SourceContext
 
 NAME = "file"
 POLL_INTERVAL = 1.0
+#: A cluster of 10,000 services and 50,000 endpoints written out in block style is about
+#: 5 MiB and 680,000 YAML nodes; these limits hold twice that.  Aliases may add at most
+#: 100,000 nodes more (``yamlsafe.MAX_ALIAS_NODES``: an alias bomb is refused early).
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_NODES = 1_500_000
 
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
 _SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", EXTERNAL_NAME)
@@ -85,7 +90,7 @@ def load_records_file(path: str) -> RecordsFile:
     from nodehost.config.yamlsafe import YAMLFileError, read_yaml_file
 
     try:
-        parsed = read_yaml_file(path)
+        parsed = read_yaml_file(path, max_bytes=MAX_FILE_BYTES, max_nodes=MAX_NODES)
     except YAMLFileError as error:
         raise RecordsFileError(f"DNS records file {path}: {error}") from None
     reader = _Reader(path, parsed.positions)

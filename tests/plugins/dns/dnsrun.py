@@ -220,25 +220,34 @@ def free_udp_port(host: str = "127.0.0.1") -> int:
 class ScriptedUpstream:
     """An upstream resolver on loopback (UDP and TCP, in a thread) whose answers tests choose.
 
-    By the question's first label: ``slow-*`` never answered; ``tc-*`` truncated
+    By the question's first label: ``slow-*`` never answered; ``late-*`` answered
+    after 0.5 s (in the background); ``tc-*`` truncated
     over UDP and 40 A records over TCP; ``nx-*`` NXDOMAIN with an SOA (TTL 300,
     MINIMUM 60); ``short-*`` an A record with TTL 1; ``fail-*`` SERVFAIL;
     anything else an A record ``192.0.2.1`` with TTL 300.  ``asked`` counts the
-    questions per (lower-case name, transport).
+    questions per (lower-case name, transport); ``sources`` lists each UDP question's
+    (source port, ID).
     """
 
     def __init__(self) -> None:
         import threading
 
-        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.udp.bind(("127.0.0.1", 0))
-        self.port = self.udp.getsockname()[1]
         self.host = "127.0.0.1"
-        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.tcp.bind(("127.0.0.1", self.port))
+        for _ in range(20):  # a free UDP port may be taken for TCP (other runs on the machine)
+            self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self.udp.bind(("127.0.0.1", 0))
+            self.port = self.udp.getsockname()[1]
+            self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                self.tcp.bind(("127.0.0.1", self.port))
+                break
+            except OSError:
+                self.udp.close()
+                self.tcp.close()
         self.tcp.listen(16)
         self.asked: dict[tuple[str, str], int] = {}
+        self.sources: list[tuple[int, int]] = []
         self._stop = False
         self._threads = [
             threading.Thread(target=self._serve_udp, daemon=True),
@@ -282,8 +291,13 @@ class ScriptedUpstream:
                 wire, peer = self.udp.recvfrom(4096)
             except OSError:
                 return
+            self.sources.append((peer[1], int.from_bytes(wire[:2], "big")))
             reply = self._answer(wire, "udp")
-            if reply is not None:
+            if reply is not None and b"\x04late" in wire[12:18]:
+                import threading
+
+                threading.Timer(0.5, self.udp.sendto, (reply, peer)).start()
+            elif reply is not None:
                 self.udp.sendto(reply, peer)
 
     def _serve_tcp(self) -> None:
