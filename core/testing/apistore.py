@@ -138,6 +138,10 @@ def now_rfc3339() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+#: Stored objects as a list (``list`` is also a method name of the store).
+Objects: TypeAlias = list[dict[str, Any]]
+
+
 class ObjectStore:
     """Objects by resource and ``(namespace, name)``, with an event log for watches."""
 
@@ -176,7 +180,7 @@ class ObjectStore:
                 )
             return copy.deepcopy(found)
 
-    def list(self, resource: str, namespace: str | None) -> tuple[list[dict[str, Any]], int]:
+    def list(self, resource: str, namespace: str | None) -> tuple[Objects, int]:
         """Every object (copies) of ``resource`` in ``namespace`` (None: all), and the revision."""
         items, revision, _ = self.page(resource, namespace)
         return [copy.deepcopy(item) for item in items], revision
@@ -187,7 +191,7 @@ class ObjectStore:
         namespace: str | None,
         after: tuple[str, str] | None = None,
         limit: int = 0,
-    ) -> tuple[list[dict[str, Any]], int, int]:
+    ) -> tuple[Objects, int, int]:
         """Up to ``limit`` (0: all) objects after key ``after``, in key order.
 
         Returns ``(objects, revision, how many more remain)``; the objects are

@@ -112,9 +112,8 @@ class Responder:
         if self.forwarder is not None:
             plain = plain_query(data)
             if plain is not None and not self._maybe_ours(data, plain[0]):
-                end, edns = plain
-                limit = TCP_LIMIT if tcp else udp_limit(edns)
-                return self._forward(data, end, edns, key, limit, reply)
+                limit = TCP_LIMIT if tcp else udp_limit(plain[1])
+                return self._forward(data, plain[0], plain[1], key, limit, reply)
         try:
             query = dns.message.from_wire(data)
             end = question_end(data)
