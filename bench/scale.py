@@ -78,8 +78,8 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="nodehost-scale-") as directory:
         root = Path(directory)
-        scale_dns = load("scale_dns")
         bench_dns = load("dns")
+        scale_dns = load("scale_dns")
         figure = scale_dns.Figure
         if "dns" in parts:
             report(scale_dns.dns_at_scale(args.services, args.endpoints, args.duration,

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench_dns import free_port  # bench/dns.py, loaded by bench/scale.py before this module
+
 DOMAIN = "cluster.local"
 SERVICE_LABEL = "kubernetes.io/service-name"
 TEAMS = ("payments", "checkout", "search", "identity", "catalog", "shipping", "billing",
@@ -182,15 +184,6 @@ class DnsProcess:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(20)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-        udp.bind(("127.0.0.1", 0))
-        port = udp.getsockname()[1]
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
-            tcp.bind(("127.0.0.1", port))
-        return port
 
 
 # --- change-to-answer latency -------------------------------------------------------------------
