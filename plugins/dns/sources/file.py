@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodehost.config.hostport import is_dns1123_label, is_valid_port
+from nodehost.fileread import RECORDS_LIMIT
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
     HEADLESS,
@@ -59,7 +60,7 @@ POLL_INTERVAL = 1.0
 #: A cluster of 10,000 services and 50,000 endpoints written out in block style is about
 #: 5 MiB and 680,000 YAML nodes; these limits hold twice that.  Aliases may add at most
 #: 100,000 nodes more (``yamlsafe.MAX_ALIAS_NODES``: an alias bomb is refused early).
-MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_FILE_BYTES = RECORDS_LIMIT
 MAX_NODES = 1_500_000
 
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
