@@ -140,6 +140,7 @@ class _Socket:
         self.uses = 0
         self.retired = False
         forwarder.loop.add_reader(self.sock.fileno(), self._readable)
+        forwarder._sockets.add(self)
 
     def _readable(self) -> None:
         receive, pending = self.sock.recv, self.pending
@@ -159,6 +160,7 @@ class _Socket:
             self.close()
 
     def close(self) -> None:
+        self.forwarder._sockets.discard(self)
         if self.sock.fileno() >= 0:
             self.forwarder.loop.remove_reader(self.sock.fileno())
             self.sock.close()
@@ -209,6 +211,7 @@ class Forwarder:
         self._inflight: dict[CacheKey, _Exchange] = {}
         self._next = 0
         self._pools: list[list[_Socket]] = [[] for _ in self.upstreams]
+        self._sockets: set[_Socket] = set()  # open ones: the pools' and retired ones still owed
         self._wheel: dict[int, set[_Exchange]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._tcp: set[asyncio.Task[None]] = set()
@@ -421,13 +424,13 @@ class Forwarder:
             self._timer = None
         for task in self._tcp:
             task.cancel()
+        for sock in list(self._sockets):
+            for exchange in sock.pending.values():
+                for done in exchange.waiters:
+                    done(None, "the server is closing")
+            sock.pending.clear()
+            sock.close()
         for pool in self._pools:
-            for sock in pool:
-                for exchange in sock.pending.values():
-                    for done in exchange.waiters:
-                        done(None, "the server is closing")
-                sock.pending.clear()
-                sock.close()
             pool.clear()
         self._inflight.clear()
 
