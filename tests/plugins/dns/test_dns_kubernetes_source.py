@@ -355,31 +355,21 @@ def test_a_watch_answered_410_gone_is_followed_by_a_fresh_list(api) -> None:
     import asyncio
 
     store = ClusterRecords()
-    source = KubernetesSource(str(api.admin_kubeconfig), watch_seconds=1)
 
     def lists() -> int:
         return sum(1 for method, path, _ in api.requests if _is_list(method, path, "services"))
 
-    async def scenario() -> int:
-        sink = store.sink("kubernetes")
-        synced = asyncio.Event()
-        sink.on_synced = synced.set
-        running = asyncio.ensure_future(source.run(sink))
-        try:
-            await asyncio.wait_for(synced.wait(), 10)
-            before = lists()
-            api.fail_next(1, 410, path_prefix="/api/v1/services")
-            api.store.put("services", service_body("after", "default", "172.30.0.4"))
-            for _ in range(500):
-                if lists() > before and ("default", "after") in store.services:
-                    break
-                await asyncio.sleep(0.01)
-            return lists() - before
-        finally:
-            running.cancel()
-            await asyncio.gather(running, return_exceptions=True)
+    async def gone() -> int:
+        before = lists()
+        api.fail_next(1, 410, path_prefix="/api/v1/services")
+        api.store.put("services", service_body("after", "default", "172.30.0.4"))
+        for _ in range(500):
+            if lists() > before and ("default", "after") in store.services:
+                break
+            await asyncio.sleep(0.01)
+        return lists() - before
 
-    assert asyncio.run(scenario()) == 1
+    assert _run_source(api, store, gone, watch_seconds=1) == 1
     assert store.services[("default", "after")].cluster_ip == "172.30.0.4"
 
 
@@ -387,11 +377,13 @@ def _is_list(method: str, path: str, plural: str) -> bool:
     return method == "GET" and path.split("?")[0].endswith(f"/{plural}") and "watch=" not in path
 
 
-def _run_source(api: apiserver.TestApiServer, store: ClusterRecords, scenario: Any) -> Any:
+def _run_source(
+    api: apiserver.TestApiServer, store: ClusterRecords, scenario: Any, **options: Any
+) -> Any:
     """Run a :class:`KubernetesSource` in process until it synced, then ``scenario()``."""
     import asyncio
 
-    source = KubernetesSource(str(api.admin_kubeconfig), log=_Silent())
+    source = KubernetesSource(str(api.admin_kubeconfig), log=_Silent(), **options)
 
     async def run() -> Any:
         sink = store.sink("kubernetes")
