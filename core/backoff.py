@@ -4,7 +4,9 @@ The host's restart policy (:mod:`nodehost.runtime.restart`), the API client's
 retries (:mod:`nodehost.apiclient`) and the bootstrap plugin's certificate
 renewals all wait ``initial * factor**(attempt-1)`` seconds before attempt
 ``attempt`` (1-based), at most ``maximum``, each delay spread by
-+-``jitter`` (a fraction) so that many nodes do not retry in step.
++-``jitter`` (a fraction) so that many nodes do not retry in step; a draw above
+``maximum`` is reflected below it (not clamped to it), so nodes that have all
+reached the cap keep retrying at different times.
 """
 
 from __future__ import annotations
@@ -31,4 +33,7 @@ class Backoff:
         exponent = min(max(attempt - 1, 0), _MAX_EXPONENT)
         base = min(self.maximum, self.initial * self.factor**exponent)
         spread = self.jitter * (2.0 * rand() - 1.0)
-        return max(0.0, min(self.maximum, base * (1.0 + spread)))
+        delay = base * (1.0 + spread)
+        if delay > self.maximum:  # reflected below the cap: clamping would put half the
+            delay = 2.0 * self.maximum - delay  # draws on the cap itself, a fleet in step
+        return max(0.0, delay)

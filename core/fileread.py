@@ -30,8 +30,10 @@ import stat
 
 MiB = 1 << 20
 
-#: node-config.yaml and YAML documents of the same weight (DNS records files).
+#: node-config.yaml and YAML documents of the same weight (component configs).
 CONFIG_LIMIT = 4 * MiB
+#: A DNS records file: a whole cluster's services and endpoints (10,000 and 50,000 are ~5 MiB).
+RECORDS_LIMIT = 16 * MiB
 #: A certificate, a key or a CA bundle (PEM).
 PEM_LIMIT = MiB
 #: A kubeconfig (inline certificates included).

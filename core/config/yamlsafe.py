@@ -7,8 +7,11 @@ value and key, addressed by field path (``servingInfo.namedCertificates[0].names
 
 Every failure raises :class:`YAMLFileError` carrying a one-line reason that
 names the line and column where known; nothing else escapes, whatever the
-file holds.  Limits: :data:`MAX_FILE_BYTES`, :data:`MAX_DEPTH` nested
-collections, :data:`MAX_NODES` nodes after alias expansion.
+file holds.  Limits: :data:`MAX_FILE_BYTES` (or the caller's ``max_bytes``),
+:data:`MAX_DEPTH` nested collections, :data:`MAX_NODES` nodes as written (or
+the caller's ``max_nodes``: a file of records is larger than a config), and
+apart from those, at most :data:`MAX_ALIAS_NODES` more nodes made by expanding
+aliases -- the alias-bomb limit, whatever the size of the file.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from nodehost.fileread import CONFIG_LIMIT, MiB, UnusableFile, read_file
 MAX_FILE_BYTES = CONFIG_LIMIT
 MAX_DEPTH = 64
 MAX_NODES = 100_000
+MAX_ALIAS_NODES = 100_000
 
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -120,16 +124,18 @@ def _at(mark: Any) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
-def _check_events(text: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH before anything recursive runs."""
+def _check_events(text: str, max_nodes: int) -> int:
+    """Refuse nesting deeper than MAX_DEPTH and more than ``max_nodes`` nodes as written, before
+    anything recursive runs; the number of nodes as written."""
     loader = _Loader(text)
     try:
         depth, count = 0, 0
         while loader.check_event():
             event = loader.get_event()
-            count += 1
-            if count > 4 * MAX_NODES:
-                raise YAMLFileError(f"yaml: {_at(event.start_mark)}: more than {MAX_NODES} nodes")
+            if isinstance(event, _NODE_EVENTS):
+                count += 1
+            if count > max_nodes:
+                raise YAMLFileError(f"yaml: {_at(event.start_mark)}: more than {max_nodes} nodes")
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:
@@ -140,6 +146,10 @@ def _check_events(text: str) -> None:
                 depth -= 1
     finally:
         loader.dispose()
+    return count
+
+
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
 
 
 def _children(node: nodes.Node) -> Iterator[nodes.Node]:
@@ -158,7 +168,8 @@ class _Measure:
     remembered, and a reuse is checked against the depth where it appears.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
         self.measured: dict[int, tuple[int, int]] = {}
         self.visiting: set[int] = set()
 
@@ -187,9 +198,9 @@ class _Measure:
             child_size, child_height = self.measure(child, level + 1)
             size += child_size
             height = max(height, child_height + 1)
-            if size > MAX_NODES:
+            if size > self.limit:
                 raise YAMLFileError(
-                    f"yaml: {_at(node.start_mark)}: more than {MAX_NODES} nodes after alias "
+                    f"yaml: {_at(node.start_mark)}: more than {MAX_ALIAS_NODES} nodes after alias "
                     "expansion (an alias bomb?)"
                 )
         self.visiting.discard(key)
@@ -265,13 +276,13 @@ def _unshare(value: Any) -> Any:
     return value
 
 
-def _compose(text: str) -> ParsedYAML | None:
+def _compose(text: str, written: int) -> ParsedYAML | None:
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
         if root is None:
             return None
-        _Measure().measure(root)
+        _Measure(written + MAX_ALIAS_NODES).measure(root)
         locator = _Locator()
         locator.walk(root, "")
         data = loader.construct_document(root)
@@ -280,11 +291,11 @@ def _compose(text: str) -> ParsedYAML | None:
     return ParsedYAML(_unshare(data), locator.positions, locator.key_positions)
 
 
-def parse_yaml(text: str) -> ParsedYAML:
+def parse_yaml(text: str, max_nodes: int = MAX_NODES) -> ParsedYAML:
     """Parse one YAML document from ``text`` within the limits; see the module docstring."""
     try:
-        _check_events(text)
-        parsed = _compose(text)
+        written = _check_events(text, max_nodes)
+        parsed = _compose(text, written)
     except YAMLFileError:
         raise
     except yaml.YAMLError as error:
@@ -296,6 +307,8 @@ def parse_yaml(text: str) -> ParsedYAML:
     return parsed
 
 
-def read_yaml_file(path: str) -> ParsedYAML:
+def read_yaml_file(
+    path: str, max_bytes: int = MAX_FILE_BYTES, max_nodes: int = MAX_NODES
+) -> ParsedYAML:
     """Read and parse ``path``; raise :class:`YAMLFileError` with a one-line reason."""
-    return parse_yaml(decode(read_limited(path)))
+    return parse_yaml(decode(read_limited(path, max_bytes)), max_nodes)

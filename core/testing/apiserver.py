@@ -23,8 +23,15 @@ It serves ``/version``, the discovery documents kubectl reads (``/api``,
 create, update and delete of ConfigMaps, Nodes, Services, EndpointSlices and
 CertificateSigningRequests (with ``/approval`` and ``/status`` as
 ``kubectl certificate approve`` uses them), with the real API's JSON shapes,
-``Status`` bodies and codes.  Watches (``?watch=1&resourceVersion=N``) stream
-newline-delimited JSON events; ``fieldSelector=metadata.name=X`` is honoured.
+``Status`` bodies and codes.  Lists are paged as the real server pages them
+(``limit``, then ``continue`` with the token of the previous page, which
+carries the first page's ``resourceVersion``; ``remainingItemCount``); each
+page shows the objects as they are when it is read, and a client that watches
+from the list's version sees every change made meanwhile.  Watches
+(``?watch=1&resourceVersion=N``) stream newline-delimited JSON events from
+version N (an ``ERROR`` event with ``410 Gone`` when N is older than the kept
+history); ``fieldSelector=metadata.name=X`` is honoured.  Every request's
+monotonic time is kept in :attr:`TestApiServer.request_times` (rates per second).
 The CSR approver and signer are in :mod:`nodehost.testing.apistore`.
 
 Fault injection: :meth:`TestApiServer.fail_next` (the next N requests answer
@@ -34,11 +41,13 @@ a code, 429 with ``Retry-After``), :meth:`drop_watches`, :meth:`go_down` and
 Standalone::
 
     python -m nodehost.testing.apiserver --port 16443 --dir /tmp/api \\
-        [--approve approve|deny|never] [--config-map NS/NAME=FILE ...]
+        [--approve approve|deny|never] [--config-map NS/NAME=FILE ...] [--objects FILE]
 
 prints ``address https://127.0.0.1:16443`` and the kubeconfigs it wrote
 (``admin.kubeconfig``: a ``system:masters`` client certificate;
 ``bootstrap.kubeconfig``: a bootstrap token), then serves until SIGTERM.
+SIGUSR1 takes it down (``down <monotonic time>``), SIGUSR2 brings it back
+(``up <time>``); ``--request-log FILE`` writes every request on exit.
 """
 
 from __future__ import annotations
@@ -212,6 +221,7 @@ class TestCA:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 4096  # a fleet connects at once; 5 would drop SYNs and stall it
 
     def __init__(self, address: tuple[str, int], owner: TestApiServer) -> None:
         self.owner = owner
@@ -262,6 +272,9 @@ class TestApiServer:
         self.store = ObjectStore(signer=lambda csr: self.ca.sign_csr(csr, self.default_lifetime))
         self.forbidden: set[str] = set()
         self.requests: list[tuple[str, str, str]] = []
+        self.request_times: list[float] = []
+        self._outage: list[str] = []
+        self.log_lock = threading.Lock()
         self.watches_opened = 0
         self.handshake_errors: list[str] = []
         self._faults: list[tuple[int, float | None, str]] = []
@@ -469,7 +482,7 @@ class TestApiServer:
         """End every open watch stream (the connection closes mid-stream)."""
         with self.store.lock:
             self.store.watch_generation += 1
-            self.store.lock.notify_all()
+            self.store.wake_all()
 
 
 def _free_port(host: str) -> int:
@@ -564,7 +577,11 @@ class _Handler(BaseHTTPRequestHandler):
                     "system:authenticated",
                 ]
             return None
-        peer = self.connection.getpeercert() if hasattr(self.connection, "getpeercert") else None
+        getpeercert = getattr(self.connection, "getpeercert", None)
+        try:
+            peer = getpeercert() if getpeercert is not None else None
+        except (AttributeError, ValueError):  # the connection was cut (an outage) meanwhile
+            peer = None
         if peer:
             fields = [item for rdn in peer.get("subject", ()) for item in rdn]
             common = [v for k, v in fields if k == "commonName"]
@@ -603,7 +620,9 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         fault = self.api.take_fault(url.path)
         user = self.authenticate()
-        self.api.requests.append((method, self.path, user[0] if user else ""))
+        with self.api.log_lock:
+            self.api.requests.append((method, self.path, user[0] if user else ""))
+            self.api.request_times.append(time.monotonic())
         try:
             if fault is not None:
                 self.fault(*fault)
@@ -691,19 +710,7 @@ class _Handler(BaseHTTPRequestHandler):
         if verb == "watch":
             self.watch(kind, namespace or None, query)
         elif verb == "list":
-            items, revision = store.list(
-                kind.plural, namespace if kind.namespaced and namespace else None
-            )
-            items = _select(items, query.get("fieldSelector", ""))
-            self.send_json(
-                200,
-                {
-                    "kind": f"{kind.kind}List",
-                    "apiVersion": kind.api_version,
-                    "metadata": {"resourceVersion": str(revision)},
-                    "items": items,
-                },
-            )
+            self.list(kind, namespace if kind.namespaced and namespace else None, query)
         elif verb == "get":
             self.send_json(200, store.get(kind.plural, namespace, name))
         elif verb == "create":
@@ -713,10 +720,37 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_json(200, store.delete(kind.plural, namespace, name))
 
+    def list(self, kind: ResourceType, namespace: str | None, query: dict[str, str]) -> None:
+        """One page of a list (all of it without ``limit``); see the module docstring."""
+        store = self.api.store
+        limit = _non_negative(query.get("limit", ""), "limit")
+        token = query.get("continue", "")
+        after, first_revision = _read_continue(token) if token else (None, None)
+        if first_revision is not None:
+            store.check_version(kind.plural, first_revision)
+        selector = query.get("fieldSelector", "")
+        items, revision, remaining = store.page(kind.plural, namespace, after, limit)
+        metadata: dict[str, Any] = {"resourceVersion": str(first_revision or revision)}
+        if remaining and items:
+            last = items[-1]["metadata"]
+            start = (last.get("namespace", ""), last["name"])
+            metadata["continue"] = _write_continue(start, first_revision or revision)
+            metadata["remainingItemCount"] = remaining
+        self.send_json(
+            200,
+            {
+                "kind": f"{kind.kind}List",
+                "apiVersion": kind.api_version,
+                "metadata": metadata,
+                "items": _select(items, selector),
+            },
+        )
+
     def watch(self, kind: ResourceType, namespace: str | None, query: dict[str, str]) -> None:
         """Stream events as newline-delimited JSON until dropped, timed out or the server stops."""
         store = self.api.store
         selector = query.get("fieldSelector", "")
+        named = dict(t.split("=", 1) for t in selector.split(",") if "=" in t).get("metadata.name")
         version = query.get("resourceVersion", "")
         timeout = float(query.get("timeoutSeconds") or 1800)
         self.send_response(200)
@@ -729,33 +763,34 @@ class _Handler(BaseHTTPRequestHandler):
             store.lock.notify_all()
             if version in ("", "0"):
                 items, revision = store.list(kind.plural, namespace)
-                pending = [{"type": "ADDED", "object": o} for o in _select(items, selector)]
+                pending = [
+                    json.dumps({"type": "ADDED", "object": o}).encode() + b"\n"
+                    for o in _select(items, selector)
+                ]
             else:
                 revision = int(version)
                 pending = []
         deadline = time.monotonic() + timeout
         try:
             while self.api.up and time.monotonic() < deadline:
-                for event in pending:
-                    self.chunk(json.dumps(event).encode() + b"\n")
+                if pending:
+                    self.chunk(b"".join(pending))
                 with store.lock:
+                    try:
+                        events = list(store.events_after(kind.plural, namespace, revision))
+                        if not events and store.watch_generation == generation:
+                            wait = min(5.0, max(0.0, deadline - time.monotonic()))
+                            store.wait_for_events(kind.plural, named, wait)
+                            events = list(store.events_after(kind.plural, namespace, revision))
+                    except StoreError as error:
+                        self.chunk(_error_event(error))
+                        break
                     if store.watch_generation != generation:
                         self.close_connection = True
                         return  # dropped: end the stream without its closing chunk
-                    events = list(store.events_after(kind.plural, namespace, revision))
-                    if not events:
-                        store.lock.wait(0.2)
-                        events = list(store.events_after(kind.plural, namespace, revision))
-                    if store.watch_generation != generation:
-                        self.close_connection = True
-                        return
                 if events:
                     revision = events[-1].revision
-                pending = [
-                    {"type": e.kind, "object": e.object}
-                    for e in events
-                    if _select([e.object], selector)
-                ]
+                pending = [e.line for e in events if _select([e.object], selector)]
             self.chunk(b"")
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
             self.close_connection = True
@@ -774,6 +809,38 @@ def _forbidden_message(user: str, verb: str, kind: ResourceType, namespace: str,
         f'{resource}{named} is forbidden: User "{user}" cannot {verb} resource '
         f'"{kind.plural}" in API group "{kind.group}" {scope}'
     )
+
+
+def _error_event(error: StoreError) -> bytes:
+    """A watch stream's ``ERROR`` event carrying ``error`` as a Status."""
+    status = status_body(error.code, error.reason, error.message)
+    return json.dumps({"type": "ERROR", "object": status}).encode() + b"\n"
+
+
+def _non_negative(text: str, name: str) -> int:
+    if not text:
+        return 0
+    if not text.isdigit():
+        raise StoreError(400, "BadRequest", f"{name}: Invalid value: {text!r}: must be a number")
+    return int(text)
+
+
+def _write_continue(start: tuple[str, str], revision: int) -> str:
+    """The continue token: base64 of JSON naming the first page's version and the last key."""
+    token = {"v": "meta.k8s.io/v1", "rv": revision, "start": list(start)}
+    return base64.urlsafe_b64encode(json.dumps(token).encode()).decode()
+
+
+def _read_continue(token: str) -> tuple[tuple[str, str], int]:
+    """(last key listed, the first page's version) of a continue token; 400 if malformed."""
+    try:
+        fields = json.loads(base64.urlsafe_b64decode(token.encode()))
+        namespace, name = fields["start"]
+        return (str(namespace), str(name)), int(fields["rv"])
+    except (ValueError, KeyError, TypeError):
+        raise StoreError(
+            400, "BadRequest", "continue key is not valid: incorrect encoded start resourceVersion"
+        ) from None
 
 
 def _select(items: list[dict[str, Any]], selector: str) -> list[dict[str, Any]]:
@@ -869,6 +936,15 @@ def _resource_lists() -> dict[str, dict[str, Any]]:
     return lists
 
 
+def load_objects(api: TestApiServer, path: Path) -> int:
+    """Create every object of the JSON list in ``path`` (as the cluster admin); how many."""
+    kinds = {kind.kind: kind.plural for kind in RESOURCES.values()}
+    objects = json.loads(path.read_text())
+    for obj in objects:
+        api.store.put(kinds[obj["kind"]], obj)
+    return len(objects)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m nodehost.testing.apiserver``: serve until SIGTERM/SIGINT."""
     import argparse
@@ -897,6 +973,16 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds a signed certificate lives unless the CSR asks less",
     )
     parser.add_argument(
+        "--objects",
+        metavar="FILE",
+        help="a JSON list of objects (Services, EndpointSlices, ConfigMaps, Nodes) to create",
+    )
+    parser.add_argument(
+        "--request-log",
+        metavar="FILE",
+        help="on exit, write every request as a JSON line: monotonic time, method, path, user",
+    )
+    parser.add_argument(
         "--config-map",
         action="append",
         default=[],
@@ -911,15 +997,42 @@ def main(argv: list[str] | None = None) -> int:
         target, _, file = spec.partition("=")
         namespace, _, name = target.partition("/")
         api.put_config_map(namespace, name, {"node-config.yaml": Path(file).read_text()})
+    if args.objects:
+        load_objects(api, Path(args.objects))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    outage = threading.Thread(target=_outages, args=(api, stop), daemon=True)
+    signal.signal(signal.SIGUSR1, lambda *_: api._outage.append("down"))
+    signal.signal(signal.SIGUSR2, lambda *_: api._outage.append("up"))
+    threading.stack_size(512 * 1024)  # a fleet's connections are a thread each
     with api:
+        outage.start()
         print(f"address {api.url}", flush=True)
         print(f"admin-kubeconfig {api.admin_kubeconfig}", flush=True)
         print(f"bootstrap-kubeconfig {api.bootstrap_kubeconfig}", flush=True)
         stop.wait()
+    if args.request_log:
+        _write_request_log(api, Path(args.request_log))
     return 0
+
+
+def _outages(api: TestApiServer, stop: threading.Event) -> None:
+    """SIGUSR1 takes the server down (every connection cut), SIGUSR2 brings it back."""
+    while not stop.wait(0.02):
+        while api._outage:
+            if api._outage.pop(0) == "down":
+                api.go_down()
+                print(f"down {time.monotonic()}", flush=True)
+            else:
+                api.come_up()
+                print(f"up {time.monotonic()}", flush=True)
+
+
+def _write_request_log(api: TestApiServer, path: Path) -> None:
+    with path.open("w") as log:
+        for when, (method, target, user) in zip(api.request_times, api.requests, strict=False):
+            log.write(json.dumps([when, method, target, user]) + "\n")
 
 
 if __name__ == "__main__":

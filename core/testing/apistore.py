@@ -1,8 +1,19 @@
 """The object store behind :mod:`nodehost.testing.apiserver`: resources, versions, watches, CSRs.
 
 One global ``resourceVersion`` counter, as etcd's revision: every write bumps
-it, and the write is appended to an event log that watches read from.  The
-store is thread-safe (one lock, one condition that wakes watches).
+it, and the write is appended to its resource's event log that watches read
+from.  The store is thread-safe: one lock, and conditions on it that wake only
+the watches a write concerns (the watches of that resource, and those that
+select the written object by name), so a thousand watches of one CSR each cost
+nothing when another CSR changes.
+
+Stored objects are never changed in place (a write stores a new object), so
+lists and watch events hand out references, and an event is serialised to
+JSON once however many watches send it.  Each resource keeps its names sorted
+for paged lists (:meth:`ObjectStore.page`) and at most
+:attr:`ObjectStore.event_window` events: a watch from an older version is
+answered ``410 Gone`` (``too old resource version``), as after an etcd
+compaction.
 
 CertificateSigningRequests get the controller manager's treatment: an
 approver per signer (``approve``, ``deny`` or ``never``) answers a new request
@@ -15,12 +26,17 @@ value, so tests can use short lifetimes).
 from __future__ import annotations
 
 import base64
+import bisect
 import copy
 import datetime
+import heapq
+import json
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, TypeAlias
 
 #: A request's user: its name and groups.
@@ -92,23 +108,60 @@ class Event:
     resource: str
     object: dict[str, Any]
 
+    @cached_property
+    def line(self) -> bytes:
+        """The event as a watch stream sends it (one JSON line), made once."""
+        return json.dumps({"type": self.kind, "object": self.object}).encode() + b"\n"
+
+
+@dataclass
+class _Log:
+    """One resource's recent events, and the revision before the oldest one kept."""
+
+    events: list[Event] = field(default_factory=list)
+    revisions: list[int] = field(default_factory=list)
+    compacted: int = 0
+
+
+class Gone(StoreError):
+    """A version older than the kept history (watch or continue token): ``410``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(410, "Expired", message)
+
+
+#: How many events each resource keeps for watches that resume (``resourceVersion``).
+EVENT_WINDOW = 20_000
+
 
 def now_rfc3339() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+#: Stored objects as a list (``list`` is also a method name of the store).
+Objects: TypeAlias = list[dict[str, Any]]
 
 
 class ObjectStore:
     """Objects by resource and ``(namespace, name)``, with an event log for watches."""
 
     def __init__(self, signer: Callable[[dict[str, Any]], bytes] | None = None) -> None:
-        self.lock = threading.Condition()
+        self._mutex = threading.RLock()
+        self.lock = threading.Condition(self._mutex)
         self.revision = 1
         self.objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {r: {} for r in RESOURCES}
-        self.events: list[Event] = []
+        self._keys: dict[str, list[tuple[str, str]]] = {r: [] for r in RESOURCES}
+        self._logs: dict[str, _Log] = {r: _Log() for r in RESOURCES}
+        self._wakers: dict[tuple[str, str | None], threading.Condition] = {}
+        self._waiting: dict[tuple[str, str | None], int] = {}
+        self.event_window = EVENT_WINDOW
         self.approvers = dict(SIGNERS)
         self.approve_delay = 0.05
         self.signer = signer
         self.watch_generation = 0
+        self._approvals: list[tuple[float, str]] = []
+        self._approver_wake = threading.Condition(threading.Lock())
+        self._approver: threading.Thread | None = None
 
     # --- reads ----------------------------------------------------------------
 
@@ -127,31 +180,103 @@ class ObjectStore:
                 )
             return copy.deepcopy(found)
 
-    def list(self, resource: str, namespace: str | None) -> tuple[list[dict[str, Any]], int]:
+    def list(self, resource: str, namespace: str | None) -> tuple[Objects, int]:
+        """Every object (copies) of ``resource`` in ``namespace`` (None: all), and the revision."""
+        items, revision, _ = self.page(resource, namespace)
+        return [copy.deepcopy(item) for item in items], revision
+
+    def page(
+        self,
+        resource: str,
+        namespace: str | None,
+        after: tuple[str, str] | None = None,
+        limit: int = 0,
+    ) -> tuple[Objects, int, int]:
+        """Up to ``limit`` (0: all) objects after key ``after``, in key order.
+
+        Returns ``(objects, revision, how many more remain)``; the objects are
+        the stored ones (never changed in place): serialise them, do not edit them.
+        """  # fmt: skip
         with self.lock:
-            items = [
-                copy.deepcopy(o)
-                for (ns, _), o in sorted(self.objects[resource].items())
-                if namespace is None or ns == namespace
-            ]
-            return items, self.revision
+            keys = self._keys[resource]
+            objects = self.objects[resource]
+            start = bisect.bisect_right(keys, after) if after is not None else 0
+            if namespace is not None:
+                start = max(start, bisect.bisect_left(keys, (namespace, "")))
+                end = bisect.bisect_left(keys, (namespace + "\x00", ""))
+            else:
+                end = len(keys)
+            stop = min(end, start + limit) if limit > 0 else end
+            items = [objects[key] for key in keys[start:stop]]
+            return items, self.revision, end - stop
 
     def events_after(self, resource: str, namespace: str | None, revision: int) -> Iterator[Event]:
-        """Events of ``resource`` (in ``namespace``) newer than ``revision``; call under lock."""
-        for event in self.events:
-            if event.revision <= revision or event.resource != resource:
-                continue
+        """Events of ``resource`` (in ``namespace``) newer than ``revision``; call under lock.
+
+        Raises :class:`Gone` when events after ``revision`` are no longer kept.
+        """
+        log = self._logs[resource]
+        if revision < log.compacted:
+            raise Gone(f"too old resource version: {revision} ({log.compacted + 1})")
+        start = bisect.bisect_right(log.revisions, revision)
+        for event in log.events[start:]:
             if namespace is None or event.object["metadata"].get("namespace") == namespace:
                 yield event
+
+    def check_version(self, resource: str, revision: int) -> None:
+        """Raise :class:`Gone` when the events after ``revision`` are no longer kept."""
+        with self.lock:
+            log = self._logs[resource]
+            if revision < log.compacted:
+                raise Gone(f"too old resource version: {revision} ({log.compacted + 1})")
+
+    # --- waking watches ---------------------------------------------------------
+
+    def wait_for_events(self, resource: str, name: str | None, timeout: float) -> None:
+        """Wait (under lock) until ``resource`` (the object ``name``, if given) may have changed,
+        the watches are dropped, or ``timeout`` passes."""
+        key = (resource, name)
+        waker = self._wakers.get(key)
+        if waker is None:
+            waker = self._wakers[key] = threading.Condition(self._mutex)
+        self._waiting[key] = self._waiting.get(key, 0) + 1
+        try:
+            waker.wait(timeout)
+        finally:
+            self._waiting[key] -= 1
+            if not self._waiting[key]:
+                del self._waiting[key], self._wakers[key]
+
+    def wake_all(self) -> None:
+        """Wake every waiting watch (they see :attr:`watch_generation` change); under lock."""
+        self.lock.notify_all()
+        for waker in self._wakers.values():
+            waker.notify_all()
 
     # --- writes ---------------------------------------------------------------
 
     def _record(self, kind: str, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """Bump the revision, stamp ``obj``, log the event, wake watches; under lock."""
+        """Bump the revision, stamp ``obj`` (which the store now owns and never changes),
+        log the event, wake the watches it concerns; under lock.  A copy for the caller."""
         self.revision += 1
         obj["metadata"]["resourceVersion"] = str(self.revision)
-        self.events.append(Event(self.revision, kind, resource, copy.deepcopy(obj)))
+        key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        keys = self._keys[resource]
+        if kind == "DELETED":
+            del keys[bisect.bisect_left(keys, key)]
+        elif kind == "ADDED":
+            bisect.insort(keys, key)
+        log = self._logs[resource]
+        log.events.append(Event(self.revision, kind, resource, obj))
+        log.revisions.append(self.revision)
+        if len(log.events) > self.event_window + self.event_window // 4:
+            drop = len(log.events) - self.event_window
+            log.compacted = log.revisions[drop - 1]
+            del log.events[:drop], log.revisions[:drop]
         self.lock.notify_all()
+        for waker in (self._wakers.get((resource, None)), self._wakers.get((resource, key[1]))):
+            if waker is not None:
+                waker.notify_all()
         return copy.deepcopy(obj)
 
     def create(
@@ -212,11 +337,9 @@ class ObjectStore:
                     name=name,
                     kind=resource,
                 )
-            if part == "approval":
-                conditions = obj.get("status", {}).get("conditions") or []
-                current.setdefault("status", {})["conditions"] = conditions
-            elif part == "status":
-                current["status"] = obj.get("status", {})
+            if part in ("approval", "status"):
+                current = _with_status(current, obj, part)
+                self.objects[resource][(namespace, name)] = current
             else:
                 keep = current["metadata"]
                 current = copy.deepcopy(obj)
@@ -240,7 +363,8 @@ class ObjectStore:
             if current is None:
                 self.get(resource, namespace, name)
             assert current is not None
-            return self._record("DELETED", resource, current)
+            gone = {**current, "metadata": dict(current["metadata"])}
+            return self._record("DELETED", resource, gone)
 
     def put(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Create or replace ``obj`` as the cluster admin would (tests' set-up)."""
@@ -255,9 +379,25 @@ class ObjectStore:
     # --- the CSR approver and signer -------------------------------------------
 
     def _schedule_approver(self, name: str) -> None:
-        timer = threading.Timer(self.approve_delay, self.run_approver, (name,))
-        timer.daemon = True
-        timer.start()
+        """Have the approver look at CSR ``name`` after :attr:`approve_delay` (one thread
+        serves every request, in due order)."""
+        with self._approver_wake:
+            heapq.heappush(self._approvals, (time.monotonic() + self.approve_delay, name))
+            if self._approver is None:
+                self._approver = threading.Thread(
+                    target=self._approve_loop, name="test-csr-approver", daemon=True
+                )
+                self._approver.start()
+            self._approver_wake.notify()
+
+    def _approve_loop(self) -> None:
+        while True:
+            with self._approver_wake:
+                while not self._approvals or self._approvals[0][0] > time.monotonic():
+                    due = self._approvals[0][0] - time.monotonic() if self._approvals else None
+                    self._approver_wake.wait(due)
+                _, name = heapq.heappop(self._approvals)
+            self.run_approver(name)
 
     def run_approver(self, name: str) -> None:
         """Answer CSR ``name`` as the approver for its signer is set to (if it exists still)."""
@@ -285,7 +425,7 @@ class ObjectStore:
             csr = self.objects["certificatesigningrequests"].get(("", name))
             if csr is None or self.signer is None:
                 return
-            status = csr.setdefault("status", {})
+            status = csr.get("status") or {}
             types = {
                 c.get("type") for c in status.get("conditions", []) if c.get("status") == "True"
             }
@@ -293,8 +433,19 @@ class ObjectStore:
                 return
             if csr["spec"]["signerName"] not in SIGNERS:
                 return
-            status["certificate"] = base64.b64encode(self.signer(csr)).decode()
-            self._record("MODIFIED", "certificatesigningrequests", csr)
+            certificate = base64.b64encode(self.signer(csr)).decode()
+            signed = _with_status(csr, {"status": {**status, "certificate": certificate}}, "status")
+            self.objects["certificatesigningrequests"][("", name)] = signed
+            self._record("MODIFIED", "certificatesigningrequests", signed)
+
+
+def _with_status(current: dict[str, Any], obj: dict[str, Any], part: str) -> dict[str, Any]:
+    """A new object: ``current`` with the status (or, for ``approval``, the conditions) of
+    ``obj``, and its own metadata (the store stamps it)."""
+    status = obj.get("status") or {}
+    if part == "approval":
+        status = {**(current.get("status") or {}), "conditions": status.get("conditions") or []}
+    return {**current, "metadata": dict(current["metadata"]), "status": status}
 
 
 def _group_suffix(kind: ResourceType) -> str:

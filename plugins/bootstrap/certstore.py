@@ -68,8 +68,28 @@ def current_path(cert_dir: Path, prefix: str) -> Path:
     return kubelet_current_cert(cert_dir, prefix)
 
 
+#: Parsed pairs by file identity: rotation looks at its files every few seconds, and a
+#: pair is parsed again only when the file behind the path is another one (pairs are
+#: written to new files and swapped in, never changed in place).
+_PARSED: dict[tuple[str, int, int, int, int], StoredPair | None] = {}
+_PARSED_LIMIT = 4096
+
+
 def read_pair(path: Path) -> StoredPair | None:
     """The pair in ``path`` if it holds a certificate and the key that matches it, else None."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    identity = (str(path), info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    if identity not in _PARSED:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        _PARSED[identity] = _parse_pair(path)
+    return _PARSED[identity]
+
+
+def _parse_pair(path: Path) -> StoredPair | None:
     from nodehost.errors import PKIError
     from nodehost.pki.certs import decode_certificates
     from nodehost.pki.keys import decode_private_key, key_matches

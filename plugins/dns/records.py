@@ -85,7 +85,7 @@ QUERY_NAME = ""
 # --- the model ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ServicePort:
     """A service port: ``name`` is required for SRV names; ``protocol`` is TCP/UDP/SCTP."""
 
@@ -95,7 +95,7 @@ class ServicePort:
     target_port: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Service:
     """A Kubernetes Service as DNS sees it.
 
@@ -138,7 +138,7 @@ class Service:
         return tuple(ip for ip in ips if ip is not None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EndpointAddress:
     ip: str
     hostname: str = ""
@@ -149,13 +149,13 @@ class EndpointAddress:
         return self.hostname or fnv32a_hex(self.ip)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EndpointSubset:
     addresses: tuple[EndpointAddress, ...] = ()
     ports: tuple[ServicePort, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Endpoints:
     """The ready endpoints of the service of the same namespace and name."""
 

@@ -22,7 +22,7 @@ over TCP) is sent empty with TC set.
 from __future__ import annotations
 
 import time
-from collections.abc import Coroutine, Hashable
+from collections.abc import Callable, Coroutine, Hashable
 from typing import Any, cast
 
 import dns.exception
@@ -42,8 +42,10 @@ from nodehost.plugins.dns.wire import (
     OUR_PAYLOAD,
     ClientEdns,
     HotCache,
+    UpstreamAnswer,
     WireError,
     error_response,
+    plain_query,
     question_end,
     udp_limit,
 )
@@ -56,6 +58,8 @@ MAX_PENDING = 1024
 REVERSE_SUFFIXES = ("in-addr.arpa", "ip6.arpa")
 
 Response = bytes | None | Coroutine[Any, Any, bytes | None]
+#: Sends a response that is ready later (the UDP path's way to answer a forwarded question).
+Reply = Callable[[bytes | None], None]
 
 
 class Responder:
@@ -85,6 +89,7 @@ class Responder:
         self._serial = int(time.time()) // 3600 * 3600
         self._soas: dict[str, dns.rrset.RRset] = {}
         self.soa = self.soa_of(zone.domain)
+        self._zone_wire = _wire(dns.name.from_text(zone.domain)).lower()
 
     def soa_of(self, zone: str) -> dns.rrset.RRset:
         """The SOA of ``zone`` (the cluster domain or one of its reverse zones), made once."""
@@ -96,8 +101,19 @@ class Responder:
             )  # fmt: skip
         return soa
 
-    def respond(self, data: bytes, key: Hashable, tcp: bool) -> Response:
-        """The response to ``data``; see the module docstring."""
+    def respond(
+        self, data: bytes, key: Hashable, tcp: bool, reply: Reply | None = None
+    ) -> Response:
+        """The response to ``data``; see the module docstring.
+
+        With ``reply``, a forwarded question's response goes to ``reply`` when
+        it arrives (and this returns None); without it, it comes as a coroutine.
+        """
+        if self.forwarder is not None:
+            plain = plain_query(data)
+            if plain is not None and not self._maybe_ours(data, plain[0]):
+                limit = TCP_LIMIT if tcp else udp_limit(plain[1])
+                return self._forward(data, plain[0], plain[1], key, limit, reply)
         try:
             query = dns.message.from_wire(data)
             end = question_end(data)
@@ -127,7 +143,12 @@ class Responder:
                 return self._cluster(query, reverse, key, limit)
         if self.forwarder is None:
             return self._cluster(query, Answer(rcode="REFUSED"), key, limit)
-        return self._forward(data, end, edns, key, limit)
+        return self._forward(data, end, edns, key, limit, reply)
+
+    def _maybe_ours(self, data: bytes, end: int) -> bool:
+        """Whether the question's name may be in the cluster domain or a reverse zone (then it
+        takes the full path); a name that is not ends otherwise in wire format."""
+        return data[12 : end - 4].lower().endswith((self._zone_wire, b"\x04arpa\x00"))
 
     # cluster answers -------------------------------------------------------------------------
 
@@ -230,7 +251,13 @@ class Responder:
     # forwarded answers -----------------------------------------------------------------------
 
     def _forward(
-        self, data: bytes, end: int, edns: ClientEdns | None, key: Hashable, limit: int
+        self,
+        data: bytes,
+        end: int,
+        edns: ClientEdns | None,
+        key: Hashable,
+        limit: int,
+        reply: Reply | None = None,
     ) -> Response:
         assert self.forwarder is not None
         question = data[12:end].lower()
@@ -244,7 +271,34 @@ class Responder:
             return wire
         if self.pending >= self.max_pending:
             return error_response(data, SERVFAIL, end)
-        return self._forward_later(data, end, edns, question, do_bit, limit)
+        if reply is None:
+            return self._forward_later(data, end, edns, question, do_bit, limit)
+        self.pending += 1
+
+        def done(answer: UpstreamAnswer | None, reason: str) -> None:
+            self.pending -= 1
+            reply(self._forwarded(data, end, edns, limit, answer, reason))
+
+        self.forwarder.submit(question, do_bit, done)
+        return None
+
+    def _forwarded(
+        self,
+        data: bytes,
+        end: int,
+        edns: ClientEdns | None,
+        limit: int,
+        answer: UpstreamAnswer | None,
+        reason: str,
+    ) -> bytes | None:
+        """The response built from a fresh upstream answer (SERVFAIL without one)."""
+        if answer is None:
+            self._debug("forwarding failed", error=reason)
+            return error_response(data, SERVFAIL, end)
+        try:
+            return answer.render(data, end, edns, 0, limit)
+        except WireError:
+            return error_response(data, SERVFAIL, end)
 
     async def _forward_later(
         self,

@@ -131,6 +131,8 @@ class DnsServer:
             task.cancel()
         if self._sweep is not None:
             self._sweep.cancel()
+        if self.responder.forwarder is not None:
+            self.responder.forwarder.close()
 
     # UDP ------------------------------------------------------------------------------------
 
@@ -153,7 +155,7 @@ class DnsServer:
                     send(data[:2] + tail, peer)
                     continue
                 stats.miss("udp", key)
-                result = self.responder.respond(data, key, False)
+                result = self.responder.respond(data, key, False, self._udp_reply(peer))
                 if isinstance(result, bytes):
                     stats.answered(result)
                     send(result, peer)
@@ -161,6 +163,17 @@ class DnsServer:
                     self._spawn(self._udp_later(result, peer))
             except OSError:
                 continue  # the socket buffer is full or the peer is gone: UDP may drop
+
+    def _udp_reply(self, peer: Any) -> Callable[[bytes | None], None]:
+        """Sends a response to ``peer`` when it is ready (a forwarded question's)."""
+
+        def reply(response: bytes | None) -> None:
+            self.stats.answered(response)
+            if response is not None and self.udp is not None:
+                with contextlib.suppress(OSError):
+                    self.udp.sendto(response, peer)
+
+        return reply
 
     async def _udp_later(self, pending: Any, peer: Any) -> None:
         response = await pending

@@ -21,6 +21,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 OUR_PAYLOAD = 1232
 """The EDNS UDP payload size we advertise and ask upstreams for (DNS flag day 2020)."""
@@ -85,6 +86,56 @@ def question_end(data: bytes) -> int:
 def opt_record(payload: int = OUR_PAYLOAD, do_bit: bool = False) -> bytes:
     """An OPT pseudo-record (EDNS version 0) advertising ``payload`` bytes."""
     return b"\x00" + _RR_FIXED.pack(TYPE_OPT, payload, DO if do_bit else 0, 0)
+
+
+_OPT = opt_record()
+_OPT_DO = opt_record(do_bit=True)
+
+
+def plain_query(data: bytes) -> tuple[int, ClientEdns | None] | None:
+    """``(question end, the asker's EDNS)`` of an ordinary query, else None.
+
+    Ordinary: a QUERY (not a response), one question of class IN written out
+    without compression, no answer or authority records, and either nothing
+    more or exactly one well-formed EDNS version 0 OPT record.  Everything
+    else (None) takes the full parse, which answers it by the rules; this is
+    the forwarding path's shortcut past that parse, and never answers
+    differently.
+    """
+    size = len(data)
+    if size < 17 or data[2] & 0xF8 or data[4:10] != b"\x00\x01\x00\x00\x00\x00":
+        return None
+    additional = (data[10] << 8) | data[11]
+    offset = 12
+    while True:
+        if offset >= size:
+            return None
+        length = data[offset]
+        if length == 0:
+            break
+        if length > 63:
+            return None
+        offset += length + 1
+    end = offset + 5
+    if end - 12 > 259 or end > size or data[end - 2 : end] != b"\x00\x01":
+        return None
+    if additional == 0:
+        return (end, None) if end == size else None
+    if additional != 1 or size < end + 11 or data[end : end + 3] != b"\x00\x00\x29":
+        return None
+    payload, _, version, flags, rdlength = struct.unpack_from("!HBBHH", data, end + 3)
+    if version != 0 or end + 11 + rdlength != size or not _options_fit(data, end + 11, size):
+        return None
+    return end, ClientEdns(payload, bool(flags & DO))
+
+
+def _options_fit(data: bytes, offset: int, end: int) -> bool:
+    """Whether the EDNS options from ``offset`` fill exactly up to ``end``."""
+    while offset < end:
+        if offset + 4 > end:
+            return False
+        offset += 4 + ((data[offset + 2] << 8) | data[offset + 3])
+    return offset == end
 
 
 @dataclass(frozen=True)
@@ -165,13 +216,16 @@ class HotCache:
 # --- upstream answers ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class UpstreamAnswer:
+class UpstreamAnswer(NamedTuple):
     """One upstream response, ready to be copied out to clients.
 
-    ``lifetime`` is how long it may be cached (seconds; 0: not at all): the
-    smallest TTL of its records, or for a negative answer the SOA's
-    ``min(TTL, MINIMUM)`` (RFC 2308), capped at :data:`MAX_CACHE_TTL`.
+    Scanned once: ``body`` is everything after the question with the
+    upstream's OPT record taken out and each TTL already lowered where
+    RFC 2308 says (a negative answer's SOA: ``min(TTL, MINIMUM)``);
+    ``ttls`` are ``(offset in body, TTL)``.  ``lifetime`` is how long it may be
+    cached (seconds; 0: not at all): the smallest TTL of its records, or for a
+    negative answer the SOA's ``min(TTL, MINIMUM)``, capped at
+    :data:`MAX_CACHE_TTL`.
     """
 
     wire: bytes
@@ -181,27 +235,34 @@ class UpstreamAnswer:
     rcode: int
     lifetime: int
     truncated: bool
+    body: bytes
+    counts: tuple[int, int, int]  # answer, authority, additional (without the OPT record)
+    flags: int
 
     @classmethod
     def scan(cls, wire: bytes, question: bytes) -> UpstreamAnswer:
         """Check ``wire`` answers ``question`` (wire name + type + class, any case) and scan it."""
-        if len(wire) < 12:
+        size = len(wire)
+        if size < 12:
             raise WireError("shorter than a DNS header")
         _, flags, qdcount, ancount, nscount, arcount = _HEADER.unpack_from(wire)
         if not flags & QR or qdcount != 1:
             raise WireError("not a response to one question")
-        end = question_end(wire)
-        if wire[12:end].lower() != question.lower():
+        end = 12 + len(question)
+        if end > size or wire[12:end].lower() != question.lower():
             raise WireError("the response is for another question")
         offset, ttls, opt, soa_minimum = end, [], None, None
         for index in range(ancount + nscount + arcount):
             start = offset
-            offset = skip_name(wire, offset)
-            if offset + 10 > len(wire):
+            if offset < size and wire[offset] >= 0xC0:
+                offset += 2  # the usual owner name: one compression pointer
+            else:
+                offset = skip_name(wire, offset)
+            if offset + 10 > size:
                 raise WireError("record runs past the end")
             rtype, _, ttl, rdlength = _RR_FIXED.unpack_from(wire, offset)
             rdata_end = offset + 10 + rdlength
-            if rdata_end > len(wire):
+            if rdata_end > size:
                 raise WireError("record data runs past the end")
             if rtype == TYPE_OPT:
                 opt = (start, rdata_end)
@@ -214,7 +275,22 @@ class UpstreamAnswer:
         rcode = flags & 0xF
         truncated = bool(flags & TC)
         lifetime = _lifetime(rcode, ancount, ttls, soa_minimum, truncated)
-        return cls(wire, end, tuple(ttls), opt, rcode, lifetime, truncated)
+        body = wire[end:offset]
+        ttl_list: list[tuple[int, int]] = []
+        if opt is not None:
+            body = wire[end : opt[0]] + wire[opt[1] : offset]
+            cut = opt[1] - opt[0]
+            ttl_list = [(at - end - (cut if at > opt[0] else 0), ttl) for at, ttl in ttls]
+        else:
+            ttl_list = [(at - end, ttl) for at, ttl in ttls]
+        if soa_minimum is not None:  # RFC 2308: the SOA's TTL as lowered above
+            patched = bytearray(body)
+            for at, ttl in ttl_list:
+                _TTL.pack_into(patched, at, ttl)
+            body = bytes(patched)
+        counts = (ancount, nscount, arcount - (1 if opt is not None else 0))
+        return cls(wire, end, tuple(ttl_list), opt, rcode, lifetime, truncated, body, counts,
+                   flags)  # fmt: skip
 
     def render(
         self,
@@ -228,28 +304,21 @@ class UpstreamAnswer:
 
         Responses longer than ``limit`` become an empty truncated (TC) answer.
         """
-        body = bytearray(self.wire)
-        for position, ttl in self.ttls:
-            _TTL.pack_into(body, position, max(0, ttl - age))
-        additional = _HEADER.unpack_from(self.wire)[5]
-        if self.opt is not None:
-            del body[self.opt[0] : self.opt[1]]
-            additional -= 1
-        tail = opt_record(OUR_PAYLOAD, edns.do_bit) if edns is not None else b""
-        flags = self._flags(query)
-        counts = _HEADER.unpack_from(self.wire)[3:5]
+        body: bytes | bytearray = self.body
+        if age > 0:
+            body = bytearray(body)
+            for position, ttl in self.ttls:
+                _TTL.pack_into(body, position, max(0, ttl - age))
+        tail = (_OPT_DO if edns.do_bit else _OPT) if edns is not None else b""
+        flags = QR | RA | (self.flags & (TC | 0xF)) | (((query[2] << 8) | query[3]) & (RD | CD))
+        answers, authority, additional = self.counts
         header = _HEADER.pack(
-            _id(query), flags, 1, counts[0], counts[1], additional + (1 if tail else 0)
+            _id(query), flags, 1, answers, authority, additional + (1 if tail else 0)
         )
-        response = header + query[12:query_end] + bytes(body[self.question_end :]) + tail
+        response = header + query[12:query_end] + body + tail
         if len(response) <= limit:
             return response
         return truncated_response(query, query_end, flags, tail)
-
-    def _flags(self, query: bytes) -> int:
-        upstream = _HEADER.unpack_from(self.wire)[1]
-        asked = _HEADER.unpack_from(query)[1]
-        return QR | RA | (upstream & (TC | 0xF)) | (asked & (RD | CD))
 
 
 def _lifetime(
@@ -259,7 +328,7 @@ def _lifetime(
         return 0
     if ancount == 0 and soa_minimum is None:
         return 0
-    return min(min((ttl for _, ttl in ttls), default=0), MAX_CACHE_TTL)
+    return min([ttl for _, ttl in ttls] + [MAX_CACHE_TTL]) if ttls else 0
 
 
 def _id(query: bytes) -> int:

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodehost.config.hostport import is_dns1123_label, is_valid_port
+from nodehost.fileread import RECORDS_LIMIT
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
     HEADLESS,
@@ -56,6 +57,11 @@ from nodehost.plugins.dns.sources import RecordSink, SourceContext
 
 NAME = "file"
 POLL_INTERVAL = 1.0
+#: A cluster of 10,000 services and 50,000 endpoints written out in block style is about
+#: 5 MiB and 680,000 YAML nodes; these limits hold twice that.  Aliases may add at most
+#: 100,000 nodes more (``yamlsafe.MAX_ALIAS_NODES``: an alias bomb is refused early).
+MAX_FILE_BYTES = RECORDS_LIMIT
+MAX_NODES = 1_500_000
 
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
 _SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", EXTERNAL_NAME)
@@ -85,7 +91,7 @@ def load_records_file(path: str) -> RecordsFile:
     from nodehost.config.yamlsafe import YAMLFileError, read_yaml_file
 
     try:
-        parsed = read_yaml_file(path)
+        parsed = read_yaml_file(path, max_bytes=MAX_FILE_BYTES, max_nodes=MAX_NODES)
     except YAMLFileError as error:
         raise RecordsFileError(f"DNS records file {path}: {error}") from None
     reader = _Reader(path, parsed.positions)

@@ -8,11 +8,15 @@ account, and planning fails with one line when there is none.  It reads Services
 through :mod:`nodehost.apiclient` (imported, with lightkube, only when the
 source runs) and keeps the DNS records in step:
 
-* per resource: list (in pages, so a large cluster does not hold the event
-  loop), then watch from the list's ``resourceVersion``;
+* per resource: list (in pages of :data:`LIST_PAGE`, each page turned into
+  the DNS model at once, so a large cluster neither holds the event loop nor
+  keeps its API objects in memory), then watch from the list's ``resourceVersion``;
 * a watch request asks the server to end it after :data:`WATCH_SECONDS`; the
   next one resumes from the last version seen (as client-go's reflector does);
-* a watch that fails -- dropped connection, ``410 Gone``, an error event --
+* a watch that fails -- dropped connection, an unreachable server, an error
+  answer -- is resumed from the last version seen after a backoff delay (with
+  jitter, so a fleet of nodes does not reconnect in step), without listing
+  again; only ``410 Gone`` (the server no longer has that version's history)
   means a resync: list again and write only the differences;
 * each watch event is one upsert or delete of one service or of one service's
   endpoints, so the DNS cache drops exactly the answers that depend on it;
@@ -38,6 +42,7 @@ and retried every :data:`REFUSED_RETRY` seconds (credentials get rotated).
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -83,13 +88,30 @@ def source_factory(context: SourceContext) -> KubernetesSource:
 # --- translation: API objects (JSON mappings) to the DNS model -------------------------------
 
 
+_PORTS: dict[tuple[str, int, str, int], ServicePort] = {}
+_PORTS_LIMIT = 4096
+
+
+def _port(name: str, number: int, protocol: str, target: int = 0) -> ServicePort:
+    """A :class:`ServicePort`, shared among the objects that have the same one (a cluster
+    has few distinct ports and many services; at most :data:`_PORTS_LIMIT` are kept)."""
+    key = (name, number, protocol, target)
+    port = _PORTS.get(key)
+    if port is None:
+        port = ServicePort(name=sys.intern(name), port=number, protocol=sys.intern(protocol),
+                           target_port=target)  # fmt: skip
+        if len(_PORTS) < _PORTS_LIMIT:
+            _PORTS[key] = port
+    return port
+
+
 def service_from_api(obj: Mapping[str, Any]) -> Service:
     """The DNS view of a ``v1`` Service object."""
     metadata, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     kind = spec.get("type") or "ClusterIP"
     cluster_ips = [ip for ip in spec.get("clusterIPs") or () if ip] or [spec.get("clusterIP") or ""]
     return Service(
-        namespace=metadata.get("namespace") or "default",
+        namespace=sys.intern(metadata.get("namespace") or "default"),
         name=metadata["name"],
         cluster_ip=cluster_ips[0],
         secondary_ip=cluster_ips[1] if len(cluster_ips) > 1 else "",
@@ -103,15 +125,15 @@ def service_from_api(obj: Mapping[str, Any]) -> Service:
 
 def _service_port(port: Mapping[str, Any]) -> ServicePort:
     target = port.get("targetPort")
-    return ServicePort(
-        name=port.get("name") or "",
-        port=int(port.get("port") or 0),
-        protocol=port.get("protocol") or "TCP",
-        target_port=target if isinstance(target, int) else 0,  # a named target port: unknown
+    return _port(
+        port.get("name") or "",
+        int(port.get("port") or 0),
+        port.get("protocol") or "TCP",
+        target if isinstance(target, int) else 0,  # a named target port: unknown
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Slice:
     """The DNS view of one ``discovery.k8s.io/v1`` EndpointSlice."""
 
@@ -141,15 +163,11 @@ def slice_from_api(obj: Mapping[str, Any]) -> Slice:
             hostname = endpoint.get("hostname") or ""
             addresses += [EndpointAddress(ip, hostname) for ip in endpoint.get("addresses") or ()]
     ports = tuple(
-        ServicePort(
-            name=port.get("name") or "",
-            port=int(port.get("port") or 0),
-            protocol=port.get("protocol") or "TCP",
-        )
+        _port(port.get("name") or "", int(port.get("port") or 0), port.get("protocol") or "TCP")
         for port in obj.get("ports") or ()
     )
     return Slice(
-        namespace=metadata.get("namespace") or "default",
+        namespace=sys.intern(metadata.get("namespace") or "default"),
         name=metadata["name"],
         service=labels.get(SERVICE_NAME_LABEL) or "",
         subset=EndpointSubset(tuple(addresses), ports),
@@ -169,15 +187,20 @@ def endpoints_of(key: Key, slices: Iterable[Slice]) -> Endpoints:
 
 @dataclass
 class Mirror:
-    """The cluster state as this source last saw it, written to ``sink`` change by change."""
+    """The cluster state as this source last saw it, written to ``sink`` change by change.
+
+    Slices are indexed by their service, so one event costs the slices of one
+    service, whatever the size of the cluster.
+    """
 
     sink: RecordSink
     services: dict[Key, Service] = field(default_factory=dict)
     slices: dict[Key, Slice] = field(default_factory=dict)
+    by_service: dict[Key, dict[Key, Slice]] = field(default_factory=dict)
 
-    def replace_services(self, objects: Iterable[Mapping[str, Any]]) -> None:
+    def replace_services(self, listed_services: Iterable[Service]) -> None:
         """A full list of Services: add and change what differs, delete what is gone."""
-        listed = {service.key: service for service in map(service_from_api, objects)}
+        listed = {service.key: service for service in listed_services}
         for key in self.services.keys() - listed.keys():
             self.delete_service(key)
         for service in listed.values():
@@ -199,39 +222,42 @@ class Mirror:
         if self.services.pop(key, None) is not None:
             self.sink.delete_service(*key)
 
-    def replace_slices(self, objects: Iterable[Mapping[str, Any]]) -> None:
+    def replace_slices(self, listed_slices: Iterable[Slice]) -> None:
         """A full list of EndpointSlices: rewrite the endpoints of every service that changed."""
-        listed = {item.key: item for item in map(slice_from_api, objects)}
-        touched = {item.service_key for item in self.slices.values()}
-        touched |= {item.service_key for item in listed.values()}
-        before = {key: self._endpoints(key) for key in touched}
-        self.slices = listed
-        for key in touched:
-            self._write_endpoints(key, before[key])
+        listed = {item.key: item for item in listed_slices}
+        grouped: dict[Key, dict[Key, Slice]] = {}
+        for item in listed.values():
+            if item.service:
+                grouped.setdefault(item.service_key, {})[item.key] = item
+        before, self.slices, self.by_service = self.by_service, listed, grouped
+        for key in before.keys() | grouped.keys():
+            if before.get(key) != grouped.get(key):
+                self._write_endpoints(key)
 
     def apply_slice(self, event: str, obj: Mapping[str, Any]) -> None:
         new = slice_from_api(obj)
-        old = self.slices.get(new.key)
-        touched = {new.service_key} | ({old.service_key} if old is not None else set())
-        before = {key: self._endpoints(key) for key in touched}
-        if event == "DELETED":
-            self.slices.pop(new.key, None)
-        else:
+        old = self.slices.pop(new.key, None)
+        if old is not None and old.service:
+            group = self.by_service[old.service_key]
+            del group[old.key]
+            if not group:
+                del self.by_service[old.service_key]
+        if event != "DELETED":
             self.slices[new.key] = new
+            if new.service:
+                self.by_service.setdefault(new.service_key, {})[new.key] = new
+        touched = {new.service_key} | ({old.service_key} if old is not None else set())
         for key in touched:
-            self._write_endpoints(key, before[key])
+            if key[1] and (old is None or new != old or event == "DELETED"):
+                self._write_endpoints(key)
 
     def _endpoints(self, key: Key) -> Endpoints | None:
         """The endpoints of service ``key``: None while no slice names it."""
-        if not key[1]:
-            return None
-        mine = [item for item in self.slices.values() if item.service_key == key]
-        return endpoints_of(key, mine) if mine else None
+        mine = self.by_service.get(key)
+        return endpoints_of(key, mine.values()) if mine else None
 
-    def _write_endpoints(self, key: Key, before: Endpoints | None) -> None:
+    def _write_endpoints(self, key: Key) -> None:
         after = self._endpoints(key)
-        if after == before:
-            return
         if after is None:
             self.sink.delete_endpoints(*key)
         else:
@@ -248,7 +274,8 @@ class _Kind:
     label: str  # for logs: "services", "endpointslices"
     module: str
     resource: str
-    replace: Callable[[Mirror, Iterable[Mapping[str, Any]]], None]
+    convert: Callable[[Mapping[str, Any]], Any]
+    replace: Callable[[Mirror, Iterable[Any]], None]
     apply: Callable[[Mirror, str, Mapping[str, Any]], None]
 
     def lightkube_class(self) -> Any:
@@ -258,11 +285,18 @@ class _Kind:
 
 
 KINDS = (
-    _Kind("services", "lightkube.resources.core_v1", "Service",
+    _Kind("services", "lightkube.resources.core_v1", "Service", service_from_api,
           Mirror.replace_services, Mirror.apply_service),
-    _Kind("endpointslices", "lightkube.resources.discovery_v1", "EndpointSlice",
+    _Kind("endpointslices", "lightkube.resources.discovery_v1", "EndpointSlice", slice_from_api,
           Mirror.replace_slices, Mirror.apply_slice),
 )  # fmt: skip
+
+
+@dataclass
+class _Progress:
+    """The last ``resourceVersion`` a resource's list or watch delivered ("" : list again)."""
+
+    version: str = ""
 
 
 class _WatchFailed(Exception):
@@ -342,25 +376,32 @@ class KubernetesSource:
     async def _follow(
         self, client: Any, kind: _Kind, mirror: Mirror, listed: asyncio.Event
     ) -> None:
-        """List then watch ``kind`` forever; any watch failure is a resync."""
+        """List then watch ``kind`` forever: a failed watch resumes from the last version seen,
+        a ``410 Gone`` lists again."""
         failures = 0
+        progress = _Progress()
         while True:
-            version = await self._list(client, kind, mirror)
-            listed.set()
+            if not progress.version:
+                progress.version = await self._list(client, kind, mirror)
+                listed.set()
             started = time.monotonic()
             try:
-                await self._watch(client, kind, mirror, version)
+                await self._watch(client, kind, mirror, progress)
             except _WatchFailed as failure:
                 healthy = time.monotonic() - started > HEALTHY_WATCH
                 failures = 1 if healthy else failures + 1
+                if failure.gone:
+                    self._log("info", "API watch history expired; listing again",
+                              resource=kind.label, reason=str(failure))  # fmt: skip
+                    progress.version = ""
+                    continue
                 if failure.refused:
                     self._refused(str(failure))
                     await asyncio.sleep(self.refused_retry)
                     continue
-                reason = str(failure)
-                self._log("info", "API watch ended; resyncing", resource=kind.label, reason=reason)
-                if not failure.gone:
-                    await asyncio.sleep(client.backoff.delay(failures - 1))
+                delay = client.backoff.delay(failures)
+                self._watch_failed(kind, str(failure), progress.version, delay)
+                await asyncio.sleep(delay)
 
     async def _list(self, client: Any, kind: _Kind, mirror: Mirror) -> str:
         """List every object of ``kind`` (retrying) into the mirror; the list's version."""
@@ -368,11 +409,11 @@ class KubernetesSource:
 
         resource = kind.lightkube_class()
 
-        async def read() -> tuple[list[dict[str, Any]], str]:
+        async def read() -> tuple[list[Any], str]:
             pages = _lightkube(client).list(resource, namespace="*", chunk_size=LIST_PAGE)
             items = []
             async for item in pages:
-                items.append(item.to_dict())
+                items.append(kind.convert(item.to_dict()))
             return items, pages.resourceVersion
 
         while True:
@@ -386,21 +427,23 @@ class KubernetesSource:
         self._recovered()
         return version
 
-    async def _watch(self, client: Any, kind: _Kind, mirror: Mirror, version: str) -> None:
-        """Apply the events of ``kind`` after ``version``; raises :class:`_WatchFailed`."""
+    async def _watch(self, client: Any, kind: _Kind, mirror: Mirror, progress: _Progress) -> None:
+        """Apply the events of ``kind`` after ``progress.version`` (kept up to date); raises
+        :class:`_WatchFailed`."""
         import httpx2
         from lightkube import ApiError
 
         resource = kind.lightkube_class()
         while True:  # one round per server-side timeout; each resumes from the last version
             stream = _lightkube(client).watch(
-                resource, namespace="*", resource_version=version,
+                resource, namespace="*", resource_version=progress.version,
                 server_timeout=self.watch_seconds,
             )  # fmt: skip
             try:
                 async with asyncio.timeout(self.watch_seconds + WATCH_GRACE):
                     async for event, obj in stream:
-                        version = obj.metadata.resourceVersion or version
+                        self._recovered()
+                        progress.version = obj.metadata.resourceVersion or progress.version
                         if event in ("ADDED", "MODIFIED", "DELETED"):
                             kind.apply(mirror, event, obj.to_dict())
             except TimeoutError:
@@ -419,6 +462,13 @@ class KubernetesSource:
                 await stream.aclose()
 
     # logging ---------------------------------------------------------------------------------
+
+    def _watch_failed(self, kind: _Kind, reason: str, version: str, delay: float) -> None:
+        """A watch ended: an unreachable server is one warning per streak, anything else info."""
+        if "Connect" in reason or "Remote" in reason:
+            self._on_retry(f"watch {kind.label}: {reason}")
+        self._log("info", "API watch ended; resuming", resource=kind.label, reason=reason,
+                  version=version, retry_in=round(delay, 2))  # fmt: skip
 
     def _on_retry(self, message: str) -> None:
         """ClusterClient's retry notice: log the first of a streak of failures."""

@@ -275,11 +275,13 @@ def _bound_pair(host: str) -> tuple[socket.socket, socket.socket]:
 class ScriptedUpstream:
     """An upstream resolver on loopback (UDP and TCP, in a thread) whose answers tests choose.
 
-    By the question's first label: ``slow-*`` never answered; ``tc-*`` truncated
+    By the question's first label: ``slow-*`` never answered; ``late-*`` answered
+    after 0.5 s (in the background); ``tc-*`` truncated
     over UDP and 40 A records over TCP; ``nx-*`` NXDOMAIN with an SOA (TTL 300,
     MINIMUM 60); ``short-*`` an A record with TTL 1; ``fail-*`` SERVFAIL;
     anything else an A record ``192.0.2.1`` with TTL 300.  ``asked`` counts the
-    questions per (lower-case name, transport).
+    questions per (lower-case name, transport); ``sources`` lists each UDP question's
+    (source port, ID).
     """
 
     def __init__(self) -> None:
@@ -289,6 +291,7 @@ class ScriptedUpstream:
         self.udp, self.tcp = _bound_pair(self.host)
         self.port = self.udp.getsockname()[1]
         self.asked: dict[tuple[str, str], int] = {}
+        self.sources: list[tuple[int, int]] = []
         self._stop = False
         self._threads = [
             threading.Thread(target=self._serve_udp, daemon=True),
@@ -332,8 +335,13 @@ class ScriptedUpstream:
                 wire, peer = self.udp.recvfrom(4096)
             except OSError:
                 return
+            self.sources.append((peer[1], int.from_bytes(wire[:2], "big")))
             reply = self._answer(wire, "udp")
-            if reply is not None:
+            if reply is not None and b"\x04late" in wire[12:18]:
+                import threading
+
+                threading.Timer(0.5, self.udp.sendto, (reply, peer)).start()
+            elif reply is not None:
                 self.udp.sendto(reply, peer)
 
     def _serve_tcp(self) -> None:

@@ -152,3 +152,54 @@ def test_the_source_fails_when_the_file_cannot_be_loaded_at_start(tmp_path: Path
     source = FileSource(str(tmp_path / "absent.yaml"))
     with pytest.raises(RecordsFileError):
         asyncio.run(source.run(ClusterRecords().sink("file")))
+
+
+def _cluster_file(path: Path, services: int, addresses: int) -> int:
+    """A records file as a person writes one (block style); how many YAML nodes it has."""
+    lines = ["services:"]
+    for index in range(services):
+        lines += [
+            f"- name: svc-{index}",
+            f"  namespace: team-{index % 40}",
+            f"  clusterIP: 172.30.{index // 250}.{index % 250 + 1}",
+            "  ports:",
+            "  - {name: http, port: 80, protocol: TCP}",
+            "  - {name: metrics, port: 9100, protocol: TCP}",
+        ]
+    lines.append("endpoints:")
+    for index in range(services):
+        lines += [f"- name: svc-{index}", f"  namespace: team-{index % 40}", "  subsets:"]
+        lines.append("  - addresses:")
+        lines += [
+            f"    - {{ip: 10.{128 + index // 250}.{index % 250}.{pod + 1}, hostname: p{pod}}}"
+            for pod in range(addresses)
+        ]
+        lines.append("    ports: [{name: http, port: 8080}]")
+    path.write_text("\n".join(lines) + "\n")
+    import yaml
+
+    loader = yaml.CSafeLoader(path.read_text())
+    kinds = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    try:
+        return sum(1 for event in iter(loader.get_event, None) if isinstance(event, kinds))
+    finally:
+        loader.dispose()
+
+
+def test_a_records_file_of_more_than_100000_nodes_loads(tmp_path: Path) -> None:
+    """The old cap (100,000 nodes in all) held only ~1,500 services; a cluster file is larger."""
+    path = tmp_path / "cluster.yaml"
+    nodes = _cluster_file(path, services=1200, addresses=9)
+    assert nodes > 100_000
+    records = load_records_file(str(path))
+    assert len(records.services) == 1200
+    assert sum(len(s.addresses) for e in records.endpoints for s in e.subsets) == 10800
+
+
+def test_an_alias_bomb_in_a_records_file_is_refused(tmp_path: Path) -> None:
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, 9)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RecordsFileError, match="more than 100000 nodes after alias expansion"):
+        load_records_file(str(path))

@@ -152,3 +152,36 @@ def test_reverse_names_of_other_ips_are_forwarded(records, start_server, upstrea
     server = start_server(records, "--upstream", _via(upstream))
     ask(server, "9.9.0.10.in-addr.arpa.", "PTR")
     assert upstream.count("9.9.0.10.in-addr.arpa.") == 1
+
+
+def test_identical_questions_at_once_share_one_upstream_exchange(
+    records, start_server, upstream
+) -> None:
+    server = start_server(records, "--upstream", _via(upstream))
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(5)]
+    try:
+        for index, sock in enumerate(sockets):
+            query = dns.message.make_query("late-1.example.", "A")
+            query.id = 100 + index
+            sock.sendto(query.to_wire(), (server.host, server.port))
+        for index, sock in enumerate(sockets):
+            sock.settimeout(5)
+            response = dns.message.from_wire(sock.recv(4096))
+            assert response.id == 100 + index
+            assert answer_set(response) == {("late-1.example.", "A", "192.0.2.1")}
+    finally:
+        for sock in sockets:
+            sock.close()
+    assert upstream.count("late-1.example.") == 1
+
+
+def test_questions_leave_from_several_random_ports_with_random_ids(
+    records, start_server, upstream
+) -> None:
+    server = start_server(records, "--upstream", _via(upstream))
+    for index in range(40):
+        assert rcode(ask(server, f"spread-{index}.example.", "A")) == "NOERROR"
+    ports = {port for port, _ in upstream.sources}
+    ids = [query_id for _, query_id in upstream.sources]
+    assert len(ports) > 1 and server.port not in ports
+    assert len(set(ids)) > len(ids) // 2 and ids != sorted(ids)  # random, not counted up

@@ -4,6 +4,7 @@ real (test) API server through list, watch, dropped connections and refused cred
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,11 +118,11 @@ def touched_by(store: ClusterRecords) -> list[set[tuple[str, ...]]]:
 
 def test_the_slices_of_one_service_make_its_endpoints(store) -> None:
     mirror = Mirror(store.sink("kubernetes"))
-    mirror.replace_slices([
+    mirror.replace_slices(map(slice_from_api, [
         slice_body("db-b", "prod", "db", [{"addresses": ["10.0.0.2"], "conditions": READY}], PG),
         slice_body("db-a", "prod", "db", [{"addresses": ["10.0.0.1"], "conditions": READY}], PG),
         slice_body("web-a", "prod", "web", [{"addresses": ["10.0.0.9"]}], []),
-    ])  # fmt: skip
+    ]))  # fmt: skip
     endpoints = store.endpoints[("prod", "db")]
     assert [a.ip for s in endpoints.subsets for a in s.addresses] == ["10.0.0.1", "10.0.0.2"]
     assert set(store.endpoints) == {("prod", "db"), ("prod", "web")}
@@ -130,8 +131,9 @@ def test_the_slices_of_one_service_make_its_endpoints(store) -> None:
 def test_a_watch_event_touches_only_its_own_service(store) -> None:
     mirror = Mirror(store.sink("kubernetes"))
     mirror.replace_services(
-        [service_body("a", "ns", "172.30.0.1"), service_body("b", "ns", "172.30.0.2")]
-    )
+        map(service_from_api, [service_body("a", "ns", "172.30.0.1"),
+                               service_body("b", "ns", "172.30.0.2")])
+    )  # fmt: skip
     seen = touched_by(store)
     mirror.apply_service("MODIFIED", service_body("a", "ns", "172.30.0.1"))  # no change
     mirror.apply_service("MODIFIED", service_body("b", "ns", "172.30.0.3"))
@@ -143,8 +145,11 @@ def test_a_watch_event_touches_only_its_own_service(store) -> None:
 
 def test_a_resync_writes_only_the_differences(store) -> None:
     mirror = Mirror(store.sink("kubernetes"))
-    services = [service_body("a", "ns", "172.30.0.1"), service_body("b", "ns", "172.30.0.2")]
-    slices = [slice_body("a-1", "ns", "a", [{"addresses": ["10.0.0.1"]}], [])]
+    services = [
+        service_from_api(service_body("a", "ns", "172.30.0.1")),
+        service_from_api(service_body("b", "ns", "172.30.0.2")),
+    ]
+    slices = [slice_from_api(slice_body("a-1", "ns", "a", [{"addresses": ["10.0.0.1"]}], []))]
     mirror.replace_services(services)
     mirror.replace_slices(slices)
     seen = touched_by(store)
@@ -360,35 +365,99 @@ def test_a_watch_answered_410_gone_is_followed_by_a_fresh_list(api) -> None:
     import asyncio
 
     store = ClusterRecords()
-    source = KubernetesSource(str(api.admin_kubeconfig), watch_seconds=1)
 
     def lists() -> int:
         return sum(1 for method, path, _ in api.requests if _is_list(method, path, "services"))
 
-    async def scenario() -> int:
-        sink = store.sink("kubernetes")
-        synced = asyncio.Event()
-        sink.on_synced = synced.set
-        running = asyncio.ensure_future(source.run(sink))
-        try:
-            await asyncio.wait_for(synced.wait(), 10)
-            before = lists()
-            api.fail_next(1, 410, path_prefix="/api/v1/services")
-            api.store.put("services", service_body("after", "default", "172.30.0.4"))
+    async def gone() -> int:
+        before = lists()
+        api.fail_next(1, 410, path_prefix="/api/v1/services")
+        api.store.put("services", service_body("after", "default", "172.30.0.4"))
 
-            async def relisted() -> None:
-                while not (lists() > before and ("default", "after") in store.services):
-                    await asyncio.sleep(0.01)
+        async def relisted() -> None:
+            while not (lists() > before and ("default", "after") in store.services):
+                await asyncio.sleep(0.01)
 
-            await asyncio.wait_for(relisted(), 30)  # bounds a failing test only
-            return lists() - before
-        finally:
-            running.cancel()
-            await asyncio.gather(running, return_exceptions=True)
+        await asyncio.wait_for(relisted(), 30)  # bounds a failing test only
+        return lists() - before
 
-    assert asyncio.run(scenario()) == 1
+    assert _run_source(api, store, gone, watch_seconds=1) == 1
     assert store.services[("default", "after")].cluster_ip == "172.30.0.4"
 
 
 def _is_list(method: str, path: str, plural: str) -> bool:
     return method == "GET" and path.split("?")[0].endswith(f"/{plural}") and "watch=" not in path
+
+
+def _run_source(
+    api: apiserver.TestApiServer, store: ClusterRecords, scenario: Any, **options: Any
+) -> Any:
+    """Run a :class:`KubernetesSource` in process until it synced, then ``scenario()``."""
+    import asyncio
+
+    source = KubernetesSource(str(api.admin_kubeconfig), log=_Silent(), **options)
+
+    async def run() -> Any:
+        sink = store.sink("kubernetes")
+        synced = asyncio.Event()
+        sink.on_synced = synced.set
+        running = asyncio.ensure_future(source.run(sink))
+        try:
+            await asyncio.wait_for(synced.wait(), 20)
+            return await scenario()
+        finally:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+
+    return asyncio.run(run())
+
+
+class _Silent:
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **fields: None
+
+
+def _lists(api: apiserver.TestApiServer, plural: str) -> list[str]:
+    return [path for method, path, _ in api.requests if _is_list(method, path, plural)]
+
+
+def test_the_source_lists_a_large_cluster_in_pages(api, monkeypatch) -> None:
+    from nodehost.plugins.dns.sources import kubernetes
+
+    monkeypatch.setattr(kubernetes, "LIST_PAGE", 2)
+    for index in range(5):
+        api.store.put("services", service_body(f"s{index}", "default", f"172.30.0.{index + 1}"))
+    store = ClusterRecords()
+
+    async def nothing() -> None:
+        return None
+
+    _run_source(api, store, nothing)
+    pages = _lists(api, "services")
+    assert len(pages) == 3 and all("limit=2" in page for page in pages)
+    assert all("continue=" in page for page in pages[1:])
+    assert {key[1] for key in store.services} == {f"s{index}" for index in range(5)}
+
+
+def test_a_watch_cut_by_an_outage_resumes_from_its_version_without_listing_again(api) -> None:
+    import asyncio
+
+    api.store.put("services", service_body("before", "default", "172.30.0.1"))
+    store = ClusterRecords()
+
+    async def outage() -> tuple[int, list[str]]:
+        listed = len(_lists(api, "services"))
+        version = str(api.store.revision)
+        api.go_down()  # every watch connection is cut
+        api.store.put("services", service_body("during", "default", "172.30.0.2"))
+        api.come_up()
+        while ("default", "during") not in store.services:
+            await asyncio.sleep(0.05)
+        watches = [p for m, p, _ in api.requests if "/services?" in p and "watch=" in p]
+        asked = [re.search(r"resourceVersion=(\d+)", watch) for watch in watches]
+        return len(_lists(api, "services")) - listed, [m[1] for m in asked if m and m[1] == version]
+
+    relisted, resumed = _run_source(api, store, outage)
+    assert relisted == 0
+    assert resumed  # a watch asked for the version it had before the outage
+    assert store.services[("default", "during")].cluster_ip == "172.30.0.2"
