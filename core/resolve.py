@@ -94,10 +94,20 @@ def validate(
 
 
 def resolve_config(
-    options: StartOptions, inventory: Inventory, selected: frozenset[str]
+    options: StartOptions,
+    inventory: Inventory,
+    selected: frozenset[str],
+    *,
+    path: str | None = None,
 ) -> ResolvedConfig:
-    """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error."""
-    config, problems = obtain_config(options, inventory)
+    """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error.
+
+    With ``path`` step 1 loads that file instead (a running node's new config).
+    """
+    if path is None:
+        config, problems = obtain_config(options, inventory)
+    else:
+        config, problems = load_config_file(path, inventory, strict=options.strict_config)
     config = apply_overrides(config, options)
     scope = scope_for(inventory, selected)
     if scope < ValidationScope.NODE:
