@@ -94,10 +94,10 @@ def _detail_lines(components: list[dict[str, Any]]) -> list[str]:
 
 
 def _config_lines(document: dict[str, Any]) -> list[str]:
-    """The running configuration's generation, then the last apply and its problems."""
+    """The configuration's file and generation, then the last apply and its problems."""
     configuration = document.get("configuration")
-    if not isinstance(configuration, dict):
-        return []
+    if not isinstance(configuration, dict) or not configuration.get("reload"):
+        return []  # a host that cannot take a new configuration has none to show
     lines = [f"config: {configuration['file']} (generation {configuration['generation']})"]
     last = configuration.get("last_apply")
     if last:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -209,6 +212,36 @@ def test_a_changed_kubelet_argument_restarts_only_the_kubelet(node: Node) -> Non
     assert node.pid("proxy") == proxy
     assert node.component("dns")["restarts"] == dns_restarts
     assert node.process.poll() is None
+
+
+def test_kubectl_edit_of_the_config_map_is_applied(node: Node, tmp_path: Path) -> None:
+    editor = tmp_path / "editor"
+    editor.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, yaml\n"
+        "manifest = yaml.safe_load(open(sys.argv[1]))\n"
+        "config = yaml.safe_load(manifest['data']['node-config.yaml'])\n"
+        "config['kubeletArguments']['max-pods'] = ['7']\n"
+        "manifest['data']['node-config.yaml'] = yaml.safe_dump(config)\n"
+        "yaml.safe_dump(manifest, open(sys.argv[1], 'w'))\n"
+    )
+    editor.chmod(0o755)
+    done = subprocess.run(
+        [kubectl_binary(), "--kubeconfig", str(node.api.admin_kubeconfig), "edit",
+         "--validate=false", "configmap", CONFIG_MAP, "-n", NAMESPACE],
+        capture_output=True, text=True, timeout=WAIT,
+        env={**os.environ, "KUBE_EDITOR": str(editor), "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert node.wait_for_apply("applied", generation=2)["restarted"] == ["kubelet"]
+    settings = yaml.safe_load((node.state_dir / "kubelet" / "kubelet-config.yaml").read_text())
+    assert settings["maxPods"] == 7
+
+
+def kubectl_binary() -> str:
+    """kubectl as the ``kubectl`` fixture finds it (the test requesting ``node`` has it)."""
+    beside = Path(sys.executable).parent / "kubectl"
+    return str(beside) if beside.exists() else str(shutil.which("kubectl"))
 
 
 def test_the_applied_config_is_written_and_the_previous_one_kept(node: Node) -> None:
