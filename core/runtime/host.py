@@ -31,7 +31,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Protocol, TextIO
 
 from nodehost.errors import EXIT_FAILURE, EXIT_OK, RuntimeFailure
@@ -472,7 +472,7 @@ class Host:
         if self.shutdown.is_set():
             return
         self.log.info("SIGHUP: re-reading the config file", file=self.plan.config_source)
-        self._background.append(asyncio.create_task(self.applier.apply(None, "SIGHUP")))
+        self._in_background(self.applier.apply(None, "SIGHUP"))
 
     async def apply_config(self, content: bytes, origin: str) -> ApplyResult:
         """Apply ``content`` as the config file (see :mod:`nodehost.runtime.reconfigure`).
@@ -480,9 +480,14 @@ class Host:
         The apply runs in a task of the host's own: cancelling the caller (a
         component restarted by this very apply) does not cancel it.
         """
-        apply = asyncio.create_task(self.applier.apply(content, origin))
-        self._background.append(apply)
-        return await asyncio.shield(apply)
+        return await asyncio.shield(self._in_background(self.applier.apply(content, origin)))
+
+    def _in_background(self, work: Coroutine[Any, Any, ApplyResult]) -> asyncio.Task[ApplyResult]:
+        """``work`` as a task of the host's own (cancelled when it stops); finished ones dropped."""
+        self._background = [task for task in self._background if not task.done()]
+        task = asyncio.create_task(work)
+        self._background.append(task)
+        return task
 
     def notify_reloading(self, status: str) -> bool:
         """``RELOADING=1`` to systemd, once the node has been ready; whether it was sent."""

@@ -234,7 +234,7 @@ class ConfigSync:
 
     async def _patch_node(self, patch: dict[str, Any]) -> None:
         """Merge ``patch`` into the Node, retrying (a Node not registered yet included)."""
-        from nodehost.apiclient import ClusterError
+        from nodehost.apiclient import ClusterError, ClusterRefused
 
         node = self.bootstrap.node_name
         attempt = 0
@@ -246,14 +246,16 @@ class ConfigSync:
                 return
             except ClusterError as error:
                 attempt += 1
-                delay = RETRY_BACKOFF.delay(attempt)
-                self.log.warning(
-                    "config sync: cannot patch the Node; retrying",
-                    node=node,
-                    error=str(error),
-                    retry_in=round(delay, 1),
-                )
-                await asyncio.sleep(delay)
+                unregistered = isinstance(error, ClusterRefused) and error.code == 404
+                if attempt == 1 or not unregistered:
+                    why = "the Node is not registered yet" if unregistered else str(error)
+                    say = self.log.info if unregistered else self.log.warning
+                    say(
+                        "config sync: Node not patched yet; retrying",
+                        node=node,
+                        error=why,
+                    )
+                await asyncio.sleep(RETRY_BACKOFF.delay(attempt))
 
     def _client(self) -> ClusterClient:
         from nodehost.apiclient import ClusterClient

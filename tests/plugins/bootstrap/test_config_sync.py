@@ -277,6 +277,22 @@ def test_the_node_gets_the_labels_and_the_config_annotations(node: Node) -> None
     assert labels["existing"] == "kept"  # labels are added and changed, never removed
 
 
+def test_a_node_registered_later_gets_its_labels_then(node: Node) -> None:
+    node.api.store.delete("nodes", "", NODE_NAME)
+    node.apply(changed(node.config, **{"node-labels": ["late=yes"]}))
+    node.wait_for_apply("applied", generation=2)
+    registered = node.workdir / "node.yaml"
+    registered.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Node",
+                                          "metadata": {"name": NODE_NAME}}))  # fmt: skip
+    assert node.admin("create", "--validate=false", "-f", str(registered)).returncode == 0
+
+    def labels() -> dict[str, str]:
+        done = node.admin("get", "node", NODE_NAME, "-o", "json")
+        return json.loads(done.stdout)["metadata"].get("labels") or {}
+
+    assert wait_for(lambda: labels().get("late"), "the labels") == "yes"
+
+
 def test_an_applied_config_is_a_node_event(node: Node) -> None:
     node.apply(changed(node.config, **{"max-pods": ["42"]}))
     node.wait_for_apply("applied", generation=2)
