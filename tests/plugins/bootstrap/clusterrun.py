@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
 
 NAMESPACE = "openshift-node"
 CONFIG_MAP = "node-config"
@@ -44,3 +50,31 @@ def error_lines(stderr: str) -> list[str]:
         if isinstance(line, str) and line.startswith("error:"):
             found.append(line)
     return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    """``predicate()``'s first truthy value, polled every 50 ms; AssertionError past ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def http_get(url: str) -> tuple[int, str]:
+    """(status, body) of ``GET url``; (0, "") when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except OSError:
+        return 0, ""

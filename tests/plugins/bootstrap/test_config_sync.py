@@ -12,8 +12,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,38 +19,12 @@ from typing import Any
 
 import pytest
 import yaml
-from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME
+from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, free_port, http_get, wait_for
 
 from nodehost.testing.apiserver import TestApiServer
 
 WAIT = 30.0
 CONFIG_MAP_PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def http_get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-    except OSError:
-        return 0, ""
 
 
 @dataclass
