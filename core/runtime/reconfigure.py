@@ -193,7 +193,7 @@ class ConfigApplier:
             plan, warnings = await self._validate(content)
             changed = changed_components(self.host.plan, plan)
             self._write(content)
-        except (NodehostError, ValueError, OSError) as error:
+        except Exception as error:  # a plugin's bug too: rejected and said, never a crash
             return self._result(REJECTED, origin, self._problems(error))
         return await self._switch(plan, content, changed, origin, warnings)
 
@@ -315,6 +315,8 @@ class ConfigApplier:
             return tuple(problem.render() for problem in error.errors)
         if isinstance(error, OSError):
             return (f"cannot write {error.filename or self.path}: {_why(error)}",)
+        if not isinstance(error, NodehostError | ValueError):
+            return (f"internal error: {type(error).__name__}: {error}",)
         return (str(error).replace(str(self._candidate()), str(self.path)),)
 
     def _result(

@@ -130,10 +130,12 @@ class ConfigSync:
         follower = asyncio.create_task(self.follow(latest))
         try:
             while True:
-                config_map = await latest.take()
-                await self.sync(config_map)
+                taking = asyncio.create_task(latest.take())
+                await asyncio.wait({taking, follower}, return_when=asyncio.FIRST_COMPLETED)
                 if follower.done():
+                    taking.cancel()
                     follower.result()  # it only ends by raising: let the host see it
+                await self.sync(taking.result())
         finally:
             for task in (follower, self.labelling, *self.events):
                 if task is not None:
