@@ -16,6 +16,20 @@ is measured from the outside, the same way for all three:
 * **stop**     SIGTERM to the supervisor -> it exited and no child is left
   (repeated every 5 s if ignored; the SIGTERMs column says how many it took).
 
+Then the **probe attempt** table (``--probe-rounds``; 0 skips it): the cost of
+one readiness-probe attempt at each size N, without an owner (a plain
+connect, the probe before readiness proved identity: the baseline) and with
+one (connect, then find the listener through ``sock_diag`` and its inode
+among the owner's open files) -- the *first* attempt on a listener (nothing
+remembered about it) and the attempts *again* after it -- with the time the
+worse of the two adds and its ratio to the baseline.
+N listeners run in N forked children, so ``/proc/net/tcp`` holds N listeners
+as on a node with N components; rows: a process component (its own child),
+an in-loop task (a listener in this process, which also holds 2N pipe ends
+like a host with N children) and a port held by a stranger (the holder found
+once, then remembered).  Budget (issue 11): at most 2 ms added per attempt
+at N=100.
+
 Medians over ``--repeat`` runs (idle figures from the first run).  supervisord
 and circus are installed into their own venv (``--venv``, default
 ``/tmp/nodehost-bench-venv``), created with pip on first use; configs are
@@ -247,6 +261,128 @@ def restart_time(supervisor: int, expected: bytes) -> float:
     return replaced - killed
 
 
+# --- probe attempts ----------------------------------------------------------------------
+
+LISTENERS = """
+import os, socket, sys
+servers = [socket.socket() for _ in range(int(sys.argv[1]))]
+for server in servers:
+    server.bind(("127.0.0.1", 0))
+    server.listen(128)
+pids = []
+for mine in servers:
+    pid = os.fork()
+    if pid == 0:
+        for other in servers:
+            if other is not mine:
+                other.close()
+        while True:
+            mine.accept()[0].close()
+    pids.append(pid)
+ports = [server.getsockname()[1] for server in servers]
+print(" ".join(f"{pid}:{port}" for pid, port in zip(pids, ports)), flush=True)
+sys.stdin.read()
+"""
+
+
+def probe_attempt_rows(n: int, rounds: int) -> list[tuple[str, float, float, float]]:
+    """``(row, baseline, first, again)`` ms per attempt; see :func:`render_probe_rows`."""
+    import asyncio
+
+    from nodehost.component import TcpProbe
+    from nodehost.runtime.ownership import Owner
+    from nodehost.runtime.probes import attempt
+
+    helper = subprocess.Popen(
+        [sys.executable, "-c", LISTENERS, str(n)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    pipes = [os.pipe() for _ in range(n)]
+    own = socket.socket()
+    own.bind(("127.0.0.1", 0))
+    own.listen(128)
+    stranger = subprocess.Popen(["sleep", "3600"])
+    try:
+        children = [tuple(map(int, item.split(":"))) for item in helper.stdout.readline().split()]
+
+        async def accept_forever() -> None:
+            loop = asyncio.get_running_loop()
+            own.setblocking(False)
+            while True:
+                (await loop.sock_accept(own))[0].close()
+
+        async def timed(targets: list[tuple[int, int]]) -> tuple[float, float, float]:
+            """Median ms of an attempt without the owner, with it the first time (nothing
+            remembered about the socket) and with it again; interleaved, so load hits all."""
+            from nodehost.runtime import ownership
+
+            plain, first, again = [], [], []
+            for port, owner in targets:
+                ownership._seen_at.clear()
+                probe = TcpProbe(host="127.0.0.1", port=port)
+                for times, who in ((plain, None), (first, Owner(owner))):
+                    started = time.perf_counter()
+                    await attempt(probe, who)
+                    times.append(time.perf_counter() - started)
+            for _ in range(rounds):
+                for port, owner in targets:
+                    probe = TcpProbe(host="127.0.0.1", port=port)
+                    for times, who in ((plain, None), (again, Owner(owner))):
+                        started = time.perf_counter()
+                        await attempt(probe, who)
+                        times.append(time.perf_counter() - started)
+            return tuple(statistics.median(times) * 1000 for times in (plain, first, again))
+
+        async def run() -> list[tuple[str, float, float, float]]:
+            server = asyncio.create_task(accept_forever())
+            own_port = own.getsockname()[1]
+            rows = []
+            for name, targets in (
+                ("process component", [(port, pid) for pid, port in children]),
+                ("in-loop task", [(own_port, os.getpid())] * n),
+                ("port held by a stranger", [(port, stranger.pid) for _, port in children]),
+            ):
+                rows.append((name, *await timed(targets)))
+            server.cancel()
+            return rows
+
+        return asyncio.run(run())
+    finally:
+        helper.kill()
+        helper.wait()
+        stranger.kill()
+        stranger.wait()
+        own.close()
+        for read_end, write_end in pipes:
+            os.close(read_end)
+            os.close(write_end)
+
+
+def render_probe_rows(rows: list[tuple[int, str, float, float, float]]) -> str:
+    header = ["probe attempt", "N", "baseline ms", "first ms", "again ms", "added ms", "ratio"]
+    lines = [header]
+    for n, name, baseline, first, again in rows:
+        worst = max(first, again)
+        lines.append(
+            [
+                name,
+                str(n),
+                f"{baseline:.3f}",
+                f"{first:.3f}",
+                f"{again:.3f}",
+                f"{worst - baseline:.3f}",
+                f"{worst / baseline:.2f}",
+            ]
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True))
+        for line in lines
+    )
+
+
 # --- the table -------------------------------------------------------------------------
 
 
@@ -293,6 +429,9 @@ def main() -> None:
     parser.add_argument("--venv", default="/tmp/nodehost-bench-venv")
     parser.add_argument("--only", default="nodehost,supervisord,circus")
     parser.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
+    parser.add_argument(
+        "--probe-rounds", type=int, default=20, help="probe attempts per listener (0: skip)"
+    )
     args = parser.parse_args()
     venv = Path(args.venv)
     systems = args.only.split(",")
@@ -321,6 +460,16 @@ def main() -> None:
                 print(f"{name} N={n} run {attempt + 1}: {result}", file=sys.stderr)
             rows.append((name, n, median_row(results)))
     print(render(rows))
+    if args.probe_rounds:
+        probe_rows = [
+            (n, *row)
+            for n in (int(size) for size in args.sizes.split(","))
+            for row in probe_attempt_rows(n, args.probe_rounds)
+        ]
+        print()
+        print(render_probe_rows(probe_rows))
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"\nload average during the run (1, 5, 15 min): {load} on {os.cpu_count()} CPUs")
     if args.json:
         Path(args.json).write_text(json.dumps(raw, indent=2))
 

@@ -68,6 +68,17 @@ class ClusterRefused(ClusterError):
 RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0, jitter=0.25)
 
 
+def _load_config(kubeconfig: str) -> Any:
+    """The lightkube configuration of ``kubeconfig`` ("" : the in-cluster service account)."""
+    from lightkube import KubeConfig
+
+    if not kubeconfig:
+        from nodehost import incluster
+
+        return incluster.kubeconfig().get()
+    return KubeConfig.from_dict(_read_kubeconfig(kubeconfig), fname=kubeconfig).get()
+
+
 def _resource(kind: str) -> Any:
     """The lightkube resource class for a kind this client uses."""
     from lightkube.resources.certificates_v1 import CertificateSigningRequest
@@ -84,6 +95,8 @@ def _resource(kind: str) -> Any:
 class ClusterClient:
     """An async client for one kubeconfig; see the module docstring.
 
+    An empty ``kubeconfig`` means the in-cluster service account
+    (:mod:`nodehost.incluster`), as Origin's ``GetKubeConfigOrInClusterConfig``.
     ``deadline`` is the monotonic time after which retries stop (None: retry
     forever); ``on_retry(message)`` hears about each retry (``STATUS=`` lines).
     """
@@ -97,7 +110,7 @@ class ClusterClient:
         backoff: Backoff | None = None,
         on_retry: Callable[[str], None] | None = None,
     ) -> None:
-        from lightkube import AsyncClient, KubeConfig
+        from lightkube import AsyncClient
         from lightkube.core.exceptions import ConfigError as LightkubeConfigError
 
         self.kubeconfig = kubeconfig
@@ -108,7 +121,7 @@ class ClusterClient:
         import yaml
 
         try:
-            config = KubeConfig.from_file(kubeconfig).get()
+            config = _load_config(kubeconfig)
         except (
             OSError,
             ValueError,
@@ -117,7 +130,8 @@ class ClusterClient:
             TypeError,
             yaml.YAMLError,
         ) as error:
-            raise ClusterError(f"cannot load kubeconfig {kubeconfig}: {_describe(error)}") from None
+            where = f"kubeconfig {kubeconfig}" if kubeconfig else "the in-cluster service account"
+            raise ClusterError(f"cannot load {where}: {_describe(error)}") from None
         if config is None:
             raise ClusterError(f"cannot load kubeconfig {kubeconfig}: it has no current context")
         self.server = config.cluster.server
@@ -224,7 +238,7 @@ class ClusterClient:
             if verify is not None:
                 raise ClusterTLSError(
                     f"API server {self.server}: its certificate is not trusted ({verify}); check "
-                    f"the certificate authority in {self.kubeconfig}"
+                    f"the certificate authority in {self.kubeconfig or 'the service account'}"
                 ) from None
             return None, _describe(error)
         raise error
@@ -395,3 +409,22 @@ def _certificate_error(error: BaseException) -> str | None:
 def _describe(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def _read_kubeconfig(path: str) -> Any:
+    """The parsed kubeconfig, read bounded, after checking the files it names the same way.
+
+    lightkube hands certificate and key paths to OpenSSL, which would read a
+    FIFO or a device without limit: each is checked first (``OSError`` if unusable).
+    """
+    import yaml
+
+    from nodehost.fileread import KUBECONFIG_LIMIT, PEM_LIMIT, check_file, read_file
+    from nodehost.pki.kubeconfig import referenced_files
+
+    document = yaml.safe_load(read_file(path, KUBECONFIG_LIMIT))
+    if not isinstance(document, dict):
+        raise ValueError("not a kubeconfig (not a YAML mapping)")
+    for name in referenced_files(path):
+        check_file(name, PEM_LIMIT)
+    return document

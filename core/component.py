@@ -34,7 +34,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass(frozen=True)
 class Probe:
-    """Base of the readiness probes; ``interval``/``timeout`` are seconds."""
+    """Base of the readiness probes; ``interval``/``timeout`` are seconds.
+
+    A socket probe (HTTP, TCP, unix, gRPC health) passes only when the
+    listening socket it reaches belongs to the component's process tree (an
+    in-loop task's: the host's); see :mod:`nodehost.runtime.ownership`.
+    """
 
     interval: float = 0.5
     timeout: float = 2.0

@@ -9,7 +9,7 @@ Exit codes (documented in README.rst):
 * ``0``   success;
 * ``1``   runtime failure (:class:`RuntimeFailure`, :class:`PluginError`, :class:`PKIError`);
 * ``2``   usage error (:class:`UsageError`) -- a flag or argument is wrong;
-* ``255`` invalid configuration (:class:`ConfigInvalid`), as Origin.
+* ``255`` invalid configuration (:class:`ConfigInvalid`, :class:`InvalidSetting`), as Origin.
 """
 
 from __future__ import annotations
@@ -80,7 +80,24 @@ class ConfigInvalid(NodehostError):
     def render(self) -> str:
         lines = [f"Invalid NodeConfig {self.source}"]
         lines.extend(f"  {problem.render()}" for problem in self.errors)
-        return "\n".join(lines)
+        return "\n".join(lines).replace("\x00", "\\x00")  # a NUL never reaches the terminal
+
+
+class InvalidSetting(NodehostError):
+    """A component, planning, found a problem in the config (exit 255).
+
+    Raise it from ``plan()`` for what is knowable from the config alone (a bad
+    argument, an unknown name); the core lists ``problems`` under ``Invalid
+    NodeConfig <file>`` for ``start``, ``--dry-run`` and ``config validate``
+    alike.  A problem of the host (a missing program, an unwritable folder)
+    stays a :class:`RuntimeFailure`.
+    """
+
+    exit_code = EXIT_INVALID_CONFIG
+
+    def __init__(self, *problems: Problem) -> None:
+        super().__init__("; ".join(problem.render() for problem in problems))
+        self.problems = list(problems)
 
 
 class PluginError(NodehostError):

@@ -19,6 +19,7 @@ from nodehost.options import default_cluster_domain
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
+    from nodehost.pki.nodefolder import NodeFolderResult
 
 #: ``config create``'s flags, as ``start`` spells what feeds them.
 START_FLAG_FOR = {
@@ -41,6 +42,12 @@ def generate_node_folder(options: StartOptions) -> str:
     Raises ``UsageError`` for flag problems and ``PKIError`` for unusable
     certificate material; prints the generator's warnings to stderr.
     """
+    return str(node_folder(options).node_config)
+
+
+def node_folder(options: StartOptions, *, dry_run: bool = False) -> NodeFolderResult:
+    """:func:`generate_node_folder`'s work and its result; ``dry_run`` writes nothing
+    (see :func:`nodehost.pki.nodefolder.create_node_folder`)."""
 
     from nodehost.config.listen import parse_listen
     from nodehost.pki.nodefolder import NodeFolderRequest, create_node_folder
@@ -68,14 +75,14 @@ def generate_node_folder(options: StartOptions) -> str:
         kubelet_arguments={"fail-swap-on": ("false",)},
     )
     try:
-        result = create_node_folder(request)
+        result = create_node_folder(request, dry_run=dry_run)
     except UsageError as error:
         raise UsageError(str(error), START_FLAG_FOR.get(error.param or "", error.param)) from error
     from nodehost.log import print_message
 
     for warning in result.warnings:
         print_message(warning, "warning")
-    return str(result.node_config)
+    return result
 
 
 def master_url(kubeconfig: str) -> str:

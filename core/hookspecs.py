@@ -14,6 +14,12 @@ Each docstring states, under fixed headings:
   firstresult or historic, and whether wrappers are welcome;
 * **Errors** -- what the core does if an implementation raises.
 
+Whatever the hook, a third-party plugin that raises fails alone: it is
+unregistered, recorded (``nodehost plugins`` shows it) and reported as one
+log line naming its entry point, distribution, version and hook (the
+traceback at ``-v 4``); ``--strict-plugins`` makes it exit 1 instead.  A
+built-in that raises is a bug.
+
 Phases, in the order the core calls them: registration, configuration,
 validation, planning, run time.
 """
@@ -53,7 +59,7 @@ def nodehost_addhooks(pluginmanager: PluginManager) -> None:
     **Kind**: historic; no return value reaches the core.
 
     **Errors**: an exception is a plugin failure, as a failed import is:
-    reported, or fatal with ``--strict-plugins``.
+    the plugin is unregistered and reported, or fatal with ``--strict-plugins``.
     """
 
 
@@ -67,8 +73,10 @@ def nodehost_components() -> Sequence[ComponentRecord]:
     **Arguments**: none.
 
     **Returns**: a sequence of :class:`nodehost.ComponentRecord` (possibly
-    empty).  The core indexes them by name and alias; two records with the same
-    name or alias are an error that names both plugins and their distributions.
+    empty).  The core indexes them by name and alias.  A name, alias or group
+    already taken fails the plugin (:mod:`nodehost.clashes`): a clash with a
+    built-in fails the third-party plugin, a clash between two third-party
+    plugins fails both, each naming the other.
 
     **Kind**: broadcast; results are flattened in call order.
 
@@ -89,8 +97,8 @@ def nodehost_network_providers() -> Sequence[NetworkProviderRecord]:
     **Arguments**: none.
 
     **Returns**: a sequence of :class:`nodehost.NetworkProviderRecord`.  Names and
-    aliases are matched case-insensitively; a clash between two plugins is an
-    error that names both.  A record's ``config_section`` becomes a known
+    aliases are matched case-insensitively; a clash fails plugins as for
+    :func:`nodehost_components`.  A record's ``config_section`` becomes a known
     top-level NodeConfig key.
 
     **Kind**: broadcast; results are flattened.
@@ -117,8 +125,9 @@ def nodehost_adjust_config(raw: dict[str, Any], source: str) -> None:
 
     **Kind**: broadcast; wrappers are welcome (e.g. to log the change).
 
-    **Errors**: an exception aborts the command with exit 1 and one line naming
-    the plugin and the error.
+    **Errors**: each implementation edits a copy that replaces ``raw`` only
+    when it returns: a third-party plugin that raises leaves no half-made
+    edit behind, and fails (is unregistered and reported).
     """
 
 
@@ -150,9 +159,13 @@ def nodehost_validate_config(
 
     **Kind**: broadcast.
 
-    **Errors**: implementations report, they do not raise.  An exception is
-    turned into one error at path ``<plugin>`` naming the exception, so the
-    user still sees every other problem.
+    **Errors**: implementations report, they do not raise.  A third-party
+    plugin that raises fails (is unregistered and reported); when one of its
+    components is selected, its provider configured or a section it owns set
+    in the file, its failure is also an error (``Internal error``) at the
+    path of its distribution (``nodehost-ptp: Internal error: ...``), so the
+    user still sees every other problem and the config is not passed
+    unchecked.
     """
 
 
@@ -160,9 +173,10 @@ def nodehost_validate_config(
 def nodehost_obtain_config(options: StartOptions) -> str | None:
     """Obtain the node's configuration file when the start options ask for it from elsewhere.
 
-    **When**: once per ``start`` (also ``--write-config``, ``--dry-run``),
-    before the configuration is loaded; not at all for ``--config FILE`` alone
-    or a configuration generated from flags, unless an implementation answers.
+    **When**: once per ``start`` (also ``--write-config``; never for
+    ``--dry-run``, which asks :func:`nodehost_describe_config` instead), before
+    the configuration is loaded; not at all for ``--config FILE`` alone or a
+    configuration generated from flags, unless an implementation answers.
 
     **Arguments**: ``options`` -- the :class:`nodehost.options.StartOptions`
     (the built-in ``bootstrap`` plugin answers when
@@ -178,7 +192,29 @@ def nodehost_obtain_config(options: StartOptions) -> str | None:
 
     **Errors**: a :class:`nodehost.errors.NodehostError` (a usage error, a
     runtime failure) reaches the user as it is; any other exception fails the
-    command with exit 1 and one line naming the plugin.
+    plugin (unregistered and reported, as for every hook) and the next
+    implementation is asked.
+    """
+
+
+@hookspec(firstresult=True)
+def nodehost_describe_config(options: StartOptions) -> list[str] | None:
+    """Say what :func:`nodehost_obtain_config` would do for these options, doing none of it.
+
+    **When**: once per ``start --dry-run``, instead of ``nodehost_obtain_config``.
+    A dry run has no effects: an implementation reads what it needs (flags,
+    files) but writes, signs and contacts nothing, and does not wait.
+
+    **Arguments**: ``options`` -- the :class:`nodehost.options.StartOptions`.
+
+    **Returns**: the lines to print (what would be asked of whom and written
+    where), or None when these options are not for this plugin.  When a
+    plugin answers, the dry run prints the lines and exits 0 without a plan
+    (the configuration is not known before it is obtained).
+
+    **Kind**: firstresult: the first implementation that returns lines wins.
+
+    **Errors**: as :func:`nodehost_obtain_config`.
     """
 
 
@@ -198,7 +234,8 @@ def nodehost_component_started(name: str, pid: int | None) -> None:
 
     **Kind**: broadcast, called from the host's event loop; it must not block.
 
-    **Errors**: logged with the plugin named; the host carries on.
+    **Errors**: the plugin fails (unregistered, reported); the host carries on
+    (with ``--strict-plugins`` the node stops and exits 1).
     """
 
 
@@ -215,7 +252,8 @@ def nodehost_component_ready(name: str, seconds: float) -> None:
 
     **Kind**: broadcast, called from the event loop; it must not block.
 
-    **Errors**: logged with the plugin named; the host carries on.
+    **Errors**: the plugin fails (unregistered, reported); the host carries on
+    (with ``--strict-plugins`` the node stops and exits 1).
     """
 
 
@@ -234,7 +272,8 @@ def nodehost_component_exited(name: str, returncode: int | None, restarting: boo
 
     **Kind**: broadcast, called from the event loop; it must not block.
 
-    **Errors**: logged with the plugin named; the host carries on.
+    **Errors**: the plugin fails (unregistered, reported); the host carries on
+    (with ``--strict-plugins`` the node stops and exits 1).
     """
 
 
@@ -250,8 +289,8 @@ def nodehost_component_stopped(name: str) -> None:
 
     **Kind**: broadcast, called from the event loop; it must not block.
 
-    **Errors**: logged with the plugin named; the host carries on, so one
-    failing plugin cannot stop the others from seeing the event.
+    **Errors**: the plugin fails (unregistered, reported); the host carries on,
+    so one failing plugin cannot stop the others from seeing the event.
     """
 
 

@@ -6,6 +6,8 @@ import fcntl
 import socket
 import struct
 
+from nodehost.fileread import PROC_LIMIT, read_text
+
 _SIOCGIFADDR = 0x8915
 
 
@@ -29,8 +31,7 @@ def local_ipv4_addresses() -> list[str]:
 def default_local_ipv4() -> str:
     """The IPv4 address of the interface that holds the default route ("" if none)."""
     try:
-        with open("/proc/net/route") as routes:
-            lines = routes.read().splitlines()[1:]
+        lines = read_text("/proc/net/route", PROC_LIMIT).splitlines()[1:]
     except OSError:
         return ""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:

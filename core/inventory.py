@@ -1,17 +1,23 @@
 """The inventory: every loaded plugin's component and network-provider records, indexed.
 
-Built once per command from a loaded :class:`~nodehost.manager.PluginHost`;
-clashes between plugins are errors naming both (see :func:`index_by_name`).
+Built once per command from a loaded :class:`~nodehost.manager.PluginHost`.
+A name clash fails the third-party plugin(s) involved, not the command
+(:mod:`nodehost.clashes`); the records of failed plugins are left out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
+from nodehost.errors import PluginError
 from nodehost.manager import LoadOptions, PluginHost, Provided, index_by_name, unique
 from nodehost.records import ComponentRecord, NetworkProviderRecord
 from nodehost.selection import Catalog
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.config.schema import NodeConfig
 
 
 @dataclass
@@ -32,10 +38,25 @@ class Inventory:
 
     @classmethod
     def from_host(cls, host: PluginHost) -> Inventory:
+        from nodehost.clashes import component_claims, find_clashes, provider_claims
+
         hooks = host.hooks
-        components = index_by_name(hooks.components(), "component")
-        providers = index_by_name(hooks.network_providers(), "network provider", fold_case=True)
-        return cls(host, components, providers)
+        components, providers = hooks.components(), hooks.network_providers()
+        clashes = [
+            *find_clashes(component_claims(components), "nodehost_components", host),
+            *find_clashes(provider_claims(providers), "nodehost_network_providers", host),
+        ]
+        for clash in clashes:
+            if host.infos[clash.plugin].status != "failed":
+                host.disable_failed(clash.plugin, PluginError(clash.message), clash.hook)
+        failed = {info.name for info in host.failures()}
+        components = [item for item in components if item.plugin not in failed]
+        providers = [item for item in providers if item.plugin not in failed]
+        return cls(
+            host,
+            index_by_name(components, "component"),
+            index_by_name(providers, "network provider", fold_case=True),
+        )
 
     @cached_property
     def catalog(self) -> Catalog:
@@ -47,6 +68,35 @@ class Inventory:
     def provider_records(self) -> dict[str, NetworkProviderRecord]:
         return {key: item.record for key, item in self.providers.items()}
 
+    def sections_of(self, plugin: str) -> frozenset[str]:
+        """The NodeConfig keys ``plugin``'s components and providers own."""
+        sections = [
+            section
+            for item in unique(self.components)
+            if item.plugin == plugin
+            for section in item.record.config_sections
+        ]
+        sections += [
+            item.record.config_section
+            for item in unique(self.providers)
+            if item.plugin == plugin and item.record.config_section
+        ]
+        return frozenset(sections)
+
+    def in_play(self, plugin: str, selected: frozenset[str], config: NodeConfig) -> bool:
+        """Whether ``plugin`` matters for this start: one of its components is selected, a
+        provider of its is the configured one, or a key it owns is set in ``config``."""
+        if any(
+            item.plugin == plugin and item.record.name in selected
+            for item in unique(self.components)
+        ):
+            return True
+        configured = config.network_config.network_plugin_name.strip().lower()
+        provider = self.providers.get(configured)
+        if provider is not None and provider.plugin == plugin:
+            return True
+        return any(is_set(config, key) for key in self.sections_of(plugin))
+
     def known_sections(self) -> frozenset[str]:
         """Top-level NodeConfig keys that plugins own: components' and providers' sections."""
         owned = [record.config_sections for record in self.catalog.records.values()]
@@ -54,3 +104,16 @@ class Inventory:
         return frozenset(
             [*(section for sections in owned for section in sections), *filter(None, providers)]
         )
+
+
+def is_set(config: NodeConfig, key: str) -> bool:
+    """Whether the top-level ``key`` has a value in ``config``: a plugin section present,
+    or a NodeConfig field that is not empty."""
+    from nodehost.config.schema import NodeConfig, field_specs
+
+    if key in config.extra:
+        return True
+    for attribute, spec in field_specs(NodeConfig):
+        if spec.key == key:
+            return bool(getattr(config, attribute))
+    return False

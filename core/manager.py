@@ -12,9 +12,15 @@ Loading (:meth:`PluginHost.load`), in order:
 2. the built-ins of :data:`BUILTIN_PLUGINS` are imported and registered (a
    broken built-in is a bug and raises);
 3. unless switched off (``--no-plugins``, ``NODEHOST_NO_PLUGINS=1``), every
-   entry point of group ``nodehost`` is loaded one at a time; a failure is
-   recorded (entry point, distribution, version, error) and logged as one line,
-   or raised under ``--strict-plugins`` / ``NODEHOST_STRICT_PLUGINS=1``.
+   entry point of group ``nodehost`` is loaded one at a time.
+
+A third-party plugin fails alone: an import error, an unknown hook, a name
+clash (:mod:`nodehost.inventory`) or an exception from any of its hooks
+unregisters that plugin only, records it (entry point, distribution, version,
+hook, error: :meth:`PluginInfo.failure_line`) and logs it as one line -- with
+the traceback at debug verbosity (``-v 4``); under ``--strict-plugins`` /
+``NODEHOST_STRICT_PLUGINS=1`` the failure raises :class:`PluginError`
+instead.  A built-in that fails is a bug and raises.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import pluggy
@@ -98,7 +104,8 @@ class PluginInfo:
     """One plugin as ``nodehost plugins`` lists it.
 
     ``status`` is ``active``, ``blocked`` or ``failed``; ``error`` is the
-    one-line reason of a failure.
+    one-line reason of a failure and ``hook`` the hook it failed in (None:
+    while loading).
     """
 
     name: str
@@ -109,12 +116,26 @@ class PluginInfo:
     version: str | None = None
     hooks: tuple[str, ...] = ()
     error: str | None = None
+    hook: str | None = None
 
     @property
     def dist_label(self) -> str:
         if self.distribution is None:
             return "nodehost (built-in)" if self.kind == "builtin" else "-"
         return f"{self.distribution} {self.version or ''}".strip()
+
+    @property
+    def entry_point(self) -> str:
+        """``name = module`` as the entry point declares it (the module for a built-in)."""
+        return f"{self.name} = {self.module}"
+
+    def failure_line(self) -> str:
+        """The failure in one line: plugin, entry point, distribution and version, hook, error."""
+        where = f"in hook {self.hook}" if self.hook else "to load"
+        return (
+            f"plugin {self.name!r} (entry point {self.entry_point}, {self.dist_label}) "
+            f"failed {where}: {self.error}"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -126,11 +147,20 @@ class PluginInfo:
             "version": self.version,
             "hooks": list(self.hooks),
             "error": self.error,
+            "hook": self.hook,
         }
 
 
+def _ours(error: BaseException) -> bool:
+    """A failure nodehost itself described (a clash, an unknown hook): no traceback to show."""
+    return isinstance(error, PluginError) and error.__cause__ is None
+
+
 def _one_line(error: BaseException) -> str:
+    """``Type: message`` on one line (a :class:`PluginError`'s message alone: it is ours)."""
     text = " ".join(str(error).split())
+    if isinstance(error, PluginError):
+        return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
@@ -171,7 +201,7 @@ class PluginHost:
             self._load_builtin(module_name)
         if options.entry_points:
             for dist, entry_point in _entry_points():
-                self._load_entry_point(dist, entry_point, options.strict)
+                self._load_entry_point(dist, entry_point)
         self._check_pending(options.strict)
         return self
 
@@ -188,7 +218,7 @@ class PluginHost:
         module = importlib.import_module(module_name)
         self.register(module, name, kind="builtin")
 
-    def _load_entry_point(self, dist: Any, entry_point: Any, strict: bool) -> None:
+    def _load_entry_point(self, dist: Any, entry_point: Any) -> None:
         name = entry_point.name
         dist_name, version = dist.metadata["Name"], dist.version
         if self.pm.is_blocked(name):
@@ -196,26 +226,38 @@ class PluginHost:
                 name, "entrypoint", "blocked", entry_point.value, dist_name, version
             )
             return
+        plugin = None
         try:
             plugin = entry_point.load()
             self.pm.register(plugin, name=name)
         except Exception as error:
-            self._fail(name, entry_point.value, dist_name, version, error, strict)
+            hook = None
+            if plugin is not None and self.pm.is_registered(plugin):  # a historic hook raised
+                self.pm.unregister(plugin)
+                hook = "nodehost_addhooks"
+            info = PluginInfo(name, "entrypoint", "failed", entry_point.value, dist_name, version)
+            self._fail(info, error, hook)
             return
         self.infos[name] = self._active_info(plugin, name, "entrypoint", dist_name, version)
 
-    def disable_failed(self, name: str, error: BaseException) -> None:
-        """Unregister a third-party plugin that misbehaved after loading and record why.
+    def is_builtin(self, name: str) -> bool:
+        info = self.infos.get(name)
+        return info is not None and info.kind == "builtin"
+
+    def disable_failed(self, name: str, error: BaseException, hook: str) -> None:
+        """Unregister a third-party plugin whose hook ``hook`` raised ``error``; record why.
 
         A built-in that misbehaves is a bug: the error is raised as ``PluginError``.
         """
         info = self.infos.get(name)
         if info is None or info.kind == "builtin":
-            raise PluginError(f"built-in plugin {name!r} failed: {_one_line(error)}") from error
+            raise PluginError(
+                f"built-in plugin {name!r} failed in hook {hook}: {_one_line(error)}"
+            ) from error
         plugin = self.pm.get_plugin(name)
         if plugin is not None:
             self.pm.unregister(plugin)
-        self._fail(name, info.module, info.distribution, info.version, error, self.strict)
+        self._fail(info, error, hook)
 
     def _check_pending(self, strict: bool) -> None:
         try:
@@ -226,34 +268,46 @@ class PluginHost:
             if info is None or info.kind == "builtin":
                 raise
             self.pm.unregister(error.plugin)
-            self._fail(name, info.module, info.distribution, info.version, error, strict)
+            self._fail(info, PluginError(self._unknown_hook_message(error)), None)
             self._check_pending(strict)
 
-    def _fail(
-        self,
-        name: str,
-        module: str,
-        dist_name: str | None,
-        version: str | None,
-        error: BaseException,
-        strict: bool,
-    ) -> None:
-        reason = _one_line(error)
-        self.infos[name] = PluginInfo(
-            name, "entrypoint", "failed", module, dist_name, version, error=reason
-        )
-        if strict:
-            raise PluginError(
-                f"plugin {name!r} from {dist_name} {version} failed to load: {reason}"
-            ) from error
-        from nodehost.log import get_logger
+    def _unknown_hook_message(self, error: pluggy.PluginValidationError) -> str:
+        """What pluggy refused; an unknown hook is named with the closest known one."""
+        import re
+
+        from nodehost.suggest import closest
+
+        message = " ".join(str(error).split())
+        unknown = re.search(r"unknown hook '(\w+)'", message)
+        if unknown is None:
+            return message
+        prefix = f"{PROJECT_NAME}_"
+        known = [
+            name.removeprefix(prefix)
+            for name in vars(self.pm.hook)
+            if name.startswith(prefix) and getattr(self.pm.hook, name).has_spec()
+        ]
+        suggestion = closest(unknown.group(1).removeprefix(prefix), known)
+        hint = f" (did you mean {prefix}{suggestion}?)" if suggestion else ""
+        return f"implements an unknown hook {unknown.group(1)}{hint}"
+
+    def _fail(self, info: PluginInfo, error: BaseException, hook: str | None) -> None:
+        """Record ``info``'s plugin as failed, log one line (traceback at -v 4), or raise."""
+        failed = replace(info, status="failed", error=_one_line(error), hook=hook)
+        self.infos[info.name] = failed
+        if self.strict:
+            raise PluginError(failed.failure_line()) from error
+        from nodehost.log import DEBUG_VERBOSITY, get_logger, verbosity
 
         get_logger().warning(
-            "plugin failed to load",
-            entry_point=name,
-            distribution=dist_name,
-            version=version,
-            error=reason,
+            "plugin failed to load" if hook is None else "plugin failed in a hook",
+            entry_point=failed.name,
+            module=failed.module,
+            distribution=failed.distribution,
+            version=failed.version,
+            hook=hook,
+            error=failed.error,
+            exc_info=error if verbosity() >= DEBUG_VERBOSITY and not _ours(error) else None,
         )
 
     def _active_info(
@@ -270,6 +324,15 @@ class PluginHost:
 
     # --- queries -----------------------------------------------------------------
 
+    def missing_summary(self) -> str:
+        """`` (disabled: a, b; failed: c)`` -- the plugins that are not there ("" if none)."""
+        parts = []
+        for status, label in (("blocked", "disabled"), ("failed", "failed")):
+            names = sorted(info.name for info in self.infos.values() if info.status == status)
+            if names:
+                parts.append(f"{label}: {', '.join(names)}")
+        return f" ({'; '.join(parts)})" if parts else ""
+
     def failures(self) -> list[PluginInfo]:
         return [info for info in self.infos.values() if info.status == "failed"]
 
@@ -283,10 +346,7 @@ class PluginHost:
         """Text explaining which failed plugins might have provided ``name`` ("" if none)."""
         failed = self.failures()
         matching = [info for info in failed if info.name == name] or failed
-        return "; ".join(
-            f"plugin {info.name!r} ({info.dist_label}) failed to load: {info.error}"
-            for info in matching
-        )
+        return "; ".join(info.failure_line() for info in matching)
 
 
 def _new_manager() -> pluggy.PluginManager:
@@ -331,8 +391,10 @@ class Hooks:
 
         For hooks that plugins add through ``nodehost_addhooks`` and call
         themselves (the ``kubelet`` plugin's ``nodehost_kubelet_arguments``);
-        empty when no plugin added the hook.  An implementation that raises
-        is a ``PluginError`` naming the plugin and the hook.
+        empty when no plugin added the hook.  A third-party implementation
+        that raises is left out and its plugin disabled
+        (:meth:`PluginHost.disable_failed`); a built-in's exception is a
+        ``PluginError`` naming the plugin and the hook.
         """
         caller = getattr(self._host.pm.hook, hook_name, None)
         if caller is None or caller.spec is None:  # implemented, but nobody declared it
@@ -342,25 +404,24 @@ class Hooks:
             try:
                 results.append((plugin, function(**{name: kwargs[name] for name in argnames})))
             except Exception as error:
-                raise PluginError(
-                    f"plugin {plugin!r} failed in {hook_name}: {_one_line(error)}"
-                ) from error
+                self._host.disable_failed(plugin, error, hook_name)
         return results
 
     def records(self, hook_name: str) -> list[Provided[Any]]:
         """The records every plugin returns from registration hook ``hook_name``.
 
         Each record comes with the plugin that provided it; a third-party plugin
-        whose implementation raises is disabled (a built-in's raises).  Also for
-        hooks that plugins add through ``nodehost_addhooks``, e.g. the ``dns``
-        plugin's ``nodehost_dns_record_sources``.
+        whose implementation raises (or returns something that is not a
+        sequence) is disabled, a built-in's error raises.  Also for hooks that
+        plugins add through ``nodehost_addhooks``, e.g. the ``dns`` plugin's
+        ``nodehost_dns_record_sources``.
         """
         provided: list[Provided[Any]] = []
         for plugin, function, argnames in self._impls(hook_name):
             try:
                 records = list(function(**dict.fromkeys(argnames)) or ())
             except Exception as error:
-                self._host.disable_failed(plugin, error)
+                self._host.disable_failed(plugin, error, hook_name)
                 continue
             dist = self._host.distribution_of(plugin)
             provided.extend(Provided(record, plugin, dist) for record in records)
@@ -381,14 +442,25 @@ class Hooks:
 
     # configuration
     def adjust_config(self, raw: dict[str, Any], source: str) -> None:
-        for plugin, function, argnames in self._impls("nodehost_adjust_config"):
-            kwargs = {"raw": raw, "source": source}
+        """Let every plugin edit ``raw`` in place; one that raises changes nothing.
+
+        Each implementation works on a copy that replaces ``raw`` only when it
+        returns, so a third-party plugin that raises half-way (and is
+        disabled) leaves no half-made edit behind.
+        """
+        import copy
+
+        hook = "nodehost_adjust_config"
+        for plugin, function, argnames in self._impls(hook):
+            draft = copy.deepcopy(raw)
+            kwargs = {"raw": draft, "source": source}
             try:
                 function(**{name: kwargs[name] for name in argnames})
             except Exception as error:
-                raise PluginError(
-                    f"plugin {plugin!r} failed adjusting {source}: {_one_line(error)}"
-                ) from error
+                self._host.disable_failed(plugin, error, hook)
+                continue
+            raw.clear()
+            raw.update(draft)
 
     def validate_config(
         self,
@@ -396,52 +468,98 @@ class Hooks:
         scope: ValidationScope,
         selected: frozenset[str],
         providers: Mapping[str, NetworkProviderRecord],
+        in_play: Callable[[str], bool] = lambda plugin: True,
     ) -> list[Problem]:
-        from nodehost.records import Problem
+        """Every plugin's problems.
 
+        An implementation that raises is a problem of its own, at the path of
+        the plugin's distribution (``Internal error``), when ``in_play(plugin)``
+        -- one of its components is selected or a section it owns is in the
+        file -- and the plugin is disabled (a built-in's is always reported).
+        """
         problems: list[Problem] = []
-        failures = [
-            f"plugin {info.name!r} ({info.dist_label}) failed to load: {info.error}"
-            for info in self._host.failures()
-        ]
         kwargs = {
             "config": config,
             "scope": scope,
             "selected": selected,
             "providers": providers,
-            "plugin_failures": failures,
+            "plugin_failures": [info.failure_line() for info in self._host.failures()],
         }
-        for plugin, function, argnames in self._impls("nodehost_validate_config"):
+        hook = "nodehost_validate_config"
+        for plugin, function, argnames in self._impls(hook):
             try:
                 problems.extend(function(**{name: kwargs[name] for name in argnames}) or ())
             except Exception as error:
-                problems.append(Problem.forbidden(plugin, f"validation failed: {_one_line(error)}"))
+                problems.extend(self._validation_failure(plugin, error, in_play(plugin)))
         return problems
+
+    def _validation_failure(self, plugin: str, error: Exception, in_play: bool) -> list[Problem]:
+        from nodehost.records import Problem
+
+        info = self._host.infos[plugin]
+        problem = Problem.internal(
+            info.distribution or PROJECT_NAME,
+            f"plugin {plugin!r} ({info.dist_label}, entry point {info.entry_point}): "
+            f"nodehost_validate_config raised {_one_line(error)}; its rules were not checked "
+            "(-v 4 shows the traceback)",
+        )
+        if self._host.is_builtin(plugin):
+            from nodehost.log import get_logger
+
+            get_logger().error(
+                "built-in validation failed", plugin=plugin, error=_one_line(error), exc_info=error
+            )
+            return [problem]
+        self._host.disable_failed(plugin, error, "nodehost_validate_config")
+        return [problem] if in_play else []
 
     def obtain_config(self, options: StartOptions) -> str | None:
         """The first path an implementation returns, or None (``nodehost_obtain_config``)."""
+        path = self._first("nodehost_obtain_config", options)
+        return None if path is None else str(path)
+
+    def describe_config(self, options: StartOptions) -> list[str] | None:
+        """The first lines an implementation returns, or None (``nodehost_describe_config``)."""
+        lines = self._first("nodehost_describe_config", options)
+        return None if lines is None else [str(line) for line in lines]
+
+    def _first(self, hook_name: str, options: StartOptions) -> Any:
+        """The first non-None answer of a firstresult hook taking ``options``.
+
+        A ``NodehostError`` reaches the user as it is; any other exception
+        fails that plugin (the next implementation is asked).
+        """
         from nodehost.errors import NodehostError
 
-        for plugin, function, argnames in self._impls("nodehost_obtain_config"):
+        for plugin, function, argnames in self._impls(hook_name):
             kwargs = {"options": options}
             try:
-                path = function(**{name: kwargs[name] for name in argnames})
+                answer = function(**{name: kwargs[name] for name in argnames})
             except NodehostError:
                 raise
             except Exception as error:
-                raise PluginError(
-                    f"plugin {plugin!r} failed obtaining the configuration: {_one_line(error)}"
-                ) from error
-            if path is not None:
-                return str(path)
+                self._host.disable_failed(plugin, error, hook_name)
+                continue
+            if answer is not None:
+                return answer
         return None
+
+    def disable(self, plugin: str, error: BaseException, hook_name: str) -> None:
+        """Fail ``plugin`` for what its ``hook_name`` did (a result that breaks the hook's
+        contract): a third-party plugin is disabled and reported, a built-in's is a
+        ``PluginError``.  For plugins that call their own hooks through :meth:`call_each`."""
+        self._host.disable_failed(plugin, error, hook_name)
 
     # run time
     def _notify(self, hook_name: str, **kwargs: Any) -> None:
+        """Call an observer hook; a raising third-party plugin is disabled, a built-in logged."""
         for plugin, function, argnames in self._impls(hook_name):
             try:
                 function(**{name: kwargs[name] for name in argnames})
             except Exception as error:
+                if not self._host.is_builtin(plugin):
+                    self._host.disable_failed(plugin, error, hook_name)
+                    continue
                 from nodehost.log import get_logger
 
                 get_logger().warning(

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nodehost.binaries import StandinMode, resolve_program
 from nodehost.component import ComponentPlan, PlanContext, ProcessSpec
-from nodehost.errors import NodehostError, PluginError
+from nodehost.errors import (
+    ConfigInvalid,
+    InvalidSetting,
+    NodehostError,
+    PluginError,
+    RuntimeFailure,
+    UsageError,
+)
 from nodehost.selection import start_order
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,18 +80,36 @@ def build_plan(
     overrides: Mapping[str, str],
     standins: StandinMode = "never",
     resolve_programs: bool = True,
+    require_active: bool = True,
+    host_failures: list[RuntimeFailure] | None = None,
 ) -> Plan:
     """Ask every selected component for its plan, in start order, and resolve programs.
 
+    Raises :class:`~nodehost.errors.ConfigInvalid` listing the problems of
+    every component that refused the config (:class:`~nodehost.errors.InvalidSetting`).
+
     With ``resolve_programs=False`` the programs stay as the components named them
-    (``--write-flags`` prints arguments without needing the binaries).
+    (``--write-flags`` prints arguments without needing the binaries).  Unless
+    ``require_active`` is false, a plan in which every component is inactive is
+    Origin's usage error (:func:`check_active`).  With a ``host_failures`` list, a
+    component that cannot run on this host (:class:`~nodehost.errors.RuntimeFailure`)
+    is left out and its failure appended, so judging a file does not depend on the host.
     """
     order = start_order(inventory.catalog, resolved.selected)
-    planned = []
+    planned, refusals = [], []
     for name, after in order:
         provided = inventory.components[name]
         context = plan_context(inventory, resolved, options, name, state_dir)
-        plan = _component_plan(provided, context)
+        try:
+            plan = _component_plan(provided, context)
+        except InvalidSetting as error:
+            refusals.extend(error.problems)
+            continue
+        except RuntimeFailure as error:
+            if host_failures is None:
+                raise
+            host_failures.append(error)
+            continue
         standin = False
         if resolve_programs:
             plan, standin = _resolve_program(name, plan, overrides, standins)
@@ -99,7 +124,25 @@ def build_plan(
                 standin=standin,
             )
         )
-    return Plan(tuple(planned), state_dir, resolved.config.source)
+    if refusals:
+        raise ConfigInvalid(resolved.config.source, refusals)
+    result = Plan(tuple(planned), state_dir, resolved.config.source)
+    if require_active:
+        check_active(result, inventory.catalog.names)
+    return result
+
+
+def check_active(plan: Plan, allowed: Sequence[str]) -> None:
+    """Origin's ``ValidateRuntime``: raise ``UsageError`` when no component would do anything.
+
+    The first line is Origin's text (with every known component name); one
+    line per selected component says why it is inactive.
+    """
+    if any(component.plan.inactive_reason is None for component in plan.components):
+        return
+    lines = [f"at least one node component must be enabled ({', '.join(sorted(allowed))})"]
+    lines += [f"  {c.name} is inactive: {c.plan.inactive_reason}" for c in plan.components]
+    raise UsageError("\n".join(lines))
 
 
 def plan_context(

@@ -34,16 +34,22 @@ def check_name(kind: str, name: str) -> None:
 
 
 class ValidationScope(enum.IntEnum):
-    """How much of NodeConfig a component needs validated (Origin's three validators).
+    """Which of Origin's validators a component belongs with (reference §1.7 step 4, §6).
 
-    The host validates with the highest scope among the selected components:
+    The host validates with ``ValidateNodeConfig`` (``NODE``) unless the
+    selection is exactly the *network-only set*:
 
-    * ``NETWORK``: Origin's ``ValidateInClusterNetworkNodeConfig`` (node name
-      and IP, serving info without required certificates, MTU, exec handler,
-      iptables sync period);
-    * ``IN_CLUSTER``: ``ValidateInClusterNodeConfig`` (everything but the
-      master kubeconfig file);
-    * ``NODE``: ``ValidateNodeConfig`` (all rules).
+    * ``NODE``: the component needs Origin's full ``ValidateNodeConfig`` (the
+      kubelet; the default for a component record);
+    * ``IN_CLUSTER``: the component is one of Origin's network-only set
+      (``dns``, ``sdn``, ``proxy``).  A selection holding every ``IN_CLUSTER``
+      component and nothing that needs ``NODE`` is validated with
+      ``ValidateInClusterNodeConfig`` and runs against ``--kubeconfig``
+      (empty: the in-cluster service account) instead of ``masterKubeConfig``;
+    * ``NETWORK``: the component needs no more than
+      ``ValidateInClusterNetworkNodeConfig`` and has no say in the choice
+      (nodehost's own helpers: ``runtime``, ``bootstrap``).  This scope is also
+      what ``nodehost network`` validates with (Origin's ``start network``).
     """
 
     NETWORK = 1
@@ -69,7 +75,8 @@ class ComponentRecord:
                   (ordering only, like systemd's ``After=``).
     ``requires``  components that must be selected too; selecting this one
                   without them is an error at plan time.
-    ``validation_scope`` how much of NodeConfig must be valid to run it.
+    ``validation_scope`` which of Origin's validators it belongs with
+                  (see :class:`ValidationScope`).
     ``write_flags`` whether ``nodehost start --write-flags`` prints this
                   component's arguments (Origin prints the kubelet's).
     ``config_sections`` top-level NodeConfig keys this component owns and
@@ -135,6 +142,8 @@ class ProblemKind(enum.StrEnum):
     NOT_SUPPORTED = "Unsupported value"
     FORBIDDEN = "Forbidden"
     DUPLICATE = "Duplicate value"
+    INTERNAL = "Internal error"
+    NOT_CHECKED = "Not checked"
 
 
 _NO_VALUE = object()
@@ -193,6 +202,16 @@ class Problem:
     @classmethod
     def forbidden(cls, path: str, detail: str, *, severity: Severity = Severity.ERROR) -> Problem:
         return cls(path, ProblemKind.FORBIDDEN, detail, severity=severity)
+
+    @classmethod
+    def not_checked(cls, path: str, detail: str) -> Problem:
+        """A setting no loaded rule checks (its plugin is disabled or failed): a warning."""
+        return cls(path, ProblemKind.NOT_CHECKED, detail, severity=Severity.WARNING)
+
+    @classmethod
+    def internal(cls, path: str, detail: str) -> Problem:
+        """A check that could not run (a validation hook raised): always an error."""
+        return cls(path, ProblemKind.INTERNAL, detail)
 
     @property
     def has_value(self) -> bool:

@@ -8,9 +8,10 @@ the start options and the inventory:
    obtains (``nodehost_obtain_config``: bootstrap);
 2. ``--listen`` given -> ``servingInfo.bindAddress``;
 3. ``dnsIP: 0.0.0.0`` -> the node IP, else the default local IPv4 address;
-4. pick the validation scope from the selected components' records; below
-   ``NODE`` the node name falls back to ``--hostname`` and
-   ``masterKubeConfig`` becomes ``--kubeconfig`` (Origin's in-cluster rules);
+4. pick the validation scope (:func:`scope_for`): only for exactly the
+   network-only selection the node name falls back to ``--hostname``,
+   ``masterKubeConfig`` becomes ``--kubeconfig`` ("" means the in-cluster
+   service account) and the in-cluster rules apply;
 5. validate with the core's rules and every plugin's; any error raises
    :class:`~nodehost.errors.ConfigInvalid` listing all of them.
 """
@@ -27,6 +28,8 @@ from nodehost.hostaddr import default_local_ipv4
 from nodehost.records import Problem, ValidationScope
 from nodehost.selection import SelectionRequest, select
 
+IN_CLUSTER = ValidationScope.IN_CLUSTER
+
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
     from nodehost.inventory import Inventory
@@ -41,6 +44,7 @@ class ResolvedConfig:
     selected: frozenset[str]
     scope: ValidationScope
     warnings: tuple[Problem, ...]
+    actions: tuple[str, ...] = ()  # what a dry run did not do (nodehost.dryrun)
 
 
 def selection_for(options: StartOptions, inventory: Inventory) -> frozenset[str]:
@@ -50,8 +54,21 @@ def selection_for(options: StartOptions, inventory: Inventory) -> frozenset[str]
 
 
 def scope_for(inventory: Inventory, selected: frozenset[str]) -> ValidationScope:
-    """The highest validation scope any selected component asks for."""
-    return max(inventory.catalog.records[name].validation_scope for name in selected)
+    """Origin's validation choice (reference §1.7 step 4).
+
+    ``IN_CLUSTER`` when the selection is exactly the network-only set -- every
+    component that declares ``IN_CLUSTER`` (``dns``, ``sdn``, ``proxy``), plus
+    any that declare ``NETWORK`` (nodehost's own helpers, which have no say)
+    and none that needs ``NODE``; ``NODE`` (the full ``ValidateNodeConfig``)
+    for every other selection, ``--components=proxy`` or ``--components=dns``
+    included.
+    """
+    records = inventory.catalog.records
+    network_only = {name for name, r in records.items() if r.validation_scope is IN_CLUSTER}
+    chosen = {records[name].validation_scope for name in selected}
+    if network_only and network_only <= selected and max(chosen) <= IN_CLUSTER:
+        return IN_CLUSTER
+    return ValidationScope.NODE
 
 
 def load_config_file(
@@ -60,12 +77,26 @@ def load_config_file(
     """Read and build ``path`` with plugins' sections known and their adjust hook applied."""
     from nodehost.config.load import load_node_config
 
-    return load_node_config(
+    config, problems = load_node_config(
         path,
         known_sections=inventory.known_sections(),
         strict=strict,
         adjust=inventory.host.hooks.adjust_config,
     )
+    return config, _explain_unknown_sections(problems, inventory)
+
+
+def _explain_unknown_sections(problems: list[Problem], inventory: Inventory) -> list[Problem]:
+    """Unknown top-level keys, when plugins are disabled or failed: say which (one may own it)."""
+    missing = inventory.host.missing_summary()
+    if not missing:
+        return problems
+    return [
+        dataclasses.replace(problem, detail=f"{problem.detail}; no loaded plugin owns it{missing}")
+        if "." not in problem.path and problem.detail.startswith("unknown field")
+        else problem
+        for problem in problems
+    ]
 
 
 def validate(
@@ -86,43 +117,141 @@ def validate(
             scope=scope,
             selected=selected,
             providers=inventory.provider_records(),
+            in_play=lambda plugin: inventory.in_play(plugin, selected, config),
         ),
     ]
+    everything += unchecked_keys(config, inventory)
     errors = [problem for problem in everything if problem.is_error]
     warnings = [problem for problem in everything if not problem.is_error]
     return errors, warnings
+
+
+def unchecked_keys(config: NodeConfig, inventory: Inventory) -> list[Problem]:
+    """A warning per key of :data:`~nodehost.config.validate.PLUGIN_CHECKED_KEYS` set in
+    ``config`` that no loaded plugin claims: its rules did not run, and why."""
+    from nodehost.config.validate import PLUGIN_CHECKED_KEYS
+    from nodehost.inventory import is_set
+
+    claimed = inventory.known_sections()
+    why = "no loaded plugin checks it" + inventory.host.missing_summary()
+    return [
+        Problem.not_checked(key, why)
+        for key in PLUGIN_CHECKED_KEYS
+        if key not in claimed and is_set(config, key)
+    ]
+
+
+def plan_problems(
+    config: NodeConfig, scope: ValidationScope, options: StartOptions, inventory: Inventory
+) -> list[Problem]:
+    """What the components refuse when planning ``config`` (``config validate``'s last step).
+
+    The same plan stage as ``start`` (programs not looked up, nothing written),
+    so every problem ``start`` or ``--dry-run`` would find in the file is found
+    here too (each component's :class:`~nodehost.errors.InvalidSetting`).  What
+    only this host lacks (a component's :class:`~nodehost.errors.RuntimeFailure`:
+    a missing CNI plugin, no service account) is ``start``'s to report, not the file's.
+    """
+    from nodehost.plan import build_plan, default_state_dir
+
+    selected = selection_for(options, inventory)
+    try:
+        build_plan(
+            inventory,
+            ResolvedConfig(config, selected, scope, ()),
+            options,
+            state_dir=default_state_dir(options.state_dir),
+            overrides={},
+            resolve_programs=False,
+            require_active=False,
+            host_failures=[],
+        )
+    except ConfigInvalid as error:
+        return error.errors
+    return []
 
 
 def resolve_config(
     options: StartOptions,
     inventory: Inventory,
     selected: frozenset[str],
+    scope: ValidationScope | None = None,
     *,
     path: str | None = None,
 ) -> ResolvedConfig:
     """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error.
 
-    With ``path`` step 1 loads that file instead (a running node's new config).
+    ``scope`` overrides step 4's choice (``nodehost network`` validates as
+    Origin's ``start network`` does: ``NETWORK``).  With ``path`` step 1 loads
+    that file instead (a running node's new config).
     """
     if path is None:
-        config, problems = obtain_config(options, inventory)
+        obtained = obtain_config(options, inventory)
     else:
-        config, problems = load_config_file(path, inventory, strict=options.strict_config)
-    config = apply_overrides(config, options)
-    scope = scope_for(inventory, selected)
-    if scope < ValidationScope.NODE:
-        config = apply_in_cluster_fallbacks(config, options)
-    errors, warnings = validate(config, scope, selected, inventory, problems)
+        obtained = Obtained(*load_config_file(path, inventory, strict=options.strict_config))
+    config, scope, errors, warnings = check_obtained(obtained, options, inventory, selected, scope)
     if errors:
         raise ConfigInvalid(config.source, errors)
-    return ResolvedConfig(config, selected, scope, tuple(warnings))
+    return ResolvedConfig(config, selected, scope, tuple(warnings), tuple(obtained.actions))
 
 
-def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConfig, list[Problem]]:
-    """Step 1: the NodeConfig a plugin obtains (bootstrap), else ``--config``, else generated."""
-    path = inventory.host.hooks.obtain_config(options)
-    if path is not None:
-        return load_config_file(path, inventory, strict=options.strict_config)
+def check_config(
+    options: StartOptions, inventory: Inventory, selected: frozenset[str]
+) -> tuple[NodeConfig, ValidationScope, list[Problem], list[Problem]]:
+    """Steps 1-5 without raising: ``(config, scope, errors, warnings)``.
+
+    ``start`` and ``config validate`` both come here, so they judge a file alike.
+    """
+    return check_obtained(obtain_config(options, inventory), options, inventory, selected)
+
+
+def check_obtained(
+    obtained: Obtained,
+    options: StartOptions,
+    inventory: Inventory,
+    selected: frozenset[str],
+    scope: ValidationScope | None = None,
+) -> tuple[NodeConfig, ValidationScope, list[Problem], list[Problem]]:
+    """Steps 2-5 for an obtained config; problems with files it would write are dropped."""
+    config = apply_overrides(obtained.config, options)
+    scope = scope_for(inventory, selected) if scope is None else scope
+    if scope < ValidationScope.NODE:
+        config = apply_in_cluster_fallbacks(config, options)
+    errors, warnings = validate(config, scope, selected, inventory, obtained.problems)
+    errors = [problem for problem in errors if not _about(problem, obtained.pending)]
+    return config, scope, errors, warnings
+
+
+def _about(problem: Problem, paths: frozenset[str]) -> bool:
+    return problem.has_value and isinstance(problem.value, str) and problem.value in paths
+
+
+@dataclass(frozen=True)
+class Obtained:
+    """Step 1's result: the config and its load problems.
+
+    ``pending`` holds the files a dry run would have written (absent yet) and
+    ``actions`` says what it did not do.
+    """
+
+    config: NodeConfig
+    problems: list[Problem]
+    pending: frozenset[str] = frozenset()
+    actions: tuple[str, ...] = ()
+
+
+def obtain_config(options: StartOptions, inventory: Inventory) -> Obtained:
+    """Step 1: the NodeConfig a plugin obtains (bootstrap), else ``--config``, else generated.
+
+    A dry run asks no plugin to obtain it (the CLI prints what the plugin
+    would do, ``nodehost_describe_config``) and generates the folder in
+    memory only (:mod:`nodehost.dryrun`).
+    """
+    strict = options.strict_config
+    if not options.dry_run:
+        path = inventory.host.hooks.obtain_config(options)
+        if path is not None:
+            return Obtained(*load_config_file(path, inventory, strict=strict))
     if options.bootstrapping:
         hint = inventory.host.failure_hint("")
         raise UsageError(
@@ -130,11 +259,25 @@ def obtain_config(options: StartOptions, inventory: Inventory) -> tuple[NodeConf
             + (f": {hint}" if hint else "")
         )
     if options.config:
-        return load_config_file(options.config, inventory, strict=options.strict_config)
+        return Obtained(*load_config_file(options.config, inventory, strict=strict))
+    if options.dry_run:
+        return _generated_unwritten(options, inventory)
     from nodehost.generate import generate_node_folder
 
     path = generate_node_folder(options)
-    return load_config_file(path, inventory, strict=options.strict_config)
+    return Obtained(*load_config_file(path, inventory, strict=strict))
+
+
+def _generated_unwritten(options: StartOptions, inventory: Inventory) -> Obtained:
+    from nodehost.config.load import build_node_config
+    from nodehost.dryrun import generated_raw_config
+
+    document, pending, actions = generated_raw_config(options)
+    inventory.host.hooks.adjust_config(document.data, document.source)
+    config, problems = build_node_config(
+        document, known_sections=inventory.known_sections(), strict=options.strict_config
+    )
+    return Obtained(config, problems, pending, tuple(actions))
 
 
 def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:

@@ -10,7 +10,10 @@ records plugins register:
 * the default ``enabled`` set is every record with ``default=True``, plus every
   record whose ``enable_if(options)`` is true;
 * unknown names, a name both enabled and disabled (only when enable was given
-  explicitly) and an empty result are errors with Origin's messages;
+  explicitly) and an empty result are errors with Origin's messages; an
+  unknown name close to a known one gets a did-you-mean; a selection whose
+  components would all be inactive is Origin's empty-selection error too, once
+  planned (:func:`nodehost.plan.check_active`);
 * a selected component whose ``requires`` are not selected is an error;
 * the start order is topological over ``after`` and ``requires`` (restricted
   to selected components), ties broken by name; a cycle is an error.
@@ -111,11 +114,26 @@ def _check_known(catalog: Catalog, names: set[str], flag: str, unknown_hint: Any
         return
     message = "the following components are not recognized: " + ", ".join(unknown)
     message += f" (known: {', '.join(catalog.names)})"
+    message += _did_you_mean(catalog, unknown)
     hints = [unknown_hint(name) for name in unknown] if unknown_hint else []
     hints = [hint for hint in hints if hint]
     if hints:
         message += "; " + "; ".join(dict.fromkeys(hints))
     raise UsageError(message, flag)
+
+
+def _did_you_mean(catalog: Catalog, unknown: list[str]) -> str:
+    """``; did you mean kubelet?`` for the unknown names close to a known name, alias or group."""
+    from nodehost.suggest import closest
+
+    words = [*catalog.records, *catalog.mappings()]
+    found = {name: closest(name, words) for name in unknown}
+    guesses = {name: guess for name, guess in found.items() if guess is not None}
+    if not guesses:
+        return ""
+    if len(unknown) == 1:
+        return f"; did you mean {next(iter(guesses.values()))}?"
+    return "; did you mean " + ", ".join(f"{g} (for {n})" for n, g in guesses.items()) + "?"
 
 
 def _check_requirements(catalog: Catalog, selected: Collection[str]) -> None:

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,7 +25,9 @@ def fake_dists(monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("NODEHOST_DISABLE_PLUGINS", "NODEHOST_NO_PLUGINS", "NODEHOST_STRICT_PLUGINS"):
         monkeypatch.delenv(var, raising=False)
     yield path
-    for name in [name for name in sys.modules if name.startswith("nodehost_fake")]:
+    for name in [
+        name for name in sys.modules if name.startswith(("nodehost_fake", "nodehost_rogue"))
+    ]:
         del sys.modules[name]
 
 
@@ -42,6 +45,62 @@ def fake_dists_env(fake_dists: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(fake_dists), env.get("PYTHONPATH")]))
     return env
+
+
+@pytest.fixture
+def rogue_dists(monkeypatch: pytest.MonkeyPatch, fake_dists: Path) -> Path:
+    """Also put ``nodehost-rogue`` on the path: plugins that clash with a built-in, raise in
+    validation, adjust, a lifecycle hook and ``nodehost_addhooks``, and misspell a hook."""
+    path = DATA / "rogue_dists"
+    monkeypatch.syspath_prepend(str(path))
+    return path
+
+
+@pytest.fixture
+def rogue_dists_env(rogue_dists: Path, fake_dists: Path) -> dict[str, str]:
+    """An environment for a ``nodehost`` subprocess that sees nodehost-fake and nodehost-rogue."""
+    env = dict(os.environ)
+    paths = [str(rogue_dists), str(fake_dists), env.get("PYTHONPATH")]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+    return env
+
+
+@pytest.fixture(scope="session")
+def serving_pair() -> tuple[bytes, bytes]:
+    """A matching self-signed certificate and key (PEM) for node folders in tests.
+
+    Validation loads ``servingInfo.certFile``/``keyFile`` and checks they match.
+    """
+    from nodehost.pki.ca import create_signer_ca, load_signer
+    from nodehost.pki.certs import encode_certificates, make_server_certificate
+    from nodehost.pki.hostnames import parse_hostnames
+    from nodehost.pki.keys import encode_private_key, generate_private_key
+
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name)
+        create_signer_ca(directory, name="test-serving-ca", key_type="ecdsa")
+        files = (directory / "ca.crt", directory / "ca.key", directory / "ca.serial.txt")
+        signer = load_signer(*files)
+    key = generate_private_key("ecdsa")
+    certificate = make_server_certificate(
+        signer.certificate, signer.key, key.public_key(),
+        hostnames=parse_hostnames(("node1.example.com", "127.0.0.1")), serial=2, days=365,
+    )  # fmt: skip
+    return encode_certificates([certificate]), encode_private_key(key)
+
+
+@pytest.fixture(scope="session")
+def node_files(serving_pair: tuple[bytes, bytes]) -> Callable[[Path], None]:
+    """``node_files(folder)``: the files a test NodeConfig names (server.crt/.key a real
+    pair; ca.crt and node.kubeconfig placeholders, whose contents no rule reads)."""
+
+    def write(folder: Path) -> None:
+        (folder / "server.crt").write_bytes(serving_pair[0])
+        (folder / "server.key").write_bytes(serving_pair[1])
+        for name in ("ca.crt", "node.kubeconfig"):
+            (folder / name).write_text("placeholder\n")
+
+    return write
 
 
 def find_kubectl() -> str | None:

@@ -121,12 +121,22 @@ def test_third_party_component_and_provider_are_indexed(fake_dists: object) -> N
     assert inventory.providers["flat"].plugin == "fakegood"
 
 
-def test_duplicate_component_names_name_both_distributions(twin_dists: object) -> None:
-    with pytest.raises(PluginError) as raised:
-        Inventory.from_host(load())
-    message = str(raised.value)
-    assert "'echo' is provided twice" in message
-    assert "nodehost-fake 1.0" in message and "nodehost-fake-twin 2.0" in message
+def test_two_third_party_plugins_claiming_one_name_both_fail_naming_each_other(
+    twin_dists: object,
+) -> None:
+    inventory = Inventory.from_host(load())
+    good, twin = inventory.host.infos["fakegood"], inventory.host.infos["faketwin"]
+    assert (good.status, twin.status) == ("failed", "failed")
+    assert good.hook == twin.hook == "nodehost_components"
+    assert "'echo' is already taken by plugin 'faketwin' (nodehost-fake-twin 2.0)" in good.error
+    assert "'echo' is already taken by plugin 'fakegood' (nodehost-fake 1.0)" in twin.error
+    assert "echo" not in inventory.catalog.records and "flat" not in inventory.providers
+    assert "kubelet" in inventory.catalog.records
+
+
+def test_a_clash_is_fatal_under_strict_plugins(twin_dists: object) -> None:
+    with pytest.raises(PluginError, match=r"'echo' is already taken by plugin"):
+        Inventory.from_host(load(strict=True, disabled=frozenset({"fakebroken", "fakebadhook"})))
 
 
 def test_disabling_one_twin_resolves_the_clash(twin_dists: object) -> None:
@@ -163,7 +173,7 @@ def test_contributors_to_the_kubelets_hook_load_without_the_kubelet_plugin() -> 
     assert host.hooks.call_each("nodehost_kubelet_arguments", config=None) == []
 
 
-def test_a_hook_a_plugin_added_is_called_through_the_facade_naming_a_failing_plugin() -> None:
+def test_a_hook_a_plugin_added_is_called_through_the_facade_disabling_a_failing_plugin() -> None:
     class Broken:
         @hookimpl(optionalhook=True)
         def nodehost_kubelet_arguments(self) -> dict[str, list[str]]:
@@ -171,7 +181,13 @@ def test_a_hook_a_plugin_added_is_called_through_the_facade_naming_a_failing_plu
 
     host = load(entry_points=False)
     host.register(Broken(), "broken")
-    with pytest.raises(PluginError, match="plugin 'broken' failed in nodehost_kubelet_arguments"):
-        host.hooks.call_each(
-            "nodehost_kubelet_arguments", config=None, selected=frozenset(), state_dir=""
-        )
+    results = host.hooks.call_each(
+        "nodehost_kubelet_arguments", config=None, selected=frozenset(), state_dir=""
+    )
+    assert "broken" not in [plugin for plugin, _ in results]
+    info = host.infos["broken"]
+    assert (info.status, info.hook, info.error) == (
+        "failed",
+        "nodehost_kubelet_arguments",
+        "ValueError: no socket",
+    )

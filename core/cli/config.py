@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from nodehost.cli import LazyGroup
-from nodehost.cli.options import echo_warnings, load_inventory, plugin_options
+from nodehost.cli.options import echo_warnings, inventory_options, load_inventory
 
 SUBCOMMANDS = {
     "create": (
@@ -24,7 +24,7 @@ def config() -> None:
 
 
 @config.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object for machines.")
 @click.option("--strict-config", is_flag=True, help="Unknown keys are errors, not warnings.")
 @click.option(
@@ -32,7 +32,7 @@ def config() -> None:
     metavar="LIST",
     help="Validate for these components only (default: every known component).",
 )
-@plugin_options
+@inventory_options
 def validate(
     file: str, as_json: bool, strict_config: bool, components: str | None, **plugin_flags: Any
 ) -> None:
@@ -41,23 +41,22 @@ def validate(
     Exit 0 when FILE is valid (warnings allowed), 255 when it has any error.
     """
     from nodehost.errors import ConfigError, ConfigInvalid
-    from nodehost.resolve import load_config_file, scope_for
-    from nodehost.resolve import validate as validate_config
-    from nodehost.selection import SelectionRequest, select
+    from nodehost.options import StartOptions
+    from nodehost.resolve import check_config, plan_problems, selection_for
 
     inventory = load_inventory(**plugin_flags)
-    catalog = inventory.catalog
-    selected = select(catalog, SelectionRequest(components=components or ",".join(catalog.names)))
+    names = components or ",".join(inventory.catalog.names)
+    options = StartOptions(config=file, components=names, strict_config=strict_config)
+    selected = selection_for(options, inventory)
     try:
-        node_config, problems = load_config_file(file, inventory, strict=strict_config)
+        node_config, scope, errors, warnings = check_config(options, inventory, selected)
     except ConfigError as error:
         if not as_json:
             raise
         _echo_json(file, [{"path": "", "severity": "error", "message": str(error)}], [])
         raise click.exceptions.Exit(error.exit_code) from error
-    errors, warnings = validate_config(
-        node_config, scope_for(inventory, selected), selected, inventory, problems
-    )
+    if not errors:
+        errors = plan_problems(node_config, scope, options, inventory)
     if as_json:
         _echo_json(file, [p.as_dict() for p in errors], [p.as_dict() for p in warnings])
     else:
@@ -79,9 +78,9 @@ def _echo_json(file: str, errors: list[dict[str, Any]], warnings: list[dict[str,
 
 
 @config.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file")
 @click.option("--strict-config", is_flag=True, help="Unknown keys are errors, not warnings.")
-@plugin_options
+@inventory_options
 def show(file: str, strict_config: bool, **plugin_flags: Any) -> None:
     """Print FILE resolved: defaults applied, paths absolute, as YAML.
 

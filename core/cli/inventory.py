@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
-from nodehost.cli.options import load_inventory, plugin_options
+from nodehost.cli.options import inventory_options, load_inventory
 from nodehost.table import format_table
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-@plugin_options
+@inventory_options
 def components(as_json: bool, **plugin_flags: Any) -> None:
     """List every known component: default, groups, order, provider."""
     from nodehost.manager import unique
@@ -57,11 +57,21 @@ def components(as_json: bool, **plugin_flags: Any) -> None:
             )
         )
     click.echo(format_table(table))
+    _echo_failures(inventory)
+
+
+def _echo_failures(inventory: Any) -> None:
+    """After a table: the plugins that failed (their components and hooks are missing)."""
+    failures = inventory.host.failures()
+    if failures:
+        click.echo("\nfailed plugins (left out; -v 4 shows the tracebacks):")
+        for info in failures:
+            click.echo(f"  {info.failure_line()}")
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
-@plugin_options
+@inventory_options
 def plugins(as_json: bool, **plugin_flags: Any) -> None:
     """List plugins: name, distribution, version, status and the hooks they implement."""
     inventory = load_inventory(**plugin_flags)
@@ -73,7 +83,9 @@ def plugins(as_json: bool, **plugin_flags: Any) -> None:
         return
     table = [("NAME", "DISTRIBUTION", "STATUS", "HOOKS")]
     for info in infos:
-        status = info.status if info.error is None else f"{info.status}: {info.error}"
+        status = info.status
+        if info.error is not None:
+            status += f" in {info.hook}: {info.error}" if info.hook else f": {info.error}"
         hooks = ",".join(hook.removeprefix("nodehost_") for hook in info.hooks) or "-"
         table.append((info.name, info.dist_label, status, hooks))
     click.echo(format_table(table))

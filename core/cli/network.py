@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from nodehost.cli.options import echo_warnings, load_inventory, plugin_options
+from nodehost.cli.options import echo_warnings, inventory_options, load_inventory
 from nodehost.errors import RuntimeFailure
 
 _CONFIG_HELP = "The node config, read as 'nodehost start --config' reads it."
@@ -33,7 +33,7 @@ def network() -> None:
 @network.command()
 @click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
 @click.option("--state-dir", metavar="DIR", help=_STATE_HELP)
-@plugin_options
+@inventory_options
 def check(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
     """Prove the pod network works (needs root).
 
@@ -64,7 +64,7 @@ def check(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
 @network.command()
 @click.option("--config", "config_path", required=True, metavar="FILE", help=_CONFIG_HELP)
 @click.option("--state-dir", metavar="DIR", help=_STATE_HELP)
-@plugin_options
+@inventory_options
 def cleanup(config_path: str, state_dir: str | None, **plugin_flags: Any) -> None:
     """Remove the CNI files and bridge nodehost made.
 
@@ -126,16 +126,13 @@ class NetworkTarget:
     def resolve(
         cls, config_path: str, state_dir: str | None, plugin_flags: dict[str, Any]
     ) -> NetworkTarget:
-        """Load plugins and the config as ``start`` does, validated for the network component."""
+        """Load plugins and the config as ``start`` does; validate as ``start network`` does."""
         from nodehost.options import StartOptions
         from nodehost.plan import default_state_dir
+        from nodehost.records import ValidationScope
         from nodehost.resolve import resolve_config, selection_for
 
-        inventory = load_inventory(
-            plugin_flags["disable_plugins"],
-            plugin_flags["strict_plugins"],
-            plugin_flags["no_plugins"],
-        )
+        inventory = load_inventory(**plugin_flags)
         name = network_component(inventory)
         options = StartOptions(
             config=config_path,
@@ -143,7 +140,8 @@ class NetworkTarget:
             config_dir=os.path.dirname(os.path.abspath(config_path)),
             state_dir=state_dir,
         )
-        resolved = resolve_config(options, inventory, selection_for(options, inventory))
+        selected = selection_for(options, inventory)
+        resolved = resolve_config(options, inventory, selected, ValidationScope.NETWORK)
         echo_warnings(resolved.config.source, resolved.warnings)
         state = default_state_dir(state_dir)
         return cls(inventory, resolved, options, name, state)
@@ -160,6 +158,7 @@ class NetworkTarget:
                 state_dir=self.state_dir,
                 overrides={},
                 resolve_programs=False,
+                require_active=False,
             )
             .get(self.name)
             .plan
@@ -185,9 +184,7 @@ def _recorded_ledger(state_dir: str | None, plugin_flags: dict[str, Any]) -> str
     from nodehost.cni.ledger import LEDGER_NAME
     from nodehost.plan import default_state_dir
 
-    inventory = load_inventory(
-        plugin_flags["disable_plugins"], plugin_flags["strict_plugins"], plugin_flags["no_plugins"]
-    )
+    inventory = load_inventory(**plugin_flags)
     root = default_state_dir(state_dir)
     return os.path.join(root, network_component(inventory), LEDGER_NAME)
 

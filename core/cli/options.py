@@ -57,12 +57,31 @@ def logging_options(command: F) -> F:
     )(command)
 
 
+def inventory_options(command: F) -> F:
+    """:func:`plugin_options` and :func:`logging_options`, for commands that only load plugins
+    (``-v 4`` shows a failing plugin's traceback); pass them all to :func:`load_inventory`."""
+    return plugin_options(logging_options(command))
+
+
 def load_inventory(
-    disable_plugins: tuple[str, ...], strict_plugins: bool, no_plugins: bool
+    disable_plugins: tuple[str, ...],
+    strict_plugins: bool,
+    no_plugins: bool,
+    loglevel: int | None = None,
+    log_format: Any = "auto",
 ) -> Inventory:
-    """Load every plugin as the flags and the environment say, and index their records."""
+    """Load every plugin as the flags and the environment say, and index their records.
+
+    With ``loglevel``, logging is configured first (commands with
+    :func:`inventory_options`); ``start`` configures it itself.
+    """
     from nodehost.inventory import Inventory
     from nodehost.manager import LoadOptions
+
+    if loglevel is not None:
+        from nodehost.log import configure_logging
+
+        configure_logging(loglevel, log_format)
 
     options = LoadOptions.from_environment(disable_plugins, strict_plugins, no_plugins)
     return Inventory.load(options)

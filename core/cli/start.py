@@ -239,6 +239,11 @@ def start(ctx: click.Context, **flags: Any) -> None:
     from nodehost.resolve import resolve_config, selection_for
 
     selected = selection_for(options, inventory)
+    if options.dry_run:
+        described = inventory.host.hooks.describe_config(options)
+        if described is not None:
+            _echo_actions(described, flags["as_json"])
+            return
     if options.write_config is not None:
         from nodehost.generate import generate_node_folder
 
@@ -252,12 +257,19 @@ def start(ctx: click.Context, **flags: Any) -> None:
         return
     plan = _plan(inventory, resolved, options, overrides, flags["standins"])
     if options.dry_run:
-        click.echo(
-            json.dumps(plan_as_dict(plan), indent=2) if flags["as_json"] else render_plan(plan)
-        )
+        if flags["as_json"]:
+            document = {"actions": list(resolved.actions), **plan_as_dict(plan)}
+            click.echo(json.dumps(document, indent=2))
+        else:
+            click.echo("\n".join([*resolved.actions, render_plan(plan)]))
         return
     replanner = _replanner(inventory, options, selected, overrides, flags["standins"])
     raise click.exceptions.Exit(_run(plan, inventory, settings, flags["no_exec"], replanner))
+
+
+def _echo_actions(actions: list[str], as_json: bool) -> None:
+    """A dry run's description of what it did not do (no plan follows)."""
+    click.echo(json.dumps({"actions": actions}, indent=2) if as_json else "\n".join(actions))
 
 
 def environment_variable(option: click.Option) -> str:

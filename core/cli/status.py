@@ -16,6 +16,9 @@ from nodehost.errors import RuntimeFailure
 from nodehost.runtime.settings import DEFAULT_HEALTH_ADDRESS
 from nodehost.table import format_table
 
+#: The largest /status document read (a node's is a few KiB).
+STATUS_LIMIT = 4 * 1024 * 1024
+
 
 def fetch_status(host: str, port: int, timeout: float) -> dict[str, Any]:
     """``GET /status``; RuntimeFailure with one line if nothing (or no nodehost) answers."""
@@ -26,7 +29,7 @@ def fetch_status(host: str, port: int, timeout: float) -> dict[str, Any]:
     try:
         connection.request("GET", "/status")
         response = connection.getresponse()
-        body = response.read()
+        body = response.read(STATUS_LIMIT + 1)
     except OSError as error:
         reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
         raise RuntimeFailure(
@@ -37,7 +40,7 @@ def fetch_status(host: str, port: int, timeout: float) -> dict[str, Any]:
     finally:
         connection.close()
     try:
-        document = json.loads(body)
+        document = json.loads(body) if len(body) <= STATUS_LIMIT else None
     except ValueError:
         document = None
     if not isinstance(document, dict) or not isinstance(document.get("components"), list):

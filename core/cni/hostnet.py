@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodehost.cni.netns import run_ip
+from nodehost.fileread import STATE_LIMIT, read_text
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IPInterface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
@@ -105,8 +106,7 @@ class Sysctls:
         values = {}
         for name in names:
             try:
-                with open(f"/proc/sys/{name}") as handle:
-                    values[name] = handle.read().strip()
+                values[name] = read_text(f"/proc/sys/{name}", STATE_LIMIT).strip()
             except OSError:
                 continue
         return cls(values)

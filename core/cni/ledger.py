@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from nodehost.cni import hostnet
 from nodehost.cni.conflist import is_marked, render
 from nodehost.errors import RuntimeFailure
+from nodehost.fileread import TEXT_LIMIT, read_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni.network import HostLink
@@ -72,8 +73,7 @@ class Ledger:
 def read_ledger(path: str) -> Ledger:
     """The ledger at ``path`` (empty if there is none); :class:`RuntimeFailure` if it is corrupt."""
     try:
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read())
+        data = json.loads(read_file(path, TEXT_LIMIT))
         links = tuple(
             LedgerLink(str(item["name"]), str(item["kind"]), bool(item["created"]))
             for item in data.get("links", ())

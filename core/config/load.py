@@ -12,7 +12,6 @@ Only an unreadable or unparseable file raises (:class:`nodehost.errors.ConfigErr
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -38,6 +37,7 @@ from nodehost.config.schema import (
 )
 from nodehost.errors import ConfigError
 from nodehost.records import Problem, ProblemKind, Severity
+from nodehost.suggest import closest
 
 Position = tuple[int, int]
 AdjustHook = Callable[[dict[str, Any], str], None]
@@ -46,6 +46,7 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 _UINT32 = (0, (1 << 32) - 1)
 _INVALID = object()
 _SCALARS = (str, int, float, bool)
+NUL_MESSAGE = "must not contain a NUL byte"
 
 
 @dataclass(frozen=True)
@@ -142,16 +143,6 @@ def _key_text(key: Any) -> str:
     return str(key)
 
 
-def suggest(name: str, candidates: Iterable[str]) -> str | None:
-    """The known key closest to ``name`` (case-insensitive match first, then difflib)."""
-    options = list(candidates)
-    by_lower = {option.lower(): option for option in options}
-    if name.lower() in by_lower:
-        return by_lower[name.lower()]
-    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
 class _Builder:
     """Converts a raw (defaulted) mapping to schema objects, collecting problems."""
 
@@ -174,9 +165,9 @@ class _Builder:
 
     def unknown_key(self, path: str, name: str, known: Iterable[str]) -> None:
         detail = "unknown field" + self.where(path, key=True)
-        closest = suggest(name, known)
-        if closest is not None:
-            detail += f'; did you mean "{closest}"?'
+        suggestion = closest(name, known)
+        if suggestion is not None:
+            detail += f'; did you mean "{suggestion}"?'
         severity = Severity.ERROR if self.strict else Severity.WARNING
         self.problems.append(Problem.forbidden(path, detail, severity=severity))
 
@@ -209,7 +200,29 @@ class _Builder:
     # --- one method per Kind -------------------------------------------------------
 
     def string(self, spec: FieldSpec, value: Any, path: str) -> Any:
-        return value if isinstance(value, str) else self.type_error(path, value, Kind.STRING.value)
+        if not isinstance(value, str):
+            return self.type_error(path, value, Kind.STRING.value)
+        return self.text(value, path)
+
+    def text(self, value: str, path: str) -> Any:
+        """``value`` unless it holds a NUL byte (no path, name or argument can)."""
+        if "\x00" not in value:
+            return value
+        self.problems.append(Problem.invalid(path, value, NUL_MESSAGE + self.where(path)))
+        return _INVALID
+
+    def raw_strings(self, value: Any, path: str) -> None:
+        """Check every string inside a plugin's raw section (keys too) for NUL bytes."""
+        if isinstance(value, str):
+            self.text(value, path)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                self.raw_strings(item, index_path(path, index))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                child = join_path(path, _key_text(key))
+                self.text(_key_text(key), child)
+                self.raw_strings(item, child)
 
     def boolean(self, spec: FieldSpec, value: Any, path: str) -> Any:
         return value if isinstance(value, bool) else self.type_error(path, value, Kind.BOOL.value)
@@ -243,6 +256,8 @@ class _Builder:
                 item = ""
             elif not isinstance(item, str):
                 item = self.type_error(index_path(path, index), item, Kind.STRING.value)
+            else:
+                item = self.text(item, index_path(path, index))
             items.append(item)
         return _INVALID if _INVALID in items else tuple(items)
 
@@ -252,6 +267,8 @@ class _Builder:
         result = {}
         for key, values in value.items():
             name = _key_text(key)
+            if self.text(name, join_path(path, name)) is _INVALID:
+                continue
             items = () if values is None else self.string_list(spec, values, join_path(path, name))
             if items is not _INVALID:
                 result[name] = items
@@ -338,6 +355,7 @@ def build_node_config(
     * ``apiVersion`` must be ``v1`` and ``kind`` ``NodeConfig`` (errors otherwise);
     * every field is type checked; each wrong type is an error Problem at its
       field path whose detail names the line and column; all are reported;
+    * no string (in plugin sections too) may hold a NUL byte;
     * unknown keys, at any depth, are warnings (errors when ``strict``) that
       suggest the closest known key;
     * top-level keys in ``known_sections`` (plugin-owned) are kept raw in
@@ -354,6 +372,8 @@ def build_node_config(
     node_keys = set(yaml_keys(NodeConfig))
     sections = [key for key in known_sections if key not in node_keys and key in raw]
     extra = {key: raw[key] for key in sections}
+    for key in sections:
+        builder.raw_strings(raw[key], key)
     skip = {*TYPE_META_KEYS, *known_sections} - node_keys
     config = builder.build(NodeConfig, apply_v1_defaults(raw), "", skip=skip)
     config = replace(

@@ -210,15 +210,15 @@ class SectionReader:
 
     def unknown_keys(self) -> None:
         """A problem for every key no accessor read, suggesting the closest known one."""
-        from nodehost.config.load import suggest
+        from nodehost.suggest import closest
 
         for key in self.raw:
             if key in self._read:
                 continue
             detail = "unknown field"
-            closest = suggest(str(key), sorted(self._read))
-            if closest is not None:
-                detail += f'; did you mean "{closest}"?'
+            suggestion = closest(str(key), sorted(self._read))
+            if suggestion is not None:
+                detail += f'; did you mean "{suggestion}"?'
             self.problems.append(Problem.forbidden(self.path(str(key)), detail))
 
 

@@ -7,14 +7,15 @@
 * :data:`ValidationScope.NETWORK`    -- ``ValidateInClusterNetworkNodeConfig``.
 
 Rule 13 (``kubeletArguments`` against the kubelet's real flags) belongs to the
-kubelet plugin, through the validation hook.  The only warning is the
+kubelet plugin, through the validation hook, as ``proxyArguments`` belong to
+the proxy's: :data:`PLUGIN_CHECKED_KEYS`.  The only warning is the
 named-certificate name mismatch of rule 3d.  Files are checked against the
 resolved (absolute) paths the NodeConfig holds.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +31,18 @@ from nodehost.config.hostport import (
 )
 from nodehost.config.schema import EXEC_HANDLERS, NodeConfig, ServingInfo, index_path, join_path
 from nodehost.config.tls import CIPHER_SUITES, TLS_VERSIONS
+from nodehost.fileread import KUBECONFIG_LIMIT, PEM_LIMIT, UnusableFile, check_file, read_file
 from nodehost.records import Problem, Severity, ValidationScope
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NamedCertificate, PodManifestConfig
 
 _BOOTSTRAP_KUBECONFIG = "bootstrap-kubeconfig"
+
+#: NodeConfig keys whose rules live in plugins: a plugin claims one by listing it in
+#: its component record's ``config_sections``; while none that is loaded does, a key
+#: set in the file is reported as not checked (:func:`nodehost.resolve.unchecked_keys`).
+PLUGIN_CHECKED_KEYS = ("kubeletArguments", "proxyArguments")
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,8 @@ def _in_cluster_node_config(config: NodeConfig) -> list[Problem]:
     problems += _auth(config)
     problems += _iptables_sync_period(config)
     problems += _volume(config)
+    problems += argument_ports(config.kubelet_arguments, "kubeletArguments")
+    problems += argument_ports(config.proxy_arguments, "proxyArguments")
     return problems
 
 
@@ -118,11 +127,24 @@ def _network_node_config(config: NodeConfig) -> list[Problem]:
 
 
 def _kubeconfig(config: NodeConfig) -> list[Problem]:
-    """ValidateNodeConfig's extra rule: the kubeconfig used to reach the master exists."""
+    """ValidateNodeConfig's extra rule: the kubeconfig used to reach the master exists.
+
+    nodehost's addition: the files its current context names (CA, client
+    certificate and key) are checked as every file nodehost reads.
+    """
     bootstrap = config.kubelet_arguments.get(_BOOTSTRAP_KUBECONFIG, ())
     if bootstrap:
-        return validate_file(bootstrap[0], f"kubeletArguments.{_BOOTSTRAP_KUBECONFIG}")
-    return validate_file(config.master_kube_config, "masterKubeConfig")
+        path, field_path = bootstrap[0], f"kubeletArguments.{_BOOTSTRAP_KUBECONFIG}"
+    else:
+        path, field_path = config.master_kube_config, "masterKubeConfig"
+    problems = validate_file(path, field_path, KUBECONFIG_LIMIT)
+    if problems:
+        return problems
+    from nodehost.pki.kubeconfig import referenced_files
+
+    for name in referenced_files(path):
+        problems += validate_file(name, field_path, PEM_LIMIT)
+    return problems
 
 
 # --- node rules ------------------------------------------------------------------------
@@ -142,7 +164,9 @@ def _dns(config: NodeConfig) -> list[Problem]:
 
 def _pod_manifest(manifest: PodManifestConfig) -> list[Problem]:
     """Rule 9."""
-    problems = validate_file(manifest.path, "podManifestConfig.path")
+    problems = validate_file(
+        manifest.path, "podManifestConfig.path", KUBECONFIG_LIMIT, directory_ok=True
+    )
     if manifest.file_check_interval_seconds < 1:
         problems.append(
             Problem.invalid(
@@ -232,22 +256,47 @@ def _volume(config: NodeConfig) -> list[Problem]:
     return []
 
 
+def argument_ports(arguments: Mapping[str, Sequence[str]], field_path: str) -> list[Problem]:
+    """nodehost's rule: a ``*port`` argument given as a number is a port (0-65535, 0 = off).
+
+    The kubelet and kube-proxy refuse such a value only once running; a value
+    that is not a number is left to their flag tables.
+    """
+    problems = []
+    for key, values in arguments.items():
+        if not key.endswith("port"):
+            continue
+        for index, value in enumerate(values):
+            digits = value.strip().lstrip("+")
+            if digits.isascii() and digits.isdigit() and (len(digits) > 5 or int(digits) > 65535):
+                problems.append(
+                    Problem.invalid(index_path(join_path(field_path, key), index), value,
+                                    "must be between 0 and 65535, inclusive")
+                )  # fmt: skip
+    return problems
+
+
 # --- Origin's common helpers (validation/common) ---------------------------------------
 
 
-def validate_file(path: str, field_path: str) -> list[Problem]:
-    """``ValidateFile``: "" is Required; a path ``stat`` cannot read is Invalid."""
+def validate_file(
+    path: str, field_path: str, limit: int = PEM_LIMIT, *, directory_ok: bool = False
+) -> list[Problem]:
+    """``ValidateFile``: "" is Required; a path ``stat`` cannot read is Invalid.
+
+    Stricter than Origin: the path must be a regular file (``directory_ok``
+    lets a directory pass too) of at most ``limit`` bytes, as
+    :func:`nodehost.fileread.read_file` will demand when it is read.
+    """
     if not path:
         return [Problem.required(field_path)]
     try:
-        os.stat(path)
+        check_file(path, limit, directory_ok=directory_ok)
+    except UnusableFile as error:
+        return [Problem.invalid(field_path, path, f"could not read file: {path}: {error.strerror}")]
     except OSError as error:
         reason = (error.strerror or str(error)).lower()
         return [Problem.invalid(field_path, path, f"could not read file: stat {path}: {reason}")]
-    except ValueError:
-        return [
-            Problem.invalid(field_path, path, f"could not read file: stat {path}: invalid argument")
-        ]
     return []
 
 
@@ -256,9 +305,11 @@ def host_port(value: str, field_path: str) -> list[Problem]:
     if not value:
         return [Problem.required(field_path)]
     try:
-        split_host_port(value)
+        _, port = split_host_port(value)
     except ValueError:
         return [Problem.invalid(field_path, value, "must be a host:port")]
+    if port.isascii() and port.isdigit() and (len(port) > 5 or int(port) > 65535):
+        return [Problem.invalid(field_path, value, "port out of range")]  # nodehost's rule
     return []
 
 
@@ -313,10 +364,27 @@ def cert_info(cert_file: str, key_file: str, required: bool, field_path: str) ->
     return problems
 
 
+def key_pair(cert_file: str, key_file: str, field_path: str) -> list[Problem]:
+    """nodehost's rule: the certificate loads and matches its key (Go's ``LoadX509KeyPair``).
+
+    Origin only checked that both files exist; a mismatched pair (say, from
+    an interrupted copy) would fail the kubelet at start, so it fails here.
+    """
+    try:
+        _certificate_names(cert_file, key_file)
+    except ValueError as error:
+        path = join_path(field_path, "certFile")
+        return [Problem.invalid(path, cert_file, f"error loading certificate/key: {error}")]
+    return []
+
+
 def serving_info(info: ServingInfo, certificates_required: bool, field_path: str) -> list[Problem]:
     """``ValidateServingInfo`` (rules 3a-3g)."""
     problems = host_port(info.bind_address, join_path(field_path, "bindAddress"))
-    problems += cert_info(info.cert_file, info.key_file, certificates_required, field_path)
+    pair_problems = cert_info(info.cert_file, info.key_file, certificates_required, field_path)
+    if not pair_problems and info.cert_file and info.key_file:
+        pair_problems = key_pair(info.cert_file, info.key_file, field_path)
+    problems += pair_problems
     named_path = join_path(field_path, "namedCertificates")
     if info.named_certificates and not info.cert_file:
         problems.append(
@@ -453,8 +521,7 @@ def _certificate_covers(cert_name: str, name: str) -> bool:
 
 def _read(path: str) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_file(path, PEM_LIMIT)
     except OSError as error:
         raise ValueError(f"open {path}: {(error.strerror or str(error)).lower()}") from None
 

@@ -14,9 +14,8 @@ collections, :data:`MAX_NODES` nodes after alias expansion.
 from __future__ import annotations
 
 import codecs
-import os
+import errno
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +24,9 @@ import yaml
 from yaml import nodes
 
 from nodehost.config.schema import index_path, join_path
+from nodehost.fileread import CONFIG_LIMIT, MiB, UnusableFile, read_file
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_FILE_BYTES = CONFIG_LIMIT
 MAX_DEPTH = 64
 MAX_NODES = 100_000
 
@@ -58,38 +58,23 @@ def _os_reason(error: OSError) -> str:
 
 
 def read_limited(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """Read at most ``limit`` bytes of a file; raise :class:`YAMLFileError` on any problem.
+    """Read a regular file of at most ``limit`` bytes; raise :class:`YAMLFileError` otherwise.
 
-    Opening does not block on a FIFO without a writer; directories, missing
-    and unreadable files give Go-like reasons (``open x: permission denied``).
+    Through :func:`nodehost.fileread.read_file`: a FIFO, device or socket is
+    refused without blocking; directories, missing and unreadable files give
+    Go-like reasons (``open x: permission denied``, ``read x: is a directory``).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_file(path, limit)
+    except UnusableFile as error:
+        if error.errno == errno.EFBIG:
+            raise YAMLFileError(
+                f"the file is larger than the limit of {limit // MiB} MiB ({limit} bytes)"
+            ) from None
+        verb = "read" if error.errno == errno.EISDIR else "open"
+        raise YAMLFileError(f"{verb} {path}: {_os_reason(error)}") from None
     except OSError as error:
         raise YAMLFileError(f"open {path}: {_os_reason(error)}") from None
-    except ValueError:
-        raise YAMLFileError(f"open {path}: invalid argument") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise YAMLFileError(f"read {path}: is a directory")
-        os.set_blocking(fd, True)
-        too_large = YAMLFileError(
-            f"the file is larger than the limit of {limit // (1024 * 1024)} MiB ({limit} bytes)"
-        )
-        if stat.S_ISREG(info.st_mode) and info.st_size > limit:
-            raise too_large
-        chunks, total = [], 0
-        while chunk := os.read(fd, 1 << 16):
-            total += len(chunk)
-            if total > limit:
-                raise too_large
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as error:
-        raise YAMLFileError(f"read {path}: {_os_reason(error)}") from None
-    finally:
-        os.close(fd)
 
 
 def _line_column(text: str, index: int) -> Position:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nodehost.fileread import CONFIG_LIMIT, read_file
+
 
 def render_config_file(document: Mapping[str, Any], source: str) -> bytes:
     """The file's bytes: a comment naming ``source``, then ``document`` as block YAML.
@@ -32,8 +34,7 @@ def read_config_file(path: str) -> Any:
     import yaml
 
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_file(path, CONFIG_LIMIT)
     except OSError as error:
         raise ValueError(f"open {path}: {(error.strerror or str(error)).lower()}") from None
     try:

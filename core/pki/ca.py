@@ -18,6 +18,7 @@ from pathlib import Path
 from cryptography import x509
 
 from nodehost.errors import PKIError, UsageError
+from nodehost.fileread import PEM_LIMIT, read_file
 from nodehost.options import check_expire_days
 from nodehost.pki import DEFAULT_KEY_TYPE
 from nodehost.pki.certs import (
@@ -76,7 +77,7 @@ class SignerCAResult:
 
 def _read(path: Path, what: str) -> bytes:
     try:
-        return Path(path).read_bytes()
+        return read_file(path, PEM_LIMIT)
     except OSError as error:
         raise PKIError(f"cannot read {what} {path}: {error.strerror}") from None
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nodehost.fileread import CONFIG_LIMIT, read_file
 from nodehost.pki.atomic import (
     create_file,
     fsync_directory,
@@ -108,7 +109,7 @@ def _remember(path: Path) -> _Previous:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         return _Previous(path, None, 0)
-    return _Previous(path, path.read_bytes(), mode)
+    return _Previous(path, read_file(path, CONFIG_LIMIT), mode)
 
 
 def _restore(written: list[_Previous]) -> None:

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from nodehost.config.hostport import join_host_port
+from nodehost.fileread import KUBECONFIG_LIMIT, read_file
 
 KUBECONFIG_MODE = 0o600
 DEFAULT_NAMESPACE = "default"
@@ -124,7 +125,7 @@ def kubeconfig_entries(
     from nodehost.errors import RuntimeFailure
 
     try:
-        document = yaml.safe_load(Path(path).read_bytes())
+        document = yaml.safe_load(read_file(path, KUBECONFIG_LIMIT))
     except FileNotFoundError:
         if required:
             raise RuntimeFailure(f"unable to load {required}: {path} does not exist") from None

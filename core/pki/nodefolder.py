@@ -10,8 +10,11 @@ client CA, ``ca.crt``, ``node.kubeconfig`` (0600: it holds the client key),
 ``node-config.yaml`` and ``node-registration.json``.  Certificates 0644, keys
 0600, the folder 0755.
 
-Guarantees: everything is computed before anything is written, then written
-all or nothing (:mod:`nodehost.pki.commit`); a key is never replaced without
+Guarantees: everything is computed before anything is written, then the
+folder switches from the old set to the new one with one rename, also when
+killed at any point (:mod:`nodehost.pki.versioned`: each file is a symlink
+into the current version; what a killed run leaves is removed by the next);
+a key is never replaced without
 ``overwrite``; an existing certificate is kept only if it passes
 :mod:`nodehost.pki.reuse`, otherwise the error says which check failed.
 """
@@ -26,6 +29,7 @@ from pathlib import Path
 
 from nodehost.config.listen import ListenAddress, parse_listen
 from nodehost.errors import PKIError, UsageError
+from nodehost.fileread import PEM_LIMIT, read_file
 from nodehost.options import (
     DEFAULT_EXPIRE_DAYS,
     DEFAULT_IMAGE_FORMAT,
@@ -52,13 +56,7 @@ from nodehost.pki.certs import (
     make_client_certificate,
     make_server_certificate,
 )
-from nodehost.pki.commit import (
-    CERT_MODE,
-    KEY_MODE,
-    PlannedFile,
-    commit_files,
-    describe_os_error,
-)
+from nodehost.pki.commit import CERT_MODE, KEY_MODE, PlannedFile, describe_os_error
 from nodehost.pki.hostnames import MAX_COMMON_NAME, Hostnames, parse_hostnames
 from nodehost.pki.keys import (
     PrivateKey,
@@ -84,6 +82,7 @@ from nodehost.pki.nodeconfig import (
     resolve_node_config_paths,
 )
 from nodehost.pki.reuse import Wanted, reuse_problem
+from nodehost.pki.versioned import commit_versioned
 
 CLIENT_CERT_FILE = "master-client.crt"
 CLIENT_KEY_FILE = "master-client.key"
@@ -163,6 +162,8 @@ class NodeFolderResult:
     written: tuple[str, ...]
     reused: tuple[str, ...]
     warnings: tuple[str, ...]
+    issued: tuple[str, ...] = ()
+    node_config_data: bytes = b""
 
 
 # --- validation (§8.2, first failure wins, then nodehost's own checks) -----------------
@@ -203,7 +204,7 @@ def _validate_certificate_authorities(files: tuple[str, ...]) -> None:
         raise UsageError(message, "--certificate-authority")
     for name in files:
         try:
-            decode_certificates(Path(name).read_bytes(), name)
+            decode_certificates(read_file(name, PEM_LIMIT), name)
         except OSError as error:
             raise UsageError(
                 f"{message}: {name}: {error.strerror}", "--certificate-authority"
@@ -247,9 +248,11 @@ class _Plan:
 
     node_dir: Path
     overwrite: bool
+    dry_run: bool = False
     files: list[PlannedFile] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    issued: list[str] = field(default_factory=list)
 
     def add(self, name: str, data: bytes, mode: int, *, key: bool = False) -> None:
         self.files.append(PlannedFile(name, data, mode, replace=not key or self.overwrite))
@@ -257,14 +260,14 @@ class _Plan:
     def existing(self, name: str) -> bytes | None:
         path = self.node_dir / name
         try:
-            return path.read_bytes()
+            return read_file(path, PEM_LIMIT)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as error:
             raise PKIError(f"cannot read {path}: {error.strerror}") from None
 
 
-def create_node_folder(request: NodeFolderRequest) -> NodeFolderResult:
+def create_node_folder(request: NodeFolderRequest, *, dry_run: bool = False) -> NodeFolderResult:
     """Create (or complete) the node folder ``request.node_dir``; see the module docstring.
 
     Raises :class:`UsageError` (exit 2) for flag misuse and :class:`PKIError`
@@ -272,12 +275,18 @@ def create_node_folder(request: NodeFolderRequest) -> NodeFolderResult:
     be replaced without ``overwrite``, or a folder that cannot be written.  On
     error the folder is as it was (a new folder does not appear at all); serial
     numbers reserved before the failure stay used.
+
+    ``dry_run`` reads and checks the same and says what would happen -- the
+    result's ``written``, ``reused``, ``issued`` (pairs that would get a new
+    key and certificate) and ``node_config_data`` -- but makes no key, signs
+    nothing, reserves no serial number and writes nothing.
     """
     validate_request(request)
     cwd = os.getcwd()
-    plan = _Plan(Path(os.path.normpath(os.path.join(cwd, request.node_dir))), request.overwrite)
+    node_dir = Path(os.path.normpath(os.path.join(cwd, request.node_dir)))
+    plan = _Plan(node_dir, request.overwrite, dry_run)
     pairs = _certificate_pairs(request, plan)
-    client_cert, client_key = pairs[CLIENT_CERT_FILE]
+    client_cert, client_key = pairs.get(CLIENT_CERT_FILE, (b"", b""))
     if request.uses_node_client_ca:
         node_client_ca = _read_ca_file(
             request.node_client_certificate_authority, "--node-client-certificate-authority"
@@ -287,18 +296,25 @@ def create_node_folder(request: NodeFolderRequest) -> NodeFolderResult:
         _read_ca_file(name, "--certificate-authority") for name in request.certificate_authority
     )
     plan.add(API_CA_FILE, ca_bundle, CERT_MODE)
-    user = common_name_of(decode_certificates(client_cert, CLIENT_CERT_FILE)[0])
+    user = (
+        common_name_of(decode_certificates(client_cert, CLIENT_CERT_FILE)[0])
+        if client_cert
+        else request.node_user  # would be issued: its CN is the node user
+    )
     kubeconfig = node_kubeconfig(request.master, ca_bundle, client_cert, client_key, user)
     plan.add(KUBECONFIG_FILE, dump_kubeconfig(kubeconfig), KUBECONFIG_MODE)
     plan.add(NODE_CONFIG_FILE, _node_config(request, plan.node_dir, cwd), NODE_CONFIG_MODE)
     plan.add(REGISTRATION_FILE, _registration(request.node_name), CERT_MODE)
-    _commit(plan)
+    if not dry_run:
+        _commit(plan)
     return NodeFolderResult(
         node_dir=plan.node_dir,
         node_config=plan.node_dir / NODE_CONFIG_FILE,
         written=tuple(f.name for f in plan.files),
         reused=tuple(plan.reused),
         warnings=tuple(plan.warnings),
+        issued=tuple(plan.issued),
+        node_config_data=next(f.data for f in plan.files if f.name == NODE_CONFIG_FILE),
     )
 
 
@@ -370,6 +386,10 @@ def _certificate_pairs(request: NodeFolderRequest, plan: _Plan) -> dict[str, tup
     signer = _signer(request) if any(pair.supplied is None for pair in pairs) else None
     found = {pair.cert_name: _copied_or_kept(plan, signer, pair) for pair in pairs}
     to_issue = [pair for pair in pairs if found[pair.cert_name] is None]
+    if plan.dry_run:
+        for pair in to_issue:
+            plan.issued.extend([pair.cert_name, pair.key_name])
+        return {name: material for name, material in found.items() if material is not None}
     if signer is not None and to_issue:
         serials = signer.reserve_serials(len(to_issue))
         for pair, serial in zip(to_issue, serials, strict=True):
@@ -421,7 +441,7 @@ def _signer(request: NodeFolderRequest) -> Signer:
 
 def _read_ca_file(name: str, flag: str) -> bytes:
     try:
-        data = Path(name).read_bytes()
+        data = read_file(name, PEM_LIMIT)
     except OSError as error:
         raise PKIError(f"cannot read {flag} {name}: {error.strerror}") from None
     decode_certificates(data, f"{flag} {name}")
@@ -481,7 +501,7 @@ def _copy_file(plan: _Plan, name: str, data: bytes, flag: str, *, is_key: bool) 
 
 def _read_supplied(name: str, flag: str) -> bytes:
     try:
-        return Path(name).read_bytes()
+        return read_file(name, PEM_LIMIT)
     except OSError as error:
         raise PKIError(f"cannot read {flag} {name}: {error.strerror}") from None
 
@@ -528,7 +548,7 @@ def _registration(node_name: str) -> bytes:
 
 def _commit(plan: _Plan) -> None:
     try:
-        commit_files(plan.node_dir, plan.files)
+        commit_versioned(plan.node_dir, plan.files)
     except FileExistsError as error:
         raise PKIError(
             f"{error.filename} appeared while the folder was being written; nothing was changed"

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nodehost.errors import PKIError
+from nodehost.fileread import STATE_LIMIT, read_file
 from nodehost.pki.atomic import write_atomic
 
 #: The content of a new CA's serial file.
@@ -54,7 +55,7 @@ def parse_serial(data: bytes, source: str) -> int:
 def read_serial(path: Path) -> int:
     """The last serial recorded in ``path``; :class:`PKIError` if unreadable."""
     try:
-        data = Path(path).read_bytes()
+        data = read_file(path, STATE_LIMIT)
     except OSError as error:
         raise PKIError(f"cannot read serial file {path}: {error.strerror}") from None
     return parse_serial(data, str(path))

@@ -12,6 +12,7 @@ Public API (imported lazily; ``import nodehost.runtime`` stays cheap):
 Modules: ``host`` (the graph, signals, systemd, exit-on-ready),
 ``supervisor`` (one component's lifecycle), ``process`` (spawn, reap, stop
 with no orphans), ``task`` (in-loop components), ``probes`` (readiness),
+``ownership`` and ``listeners`` (whose listener a probe reached),
 ``restart`` (the policy), ``output`` (child output as log events),
 ``pidfiles`` (pid files, state lock, leftovers), ``notify`` (sd_notify),
 ``server`` and ``endpoints`` (health server), ``profile`` (``NODEHOST_PROFILE``),

@@ -39,6 +39,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from nodehost.fileread import STATE_LIMIT, read_text
+from nodehost.pki.atomic import write_atomic
+
 RECORD_FILE = "cgroup"
 AGENTS = "agents"
 WORKLOADS = "workloads"
@@ -83,7 +86,7 @@ def record_path(state_dir: str) -> Path:
 def recorded_base(state_dir: str) -> Path | None:
     """The base cgroup an earlier run recorded for ``state_dir``, if it still exists."""
     try:
-        text = record_path(state_dir).read_text().strip()
+        text = read_text(record_path(state_dir), STATE_LIMIT, follow_symlinks=False).strip()
     except OSError:
         return None
     path = Path(text)
@@ -147,7 +150,7 @@ def open_cgroups(state_dir: str) -> tuple[AgentCgroups | None, str]:
         return None, f"{base} is not writable"
     record = record_path(state_dir)
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(f"{base}\n")
+    write_atomic(record, f"{base}\n".encode(), 0o644, sync_directory=False)  # no symlink followed
     return AgentCgroups(base), ""
 
 

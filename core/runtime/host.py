@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Protocol, TextIO
 
-from nodehost.errors import EXIT_FAILURE, EXIT_OK, RuntimeFailure
+from nodehost.errors import EXIT_FAILURE, EXIT_OK, PluginError, RuntimeFailure
 from nodehost.pki.atomic import write_atomic
 from nodehost.plan import Plan
 from nodehost.runtime import cgroups, pidfiles, proc
@@ -134,8 +134,13 @@ class Host:
         return self.supervisors[name]
 
     def call_hook(self, hook: str, **kwargs: Any) -> None:
+        """Call a lifecycle hook; a plugin failure made fatal (``--strict-plugins``) fails
+        the node, anything else is logged and the host carries on."""
         try:
             getattr(self.hooks, hook)(**kwargs)
+        except PluginError as error:
+            self.failures.append(str(error))
+            self.request_stop(f"plugin failed in {hook}", EXIT_FAILURE)
         except Exception as error:
             self.log.error("lifecycle hook failed", hook=hook, error=repr(error), **kwargs)
 

@@ -14,19 +14,28 @@ else is never touched.  Processes of those components that carry both
 markers (descendants in or out of the process group, which have no pid file
 of their own) are ended too.  Pid files are written with a rename but without
 fsync: after a power loss no process survives to be found anyway.
+
+Root writes here, so nothing in ``run/`` is opened through a symlink (the
+lock file with ``O_NOFOLLOW``, a pid file's temporary with ``O_EXCL``), pid
+files are read without following one, and a state directory (or ``run``
+folder) writable by group or others is refused (exit 1).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import os
 import signal
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from nodehost.errors import RuntimeFailure
+from nodehost.fileread import STATE_LIMIT, read_file
+from nodehost.pki.atomic import make_directories
 from nodehost.runtime import proc
 
 MARKER_VARIABLE = "NODEHOST_MANAGED"
@@ -35,6 +44,7 @@ RUN_DIRECTORY = "run"
 #: How long to wait for SIGKILLed processes to disappear.
 KILL_WAIT = 10.0
 LOCK_FILE = "host.lock"
+STATE_DIRECTORY_MODE = 0o755
 
 
 def run_directory(state_dir: str) -> Path:
@@ -71,13 +81,26 @@ def write_pid_file(state_dir: str, component: str, pid: int) -> PidRecord:
     path = str(pid_file(state_dir, component))
     temporary = f"{path}.tmp"
     lines = [str(pid), record.executable or "", str(record.start_time or "")]
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    fd = _create_exclusive(temporary)
     try:
         os.write(fd, ("\n".join(lines) + "\n").encode())
     finally:
         os.close(fd)
     os.replace(temporary, path)
     return record
+
+
+def _create_exclusive(path: str) -> int:
+    """A new file at ``path`` (0644), never through a symlink or into an existing file.
+
+    A leftover temporary file of a killed host is removed first (``unlink``
+    removes a symlink itself, not its target); if something appears at
+    ``path`` again before the create, ``FileExistsError`` is raised.
+    """
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(path, flags, 0o644)
 
 
 def remove_pid_file(state_dir: str, component: str) -> None:
@@ -92,7 +115,8 @@ def read_pid_files(state_dir: str) -> list[PidRecord]:
         return records
     for path in sorted(folder.glob("*.pid")):
         with contextlib.suppress(OSError, ValueError, IndexError):
-            lines = path.read_text(encoding="utf-8").splitlines()
+            data = read_file(path, STATE_LIMIT, follow_symlinks=False)
+            lines = data.decode("utf-8").splitlines()
             executable = lines[1] if len(lines) > 1 and lines[1] else None
             started = int(lines[2]) if len(lines) > 2 and lines[2] else None
             records.append(PidRecord(path.stem, int(lines[0]), executable, started))
@@ -162,6 +186,35 @@ def clear_pid_files(state_dir: str) -> None:
         path.unlink(missing_ok=True)
 
 
+class UnsafeStateDirectory(Exception):
+    """The state directory (or its ``run`` folder) could be changed by another user."""
+
+
+def check_state_directory(state_dir: str | Path) -> None:
+    """Raise :class:`UnsafeStateDirectory` unless root could trust what it writes there.
+
+    nodehost writes pid files and component files there as root, so the
+    directory must belong to root or this user and not be writable by group
+    or others, and its ``run`` folder must be a real directory (not a
+    symlink) with the same rules.
+    """
+    run = Path(state_dir) / RUN_DIRECTORY
+    for path, info in ((Path(state_dir), os.stat(state_dir)), (run, os.lstat(run))):
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise UnsafeStateDirectory(f"state directory: {path} is not a directory")
+        if info.st_uid not in (0, os.geteuid()):
+            raise UnsafeStateDirectory(
+                f"state directory {path} belongs to another user (uid {info.st_uid}); "
+                "choose another --state-dir"
+            )
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise UnsafeStateDirectory(
+                f"state directory {path} is writable by group or others "
+                f"(mode {stat.S_IMODE(info.st_mode):04o}); run 'chmod go-w {path}' or choose "
+                "another --state-dir"
+            )
+
+
 class StateLock:
     """An exclusive ``flock`` on ``<state-dir>/run/host.lock``: one host per state directory."""
 
@@ -170,14 +223,25 @@ class StateLock:
         self.fd: int | None = None
 
     def acquire(self) -> None:
-        """Take the lock or raise :class:`RuntimeFailure` naming the holder (or the OS error)."""
+        """Take the lock or raise :class:`RuntimeFailure` naming the holder (or the OS error).
+
+        The state directory is checked first (:func:`check_state_directory`);
+        the lock file is never opened through a symlink.
+        """
+        state_dir = self.path.parent.parent
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            make_directories(self.path.parent, STATE_DIRECTORY_MODE)
+            check_state_directory(state_dir)
+            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(self.path, flags, 0o644)
+        except UnsafeStateDirectory as error:
+            raise RuntimeFailure(str(error)) from None
         except OSError as error:
+            reason = error.strerror or str(error)
+            if error.errno == errno.ELOOP:
+                reason = f"{self.path} is a symbolic link; remove it"
             raise RuntimeFailure(
-                f"cannot use state directory {self.path.parent.parent}: "
-                f"{error.strerror or error} (see --state-dir)"
+                f"cannot use state directory {state_dir}: {reason} (see --state-dir)"
             ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,8 +1,15 @@
 """Readiness probes: one attempt of each :mod:`nodehost.component` probe, and the polling schedule.
 
-:func:`check` makes one attempt and says why it failed; :func:`poll_delays`
+:func:`attempt` makes one attempt and says why it failed; :func:`poll_delays`
 is the schedule between attempts -- a few short polls right after start, then
 the probe's ``interval``.  Nothing polls once a component is ready.
+
+Given an :class:`~nodehost.runtime.ownership.Owner`, a socket probe (TCP,
+HTTP(S), unix, gRPC health) passes only when the listening socket it reached
+belongs to the owner's process tree (:mod:`nodehost.runtime.ownership`):
+an answer from any other process is a failed attempt that names the holder,
+and no request is sent to it.  Without an owner (waiting for a socket that
+something else provides) any listener counts.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from nodehost.component import (
     FileProbe,
@@ -19,8 +27,25 @@ from nodehost.component import (
     TcpProbe,
     UnixProbe,
 )
+from nodehost.runtime.ownership import Owner, Ownership, tcp_ownership, unix_ownership
 
 FIRST_POLL_DELAY = 0.005
+
+
+class Attempt(NamedTuple):
+    """One probe attempt: passed or not, why, and the foreign listener it reached (if so)."""
+
+    passed: bool
+    detail: str
+    foreign: Ownership | None = None
+
+
+class NotOwned(Exception):
+    """The probe reached a listener that is not the owner's."""
+
+    def __init__(self, ownership: Ownership) -> None:
+        super().__init__(ownership.describe())
+        self.ownership = ownership
 
 
 def poll_delays(probe: Probe) -> Iterator[float]:
@@ -31,48 +56,84 @@ def poll_delays(probe: Probe) -> Iterator[float]:
         delay *= 2
 
 
-async def check(probe: Probe) -> tuple[bool, str]:
-    """One attempt of ``probe``: ``(passed, detail)``; never raises for a failed attempt."""
+async def check(probe: Probe, owner: Owner | None = None) -> tuple[bool, str]:
+    """One attempt of ``probe``: ``(passed, detail)``; see :func:`attempt`."""
+    passed, detail, _ = await attempt(probe, owner)
+    return passed, detail
+
+
+async def attempt(probe: Probe, owner: Owner | None = None) -> Attempt:
+    """One attempt of ``probe`` for ``owner``; never raises for a failed attempt."""
     try:
-        return await asyncio.wait_for(_attempt(probe), probe.timeout)
+        passed, detail = await asyncio.wait_for(_attempt(probe, owner), probe.timeout)
+    except NotOwned as refused:
+        ownership = await asyncio.to_thread(refused.ownership.named)
+        return Attempt(False, ownership.describe(), ownership)
     except TimeoutError:
-        return False, f"timed out after {probe.timeout:g}s"
+        return Attempt(False, f"timed out after {probe.timeout:g}s")
     except OSError as error:
-        return False, error.strerror or str(error)
+        return Attempt(False, error.strerror or str(error))
     except ValueError as error:
-        return False, str(error)
+        return Attempt(False, str(error))
+    return Attempt(passed, detail)
 
 
-async def _attempt(probe: Probe) -> tuple[bool, str]:
+async def _attempt(probe: Probe, owner: Owner | None) -> tuple[bool, str]:
     if isinstance(probe, HttpProbe):
-        return await _http(probe)
+        return await _http(probe, owner)
     if isinstance(probe, TcpProbe):
-        await _connect_and_close(asyncio.open_connection(probe.host, probe.port))
+        _, writer = await asyncio.open_connection(probe.host, probe.port)
+        await _close_after(writer, _check_peer, writer, owner)
         return True, "accepted"
     if isinstance(probe, UnixProbe):
-        await _connect_and_close(asyncio.open_unix_connection(probe.path))
+        _, writer = await asyncio.open_unix_connection(probe.path)
+        await _close_after(writer, _check_unix, probe.path, owner)
         return True, "accepted"
     if isinstance(probe, GrpcHealthProbe):
-        return await _grpc_health(probe)
+        return await _grpc_health(probe, owner)
     if isinstance(probe, FileProbe):
         return (True, "exists") if os.path.exists(probe.path) else (False, "does not exist")
     return True, "started"
 
 
-async def _grpc_health(probe: GrpcHealthProbe) -> tuple[bool, str]:
+async def _close_after(writer: asyncio.StreamWriter, check, *args) -> None:
+    """Run ``check(*args)``, then close ``writer`` whatever it raised."""
+    try:
+        check(*args)
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+def _check_peer(writer: asyncio.StreamWriter, owner: Owner | None) -> None:
+    """Raise :class:`NotOwned` unless the TCP listener ``writer`` reached is ``owner``'s."""
+    if owner is None:
+        return
+    ip, port = writer.get_extra_info("peername")[:2]
+    ownership = tcp_ownership(ip, port, owner)
+    if not ownership.owned:
+        raise NotOwned(ownership)
+
+
+def _check_unix(path: str, owner: Owner | None) -> None:
+    """Raise :class:`NotOwned` unless the socket listening on ``path`` is ``owner``'s."""
+    if owner is None:
+        return
+    ownership = unix_ownership(path, owner)
+    if not ownership.owned:
+        raise NotOwned(ownership)
+
+
+async def _grpc_health(probe: GrpcHealthProbe, owner: Owner | None) -> tuple[bool, str]:
     from nodehost.runtime.grpchealth import check_health
 
     status = await check_health(probe.path, probe.service)
+    if status == "SERVING":
+        _check_unix(probe.path, owner)
     return status == "SERVING", status
 
 
-async def _connect_and_close(connecting) -> None:
-    _, writer = await connecting
-    writer.close()
-    await writer.wait_closed()
-
-
-async def _http(probe: HttpProbe) -> tuple[bool, str]:
+async def _http(probe: HttpProbe, owner: Owner | None) -> tuple[bool, str]:
     from urllib.parse import urlsplit
 
     url = urlsplit(probe.url)
@@ -82,6 +143,7 @@ async def _http(probe: HttpProbe) -> tuple[bool, str]:
     port = url.port or (443 if url.scheme == "https" else 80)
     reader, writer = await asyncio.open_connection(url.hostname, port, ssl=context)
     try:
+        _check_peer(writer, owner)
         path = (url.path or "/") + (f"?{url.query}" if url.query else "")
         host = url.netloc.rpartition("@")[2]
         writer.write(
@@ -96,6 +158,44 @@ async def _http(probe: HttpProbe) -> tuple[bool, str]:
         return False, "no HTTP answer"
     status = int(parts[1])
     return 200 <= status < 300, f"HTTP {status}"
+
+
+def foreign_listener(probe: Probe, owner: Owner) -> Ownership | None:
+    """The listener on ``probe``'s address when it is not ``owner``'s; no connection is made.
+
+    For failure reports (blocking: it may resolve a host name); None when the
+    probe has no socket address or nothing foreign listens there.
+    """
+    if isinstance(probe, (UnixProbe, GrpcHealthProbe)):
+        verdicts = [unix_ownership(probe.path, owner)]
+    elif isinstance(probe, (TcpProbe, HttpProbe)):
+        try:
+            host, port = _tcp_target(probe)
+        except ValueError:  # a URL with a bad port: no address to look at
+            return None
+        verdicts = [tcp_ownership(ip, port, owner) for ip in _addresses(host, port)]
+    else:
+        return None
+    return next((verdict for verdict in verdicts if verdict.foreign), None)
+
+
+def _tcp_target(probe: TcpProbe | HttpProbe) -> tuple[str, int]:
+    if isinstance(probe, TcpProbe):
+        return probe.host, probe.port
+    from urllib.parse import urlsplit
+
+    url = urlsplit(probe.url)
+    return url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
+
+
+def _addresses(host: str, port: int) -> list[str]:
+    import socket
+
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return []
+    return list(dict.fromkeys(str(entry[4][0]) for entry in found))
 
 
 def _tls_context(insecure: bool):

@@ -11,6 +11,8 @@ import ctypes
 import os
 from collections.abc import Iterable, Iterator
 
+from nodehost import fileread
+
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -34,10 +36,10 @@ def set_parent_death_signal(signum: int) -> None:
     prctl(PR_SET_PDEATHSIG, signum)
 
 
-def _read(path: str) -> bytes | None:
+def read_file(path: str) -> bytes | None:
+    """The contents of a ``/proc`` file, or None if it cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return fileread.read_file(path, fileread.PROC_LIMIT)
     except OSError:
         return None
 
@@ -53,7 +55,7 @@ def executable(pid: int) -> str | None:
 
 def environment(pid: int) -> dict[str, str]:
     """The environment ``pid`` was started with (empty if unreadable)."""
-    data = _read(f"/proc/{pid}/environ")
+    data = read_file(f"/proc/{pid}/environ")
     if not data:
         return {}
     entries = (item.decode(errors="replace") for item in data.split(b"\0") if b"=" in item)
@@ -66,7 +68,7 @@ def stat_fields(pid: int) -> list[str] | None:
     The command name (which may hold spaces) is dropped, so index ``i`` here is
     field ``i + 2`` of proc(5) minus one: state=0, ppid=1, pgrp=2, starttime=19.
     """
-    data = _read(f"/proc/{pid}/stat")
+    data = read_file(f"/proc/{pid}/stat")
     if data is None:
         return None
     return data[data.rfind(b")") + 2 :].decode().split()
@@ -93,12 +95,17 @@ def all_pids() -> Iterator[int]:
 
 def own_children() -> set[int]:
     """Direct children of this process, adopted orphans included (all threads)."""
-    children: set[int] = set()
+    return children("self")
+
+
+def children(pid: int | str) -> set[int]:
+    """Direct children of ``pid`` (every thread's; empty if it is gone)."""
+    found: set[int] = set()
     with contextlib.suppress(OSError):
-        for task in os.listdir("/proc/self/task"):
-            data = _read(f"/proc/self/task/{task}/children") or b""
-            children.update(int(pid) for pid in data.split())
-    return children
+        for task in os.listdir(f"/proc/{pid}/task"):
+            data = read_file(f"/proc/{pid}/task/{task}/children") or b""
+            found.update(int(child) for child in data.split())
+    return found
 
 
 def subtree(roots: Iterable[int]) -> set[int]:

@@ -61,8 +61,6 @@ ROLLED_BACK = "rolled back"
 UNCHANGED = "unchanged"
 #: The results that count as an apply (``unchanged`` is not one).
 RESULTS = (APPLIED, REJECTED, ROLLED_BACK)
-#: The largest config file read back (as the loader's limit).
-CONFIG_LIMIT = 4 * 1024 * 1024
 CONFIG_MODE = 0o600
 
 
@@ -219,7 +217,7 @@ class ConfigApplier:
         assert self.content is not None
         mode = _mode(self.path)
         write_atomic(_beside(self.path, "prev"), self.content, mode)
-        write_atomic(self.path, content, mode)
+        _write_config(self.path, content, mode)
 
     async def _switch(
         self, plan: Plan, content: bytes, changed: list[str], origin: str, warnings: tuple[str, ...]
@@ -299,7 +297,7 @@ class ConfigApplier:
         mode = _mode(self.path)
         try:
             write_atomic(_beside(self.path, "rolled-back"), failed, mode)
-            write_atomic(self.path, previous, mode)
+            _write_config(self.path, previous, mode)
         except OSError as error:
             self.log.error("cannot restore the previous config file", error=_why(error))
         self._adopt(old_plan, previous)
@@ -368,18 +366,10 @@ def _why(error: OSError) -> str:
 
 
 def _read_config(path: Path) -> bytes:
-    """The bytes of the regular file ``path`` (at most :data:`CONFIG_LIMIT`); ``OSError``."""
-    with open(path, "rb", opener=_open_nonblocking) as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(0, "not a regular file", str(path))
-        data = handle.read(CONFIG_LIMIT + 1)
-    if len(data) > CONFIG_LIMIT:
-        raise OSError(0, f"larger than {CONFIG_LIMIT} bytes", str(path))
-    return data
+    """The config file's bytes, read as every config file is (bounded: ``read_file``)."""
+    from nodehost.fileread import CONFIG_LIMIT, read_file
 
-
-def _open_nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_NONBLOCK)
+    return read_file(path, CONFIG_LIMIT)
 
 
 def _read_or_none(path: Path) -> bytes | None:
@@ -387,3 +377,16 @@ def _read_or_none(path: Path) -> bytes | None:
         return _read_config(path)
     except OSError:
         return None
+
+
+def _write_config(path: Path, content: bytes, mode: int) -> None:
+    """``content`` into the config file, atomically; in a versioned node folder (a
+    bootstrapped one, :mod:`nodehost.pki.versioned`) as a new version of that file."""
+    from nodehost.pki.atomic import write_atomic
+    from nodehost.pki.commit import PlannedFile
+    from nodehost.pki.versioned import commit_versioned, is_managed
+
+    if is_managed(path.parent, path.name):
+        commit_versioned(path.parent, [PlannedFile(path.name, content, mode)])
+    else:
+        write_atomic(path, content, mode)

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from nodehost.component import ProcessSpec, ReportedProbe, StartedProbe, TaskSpec
 from nodehost.plan import PlannedComponent
-from nodehost.runtime import pidfiles, probes
+from nodehost.runtime import ownership, pidfiles, probes
 from nodehost.runtime.cgroups import AgentCgroups
 from nodehost.runtime.output import ComponentOutput
 from nodehost.runtime.process import ChildProcess, Launcher, Reaper, child_environment
@@ -116,6 +116,7 @@ class ComponentSupervisor:
         self.backoff_until: float | None = None
         self.last_exit: tuple[int | None, float, str] | None = None
         self.failure: str | None = None
+        self.foreign: ownership.Ownership | None = None
         self.restart_wanted = asyncio.Event()
         self.next_plan: PlannedComponent | None = None
         if self.inactive:
@@ -189,6 +190,7 @@ class ComponentSupervisor:
                 else None
             ),
             "after": list(self.planned.after),
+            "foreign_listener": None if self.foreign is None else self.foreign.as_dict(),
             "details": dict(self.run.context.details) if isinstance(self.run, TaskRun) else {},
         }
 
@@ -198,6 +200,9 @@ class ComponentSupervisor:
     def failure_report(self) -> str:
         """The message for a failed node: the component, why, and its last output lines."""
         lines = [f"component {self.name} failed: {self.failure or self.reason}"]
+        foreign = self.foreign or self._foreign_listener_now()
+        if foreign is not None:
+            lines.append(f"{self.name}'s readiness probe: {foreign.describe()}")
         tail = self.output.last_lines()
         if tail:
             lines.append(f"last output of {self.name}:")
@@ -205,6 +210,20 @@ class ComponentSupervisor:
         else:
             lines.append(f"{self.name} printed nothing")
         return "\n".join(lines)
+
+    def _foreign_listener_now(self) -> ownership.Ownership | None:
+        """Who other than this component holds its probe's address now (None: nobody)."""
+        spec, run = self.spec, self.run
+        if spec is None:
+            return None
+        found = probes.foreign_listener(spec.readiness, self._owner(run))
+        return found.named() if found is not None else None
+
+    def _owner(self, run: ChildProcess | TaskRun | None) -> ownership.Owner:
+        """Whose listeners count for this component: its process tree (a task's: the host's)."""
+        if isinstance(run, ChildProcess):
+            return ownership.Owner(run.pid, run.adopted_descendants)
+        return ownership.Owner(os.getpid())
 
     # --- the lifecycle ------------------------------------------------------------
 
@@ -378,14 +397,27 @@ class ComponentSupervisor:
         if isinstance(probe, ReportedProbe) and isinstance(run, TaskRun):
             await run.context.reported.wait()
         elif not isinstance(probe, (StartedProbe, ReportedProbe)):
+            owner = self._owner(run)
             for delay in probes.poll_delays(probe):
-                passed, detail = await probes.check(probe)
+                passed, detail, foreign = await probes.attempt(probe, owner)
+                self._note_foreign(foreign)
                 if passed:
                     break
                 self.reason = f"waiting for {probe.describe()} ({detail})"
                 await asyncio.sleep(delay)
-        if not self.restart_wanted.is_set():  # else this run is being stopped
+        if run.running and not self.restart_wanted.is_set():  # else it exited or is stopping
             self._mark_ready()
+
+    def _note_foreign(self, foreign: ownership.Ownership | None) -> None:
+        """Remember (and log once per holder) a probe answered by another process."""
+        if foreign is not None and (self.foreign is None or foreign != self.foreign):
+            self.host.log.warning(
+                "readiness probe reached another process",
+                component=self.name,
+                address=foreign.address,
+                holders=[holder.describe() for holder in foreign.holders],
+            )
+        self.foreign = foreign
 
     def _mark_ready(self) -> None:
         assert self.started_at is not None

@@ -6,20 +6,24 @@ HTTPS on loopback with a serving certificate from a throw-away test CA
 * client certificates signed by the test CA: user = CN, groups = O;
 * bootstrap tokens (``Authorization: Bearer <id>.<secret>``): user
   ``system:bootstrap:<id>``, groups ``system:bootstrappers``;
+* service-account tokens made by :meth:`TestApiServer.service_account` (the
+  directory a pod would mount: ``token``, ``ca.crt``, ``namespace``): user
+  ``system:serviceaccount:<namespace>:<name>``, groups ``system:serviceaccounts``;
 
 and authorises as a cluster with the usual node RBAC would: ``system:masters``
 may do anything; ``system:bootstrappers`` may create, get, list and watch
 CertificateSigningRequests; ``system:nodes`` may also read ConfigMaps, Nodes,
-Services and EndpointSlices (minus what :meth:`TestApiServer.forbid` takes
-away), and -- as the node authorizer allows -- update and patch their own
+Services and EndpointSlices, and service accounts may read those too (as
+kube-proxy's account does) -- minus what :meth:`TestApiServer.forbid` takes
+away; as the node authorizer allows, nodes also update and patch their own
 Node (``system:node:<name>``) and create Events.  Anything else is a 403; no
 or unknown credentials a 401.
 
 It serves ``/version``, the discovery documents kubectl reads (``/api``,
 ``/api/v1``, ``/apis``, ``/apis/<group>/<version>``), and get, list, watch,
 create, update, patch and delete of ConfigMaps, Nodes, Services,
-EndpointSlices, Events and CertificateSigningRequests (with ``/approval`` and ``/status`` as
-``kubectl certificate approve`` uses them), with the real API's JSON shapes,
+EndpointSlices, Events and CertificateSigningRequests (with ``/approval`` and
+``/status`` as ``kubectl certificate approve`` uses them), with the real API's JSON shapes,
 ``Status`` bodies and codes.  A PATCH is a JSON merge patch (RFC 7386);
 a strategic merge patch (what ``kubectl apply`` and ``kubectl edit`` send) is
 applied the same way, its ``$`` directives ignored -- right for the maps these
@@ -247,6 +251,7 @@ class TestApiServer:
         self.ca = TestCA()
         token_id, secret = token.split(".", 1)
         self.tokens = {token_id: secret}
+        self.service_accounts: dict[str, str] = {}
         self.default_lifetime = default_lifetime
         self.store = ObjectStore(signer=lambda csr: self.ca.sign_csr(csr, self.default_lifetime))
         self.forbidden: set[str] = set()
@@ -303,6 +308,29 @@ class TestApiServer:
             self.bootstrap_kubeconfig, dump_kubeconfig(self.token_kubeconfig(token)), 0o600
         )
         return admin
+
+    def service_account(
+        self, directory: Path | str, namespace: str = "kube-system", name: str = "nodehost"
+    ) -> Path:
+        """Write a pod's service-account directory for this server and return it.
+
+        ``token`` (0600, accepted as ``system:serviceaccount:<namespace>:<name>``),
+        ``ca.crt`` (the test CA) and ``namespace``; point
+        ``NODEHOST_SERVICE_ACCOUNT_DIR`` at it and ``KUBERNETES_SERVICE_HOST``/
+        ``PORT`` at :attr:`host`/:attr:`port`.
+        """
+        import secrets
+
+        from nodehost.pki.atomic import write_atomic
+
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        token = secrets.token_urlsafe(32)
+        self.service_accounts[token] = f"system:serviceaccount:{namespace}:{name}"
+        write_atomic(folder / "token", token.encode(), 0o600)
+        write_atomic(folder / "ca.crt", self.ca.pem, 0o644)
+        write_atomic(folder / "namespace", namespace.encode(), 0o644)
+        return folder
 
     def token_kubeconfig(self, token: str, ca_pem: bytes | None = None) -> dict[str, Any]:
         """A kubeconfig for this server authenticating with ``token`` (CA: the test CA)."""
@@ -503,6 +531,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def authenticate(self) -> tuple[str, list[str]] | None:
         header = self.headers.get("Authorization", "")
+        if header.startswith("Bearer ") and header[7:].strip() in self.api.service_accounts:
+            user = self.api.service_accounts[header[7:].strip()]
+            return user, ["system:serviceaccounts", "system:authenticated"]
         if header.startswith("Bearer "):
             token_id, _, secret = header[7:].strip().partition(".")
             if self.api.tokens.get(token_id) == secret and secret:
@@ -530,7 +561,8 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         if resource == "certificatesigningrequests" and verb in ("create", *READ_VERBS):
             return "system:bootstrappers" in groups or "system:nodes" in groups
-        if "system:nodes" in groups and resource not in self.api.forbidden:
+        readers = ("system:nodes", "system:serviceaccounts")
+        if any(group in groups for group in readers) and resource not in self.api.forbidden:
             return resource in NODE_READABLE and verb in READ_VERBS
         return False
 

@@ -59,6 +59,16 @@ def nodehost_obtain_config(options: StartOptions) -> str | None:
     return bootstrap_node(options)
 
 
+@hookimpl
+def nodehost_describe_config(options: StartOptions) -> list[str] | None:
+    """With ``--bootstrap-config-name`` and ``--dry-run``: what bootstrap would do."""
+    if not bootstrapping(options):
+        return None
+    from nodehost.plugins.bootstrap.join import describe_bootstrap
+
+    return describe_bootstrap(options)
+
+
 class Bootstrap:
     """Plans the task: certificate rotation, and the config sync when bootstrapped."""
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nodehost.fileread import PEM_LIMIT, read_file
 from nodehost.kube.programs import (
     KUBELET_CLIENT_CERT_PREFIX,
     KUBELET_SERVING_CERT_PREFIX,
@@ -74,7 +75,7 @@ def read_pair(path: Path) -> StoredPair | None:
     from nodehost.pki.keys import decode_private_key, key_matches
 
     try:
-        data = Path(path).read_bytes()
+        data = read_file(path, PEM_LIMIT)
         certificate = decode_certificates(data, str(path))[0]
         key = decode_private_key(data, str(path))
     except (OSError, PKIError):
@@ -102,14 +103,14 @@ def pending_key(cert_dir: Path, prefix: str) -> PrivateKey:
     path = Path(cert_dir) / f"{prefix}.key.tmp"
     with contextlib.suppress(FileNotFoundError):
         try:
-            return decode_private_key(path.read_bytes(), str(path))
+            return decode_private_key(read_file(path, PEM_LIMIT), str(path))
         except PKIError:
             path.unlink()  # unusable: a new request with a new key
     key = generate_private_key("ecdsa")
     try:
         write_atomic(path, encode_private_key(key), PAIR_MODE, replace=False)
     except FileExistsError:
-        return decode_private_key(path.read_bytes(), str(path))
+        return decode_private_key(read_file(path, PEM_LIMIT), str(path))
     return key
 
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost.config.hostport import join_host_port
 from nodehost.errors import RuntimeFailure, UsageError
+from nodehost.fileread import PEM_LIMIT, read_file
 from nodehost.pki.kubeconfig import kubeconfig_entries
 from nodehost.plugins.bootstrap.csr import SERVING_SIGNER
 
@@ -133,6 +134,30 @@ def bootstrap_node(options: StartOptions, log: Any = None) -> str:
     finally:
         notifier.close()
     return options.config or str(settings.config_dir / NODE_CONFIG)
+
+
+def describe_bootstrap(options: StartOptions) -> list[str]:
+    """What :func:`bootstrap_node` would ask of whom and write, doing none of it (``--dry-run``).
+
+    Reads the flags and the bootstrap kubeconfig only; ``UsageError`` as the
+    real run would raise for the flags.
+    """
+    from nodehost.pki.kubeconfig import read_server
+
+    settings = settings_from_options(options)
+    folder = settings.config_dir
+    server = read_server(str(settings.bootstrap_kubeconfig)) or "(no server in the kubeconfig)"
+    user = f"system:node:{settings.node_name}"
+    where = f"{settings.namespace}/{settings.config_map}"
+    return [
+        f"would bootstrap the node folder {folder} (dry run: nothing is written, signed or sent):",
+        f"  unless {settings.node_kubeconfig} holds a valid client certificate: a new key and a "
+        f"certificate request for {user} to {server} (as {settings.bootstrap_kubeconfig})",
+        f"  a serving certificate request for {', '.join(settings.hostnames)}, waited for at "
+        f"most {settings.serving_wait:g}s",
+        f"  read config map {where} and write its files and {NODE_CONFIG} into {folder}",
+        f"  then plan the components from {folder / NODE_CONFIG} (not known before the config map)",
+    ]
 
 
 def _reporter(notifier: Any, log: Any) -> Callable[[str], None]:
@@ -230,7 +255,7 @@ def bootstrap_cluster(path: Path) -> dict[str, Any]:
     elif cluster.get("certificate-authority"):
         ca_file = Path(path).parent / cluster["certificate-authority"]
         try:
-            ca_pem = ca_file.read_bytes()
+            ca_pem = read_file(ca_file, PEM_LIMIT)
         except OSError as error:
             raise RuntimeFailure(
                 f"bootstrap kubeconfig {path}: cannot read {ca_file}: {error.strerror}"
@@ -313,7 +338,8 @@ async def download_config(
 ) -> None:
     """Steps 4-5: the client CA file, then the config map's files, all or nothing."""
     from nodehost.apiclient import ClusterRefused
-    from nodehost.pki.commit import PlannedFile, commit_files, describe_os_error
+    from nodehost.pki.commit import PlannedFile, describe_os_error
+    from nodehost.pki.versioned import commit_versioned
 
     where = f"{settings.namespace}/{settings.config_map}"
     say(f"reading config map {where}")
@@ -349,7 +375,7 @@ async def download_config(
             "does not exist"
         )
     try:
-        commit_files(settings.config_dir, files)
+        commit_versioned(settings.config_dir, files)
     except OSError as error:
         raise RuntimeFailure(
             f"cannot write the files of config map {where} into {settings.config_dir}: "

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskContext, TaskSpec
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting, RuntimeFailure
 from nodehost.plugins.dns import hookspecs
 from nodehost.plugins.dns.hookspecs import DnsRecordSourceRecord
 from nodehost.plugins.dns.settings import (
@@ -149,7 +149,7 @@ class NodeDns:
         try:
             settings = settings_from_config(config)
         except SettingsError as error:
-            raise RuntimeFailure(f"component dns: {error}") from None
+            raise InvalidSetting(error.problem) from None
         sources = choose_sources(context, settings)
         task = DnsTask(settings, tuple(sources))
         return ComponentPlan(
@@ -175,18 +175,20 @@ def choose_sources(context: PlanContext, settings: DnsSettings) -> list[RecordSo
     chosen = []
     for name in settings.record_sources:
         record = records.get(name)
+        where = f"{SECTION}.recordSources"
         if record is None:
             known = ", ".join(sorted(records)) or "none"
-            raise RuntimeFailure(
-                f"component dns: {SECTION}.recordSources names {name!r}, which no plugin "
-                f"provides (known: {known})"
+            raise InvalidSetting(
+                Problem.not_supported(where, name, sorted(records))
+                if records
+                else Problem.invalid(where, name, f"no plugin provides it (known: {known})")
             )
         source = _build(record, source_context)
         if source is None:
-            raise RuntimeFailure(
-                f"component dns: record source {name!r} has nothing to serve with this "
-                f"configuration" + (f" (set {SECTION}.recordsFile)" if name == "file" else "")
+            detail = "this record source has nothing to serve with this configuration" + (
+                f" (set {SECTION}.recordsFile)" if name == "file" else ""
             )
+            raise InvalidSetting(Problem.invalid(where, name, detail))
         chosen.append(source)
     return chosen
 

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nodehost.config.hostport import join_host_port
+from nodehost.fileread import TEXT_LIMIT, read_text
 from nodehost.plugins.dns.metrics import DnsStats
 from nodehost.plugins.dns.wire import (
     OUR_PAYLOAD,
@@ -219,9 +220,8 @@ def _reason(error: BaseException) -> str:
 def resolv_conf_nameservers(path: str) -> list[str]:
     """The ``nameserver`` addresses of a resolv.conf, in order; ``OSError`` if unreadable."""
     servers = []
-    with open(path, encoding="utf-8", errors="replace") as resolv_conf:
-        for line in resolv_conf.read(1 << 20).splitlines():
-            fields = line.split()
-            if len(fields) >= 2 and fields[0] == "nameserver":
-                servers.append(fields[1].split("%", 1)[0])
+    for line in read_text(path, TEXT_LIMIT).splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == "nameserver":
+            servers.append(fields[1].split("%", 1)[0])
     return servers

@@ -11,7 +11,12 @@ TCP (RFC 7766): length-prefixed messages, pipelining, answers in completion
 order.  A connection is closed after :data:`TCP_IDLE` seconds without a
 complete message (slow or silent clients), when a client stops reading its
 answers, or when it sends a zero-length message.  At most
-:data:`TCP_MAX_CONNECTIONS` connections are served at once.
+:data:`TCP_MAX_CONNECTIONS` connections are served at once, and at most
+:data:`TCP_MAX_PER_CLIENT` from one client address.  When either bound is
+reached, a new connection takes the place of the one idle longest (no answer
+owed, no complete message for the longest time) -- the pool's or that
+client's -- so idle connections, however many, never lock new clients out; a
+new connection is refused only when every connection in its way is busy.
 
 Run standalone (benchmarks, tests, a node without nodehost)::
 
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import socket
 import struct
 from collections.abc import Callable, Sequence
@@ -49,8 +55,10 @@ UDP_READ = 4096
 UDP_RECEIVE_BUFFER = 1 << 20
 TCP_IDLE = 10.0
 TCP_MAX_CONNECTIONS = 512
+TCP_MAX_PER_CLIENT = 32
 TCP_WRITE_LIMIT = 1 << 20
 SWEEP_INTERVAL = 1.0
+_ACTIVITY = itertools.count()  # orders TCP activity strictly, ties impossible
 
 
 class DnsServer:
@@ -85,6 +93,7 @@ class DnsServer:
         self.tcp: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._connections: set[_TcpConnection] = set()
+        self._by_client: dict[str, set[_TcpConnection]] = {}
         self._sweep: asyncio.TimerHandle | None = None
 
     @property
@@ -172,6 +181,36 @@ class DnsServer:
         if not task.cancelled() and task.exception() is not None and self.log is not None:
             self.log.warning("DNS answer failed", error=repr(task.exception()))
 
+    # TCP connection bounds ---------------------------------------------------------------
+
+    def _admit(self, connection: _TcpConnection) -> bool:
+        """Make room for ``connection`` within both bounds (module docstring); False if none."""
+        same_client = self._by_client.get(connection.client, set())
+        for pool, bound in ((same_client, TCP_MAX_PER_CLIENT),
+                            (self._connections, TCP_MAX_CONNECTIONS)):  # fmt: skip
+            if len(pool) >= bound and not self._evict_idlest(pool):
+                return False
+        self._connections.add(connection)
+        self._by_client.setdefault(connection.client, set()).add(connection)
+        return True
+
+    def _evict_idlest(self, pool: set[_TcpConnection]) -> bool:
+        idle = [connection for connection in pool if connection.pending == 0]
+        if not idle:
+            return False
+        victim = min(idle, key=lambda connection: connection.last_active)
+        self._forget(victim)
+        victim.abort()
+        return True
+
+    def _forget(self, connection: _TcpConnection) -> None:
+        self._connections.discard(connection)
+        same_client = self._by_client.get(connection.client)
+        if same_client is not None:
+            same_client.discard(connection)
+            if not same_client:
+                del self._by_client[connection.client]
+
     def _schedule_sweep(self) -> None:
         if self._sweep is None:
             loop = asyncio.get_running_loop()
@@ -190,17 +229,22 @@ class _TcpConnection(asyncio.Protocol):
         self.buffer = bytearray()
         self.transport: asyncio.Transport | None = None
         self.idle: asyncio.TimerHandle | None = None
+        self.client = ""
+        self.last_active = 0  # from _ACTIVITY: higher is more recent
+        self.pending = 0  # answers owed (waiting on an upstream)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
-        if len(self.server._connections) >= TCP_MAX_CONNECTIONS:
+        peer = transport.get_extra_info("peername")
+        self.client = str(peer[0]) if peer else ""
+        self.last_active = next(_ACTIVITY)
+        if not self.server._admit(self):
             transport.abort()  # type: ignore[attr-defined]
             return
-        self.server._connections.add(self)
         self._arm_idle()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.server._connections.discard(self)
+        self.server._forget(self)
         if self.idle is not None:
             self.idle.cancel()
         self.transport = None
@@ -225,6 +269,7 @@ class _TcpConnection(asyncio.Protocol):
                 return
             message = bytes(self.buffer[2 : 2 + length])
             del self.buffer[: 2 + length]
+            self.last_active = next(_ACTIVITY)
             self._arm_idle()
             self._answer(message)
 
@@ -242,10 +287,14 @@ class _TcpConnection(asyncio.Protocol):
             stats.answered(result)
             self._send(result)
         elif result is not None:
+            self.pending += 1
             self.server._spawn(self._later(result))
 
     async def _later(self, pending: Any) -> None:
-        response = await pending
+        try:
+            response = await pending
+        finally:
+            self.pending -= 1
         self.server.stats.answered(response)
         if response is not None:
             self._send(response)

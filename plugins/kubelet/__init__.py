@@ -46,8 +46,9 @@ from nodehost.component import (
     ProcessSpec,
     StartedProbe,
 )
-from nodehost.errors import PluginError, RuntimeFailure
+from nodehost.errors import InvalidSetting
 from nodehost.plugins.kubelet import hookspecs
+from nodehost.records import ProblemKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plugins.kubelet import arguments as args
@@ -77,6 +78,7 @@ def nodehost_components() -> list[ComponentRecord]:
             after=("sdn", "runtime"),
             validation_scope=ValidationScope.NODE,
             write_flags=True,
+            config_sections=("kubeletArguments",),
         )
     ]
 
@@ -166,7 +168,7 @@ class Kubelet:
             args.require_security(merged.arguments)
             launch = args.launch_arguments(merged.arguments)
         except args.ArgumentsError as error:
-            raise RuntimeFailure(f"component kubelet: {error}") from None
+            raise _invalid(error) from None
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         healthz = args.healthz_address(launch.values)
         readiness = StartedProbe() if healthz is None else HttpProbe(url=healthz_url(*healthz))
@@ -192,7 +194,7 @@ class Kubelet:
     def flag_arguments(self, context: PlanContext) -> tuple[str, ...]:
         """Every setting as ``--name=value`` (sorted): what ``--write-flags`` prints.
 
-        Pure; raises :class:`~nodehost.errors.RuntimeFailure` as :meth:`plan` does.
+        Pure; raises :class:`~nodehost.errors.InvalidSetting` as :meth:`plan` does.
         """
         from nodehost.plugins.kubelet import arguments as args
 
@@ -200,7 +202,7 @@ class Kubelet:
         try:
             args.require_security(merged.arguments)
         except args.ArgumentsError as error:
-            raise RuntimeFailure(f"component kubelet: {error}") from None
+            raise _invalid(error) from None
         return tuple(args.flag_arguments(merged.arguments))
 
     @staticmethod
@@ -211,14 +213,20 @@ class Kubelet:
         try:
             return args.kubelet_arguments(context.config, contributions)
         except args.ArgumentsError as error:
-            raise RuntimeFailure(f"component kubelet: {error}") from None
+            raise _invalid(error) from None
+
+
+def _invalid(error: Exception) -> InvalidSetting:
+    """The kubelet's arguments cannot be computed from this config (exit 255)."""
+    return InvalidSetting(Problem("kubeletArguments", ProblemKind.INVALID, str(error)))
 
 
 def contributed_arguments(context: PlanContext) -> dict[str, list[str]]:
     """Every plugin's ``nodehost_kubelet_arguments``, merged in call order (later keys win).
 
-    A contribution whose value is not a list of strings is a ``PluginError``
-    naming the plugin.
+    A plugin whose contribution is not a mapping of lists fails (a third-party
+    one is disabled and contributes nothing; a built-in's is a ``PluginError``),
+    as one that raises does.
     """
     merged: dict[str, list[str]] = {}
     if context.hooks is None:
@@ -230,11 +238,25 @@ def contributed_arguments(context: PlanContext) -> dict[str, list[str]]:
         state_dir=context.node_state_dir,
     )
     for plugin, contribution in results:
-        for key, values in (contribution or {}).items():
-            if isinstance(values, str) or not isinstance(values, Sequence):
-                raise PluginError(f"plugin {plugin!r} gave kubelet argument {key!r} a non-list")
-            merged[key] = list(values)
+        try:
+            merged.update(_argument_lists(contribution))
+        except TypeError as error:
+            context.hooks.disable(plugin, error, "nodehost_kubelet_arguments")
     return merged
+
+
+def _argument_lists(contribution: object) -> dict[str, list[str]]:
+    """A contribution as flag -> values; ``TypeError`` when it is not a mapping of lists."""
+    if contribution is None:
+        return {}
+    if not isinstance(contribution, Mapping):
+        raise TypeError(f"returned {type(contribution).__name__}, not a mapping")
+    lists = {}
+    for key, values in contribution.items():
+        if isinstance(values, str) or not isinstance(values, Sequence):
+            raise TypeError(f"gave kubelet argument {key!r} a non-list")
+        lists[key] = list(values)
+    return lists
 
 
 def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:

@@ -41,6 +41,8 @@ def nodehost_kubelet_arguments(
 
     **Kind**: broadcast.
 
-    **Errors**: an exception, or a value that is not a list, fails the
-    kubelet's planning with the plugin named.
+    **Errors**: a third-party plugin that raises, or returns something other
+    than a mapping of lists, fails alone (it is disabled, reported and
+    contributes nothing); a built-in's failure fails the kubelet's planning
+    with the plugin named.
     """

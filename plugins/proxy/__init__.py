@@ -18,6 +18,11 @@ host is not an IP is reported too, since it becomes kube-proxy's bindAddress.
 
 Readiness is kube-proxy's ``/healthz`` (``0.0.0.0:10256``, probed on
 loopback, unless ``proxyArguments`` move it).
+
+Its API server is ``masterKubeConfig``'s; an empty one (the network-only
+selection without ``--kubeconfig``) means the in-cluster service account, as
+kube-proxy itself does -- and planning fails with one line when there is none
+(:mod:`nodehost.incluster`).
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from nodehost.component import (
     ProcessSpec,
 )
 from nodehost.config.hostport import parse_ip, split_host_port
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting
+from nodehost.records import ProblemKind
 
 CONFIG_FILE_NAME = "kube-proxy-config.yaml"
 
@@ -58,7 +64,8 @@ def nodehost_components() -> list[ComponentRecord]:
             summary="kube-proxy: service load balancing on this node (iptables mode).",
             component=Proxy(),
             groups=("network",),
-            validation_scope=ValidationScope.NETWORK,
+            validation_scope=ValidationScope.IN_CLUSTER,
+            config_sections=("proxyArguments",),
         )
     ]
 
@@ -126,7 +133,12 @@ class Proxy:
             merged = configuration.proxy_arguments(context.config)
             launch = configuration.launch_arguments(merged.arguments)
         except configuration.ArgumentsError as error:
-            raise RuntimeFailure(f"component proxy: {error}") from None
+            problem = Problem("proxyArguments", ProblemKind.INVALID, str(error))
+            raise InvalidSetting(problem) from None
+        if not any(merged.arguments.get(key, [""])[-1] for key in ("kubeconfig", "master")):
+            from nodehost import incluster
+
+            incluster.require("proxy", "kube-proxy")  # it would use the service account
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         readiness = HttpProbe(url=healthz_url(*configuration.healthz_address(launch.values)))
         notes = [

@@ -47,7 +47,7 @@ from nodehost.component import (
     ReportedProbe,
     TaskSpec,
 )
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting, RuntimeFailure
 from nodehost.plugins.runtime import containerd
 from nodehost.plugins.runtime.settings import (
     MAX_SOCKET_PATH,
@@ -123,7 +123,7 @@ class Runtime:
             )
         settings, reader = read_settings(context.config)
         if reader.problems:
-            raise RuntimeFailure(f"component {NAME}: {reader.problems[0].render()}")
+            raise InvalidSetting(*reader.problems)
         if settings.external is not None:
             return self._wait_plan(settings.external)
         return self._containerd_plan(context, settings.paths(context.state_dir), settings)

@@ -13,15 +13,15 @@ selected and it is the configured provider.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nodehost import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope, hookimpl
 from nodehost.cni import CniNetwork, node_network
 from nodehost.component import ComponentPlan, PlanContext
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting
 from nodehost.plugins.sdn import bridge, external
+from nodehost.suggest import closest
 
 PATH = "networkConfig.networkPluginName"
 
@@ -44,7 +44,7 @@ def nodehost_components() -> list[ComponentRecord]:
             component=Sdn(),
             aliases=("plugins",),
             groups=("network",),
-            validation_scope=ValidationScope.NETWORK,
+            validation_scope=ValidationScope.IN_CLUSTER,
         )
     ]
 
@@ -110,9 +110,9 @@ def unknown_provider_detail(
         )
     else:
         detail = f"no network provider is named {name!r} (installed: {listing})"
-        close = difflib.get_close_matches(name.lower(), list(providers), n=1)
-        if close:
-            detail += f"; did you mean {providers[close[0]].name!r}?"
+        suggestion = closest(name.lower(), list(providers))
+        if suggestion is not None:
+            detail += f"; did you mean {providers[suggestion].name!r}?"
     if plugin_failures:
         detail += "; " + "; ".join(plugin_failures)
     return detail
@@ -129,7 +129,10 @@ class Sdn:
             )
         record = context.network_providers.get(name.lower())
         if record is None:
-            raise RuntimeFailure(f"component sdn: no network provider named {name!r}")
+            raise InvalidSetting(
+                Problem.not_supported("networkConfig.networkPluginName", name,
+                                      sorted(context.network_providers))
+            )  # fmt: skip
         plan = record.provider.plan(context)
         return ComponentPlan(
             run=plan.run,

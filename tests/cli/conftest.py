@@ -41,12 +41,11 @@ kubeletArguments:
 
 
 @pytest.fixture
-def node_dir(tmp_path: Path) -> Path:
-    """A node folder with node-config.yaml and the files it names (contents unchecked by rules)."""
+def node_dir(tmp_path: Path, node_files: Callable[[Path], None]) -> Path:
+    """A node folder with node-config.yaml and the files it names (a real serving pair)."""
     folder = tmp_path / "node"
     folder.mkdir()
-    for name in ("server.crt", "server.key", "ca.crt", "node.kubeconfig"):
-        (folder / name).write_text("placeholder\n")
+    node_files(folder)
     (folder / "node-config.yaml").write_text(NODE_CONFIG)
     return folder
 
@@ -103,3 +102,29 @@ def nodehost_exe() -> Callable[..., Result]:
         return Result(done.returncode, done.stdout, done.stderr)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def make_real_node_folder() -> Callable[[Path], Path]:
+    """``make_real_node_folder(root)``: a CA in ``root/master`` and a node folder it signed
+    (``root/node``, ECDSA, node ``n1``), plus a resolv.conf and an empty records file."""
+    from nodehost.pki.ca import create_signer_ca
+    from nodehost.pki.nodefolder import NodeFolderRequest, create_node_folder
+
+    def make(root: Path) -> Path:
+        master, node = root / "master", root / "node"
+        create_signer_ca(master, name="test-ca", key_type="ecdsa")
+        ca = str(master / "ca.crt")
+        create_node_folder(
+            NodeFolderRequest(
+                node_dir=str(node), node_name="n1", hostnames=("n1",), key_type="ecdsa",
+                master="https://127.0.0.1:6443", certificate_authority=(ca,),
+                node_client_certificate_authority=ca, signer_cert=ca,
+                signer_key=str(master / "ca.key"), signer_serial=str(master / "ca.serial.txt"),
+            )
+        )  # fmt: skip
+        (node / "resolv.conf").write_text("nameserver 127.0.0.1\n")
+        (node / "records.yaml").write_text("services: []\n")
+        return node
+
+    return make

@@ -64,8 +64,8 @@ def test_start_without_config_generates_then_plans(nodehost, master: Path, tmp_p
 
 def test_second_generation_reuses_the_folder(nodehost, master: Path, tmp_path: Path) -> None:
     node = tmp_path / "generated"
-    args = generate_args(master, f"--config-dir={node}", "--dry-run", "--standins=always")
-    nodehost(*args)
+    args = generate_args(master, f"--write-config={node}")
+    assert nodehost(*args).code == 0
     key_before = (node / "server.key").read_bytes()
     result = nodehost(*args)
     assert result.code == 0, result.err
@@ -122,10 +122,8 @@ def test_recursive_resolv_conf_reaches_a_generated_config(
     resolv = tmp_path / "upstream.conf"
     resolv.write_text("nameserver 127.0.0.53\n")
     node = tmp_path / "generated"
-    args = generate_args(
-        master, f"--config-dir={node}", f"--recursive-resolv-conf={resolv}", "--dry-run", "--json"
-    )
-    result = nodehost(*args, "--standins=always", "--components=kubelet")
+    args = generate_args(master, f"--write-config={node}", f"--recursive-resolv-conf={resolv}")
+    result = nodehost(*args)
     assert result.code == 0, result.err
     from nodehost.config.load import load_node_config
     from nodehost.options import StartOptions

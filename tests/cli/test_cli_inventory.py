@@ -53,7 +53,10 @@ def test_selecting_a_component_of_a_failed_plugin_names_the_failure(
     result = nodehost("start", "--config", config, "--dry-run", "--components=fakebroken")
     assert result.code == 2
     assert "not recognized: fakebroken" in result.err
-    assert "plugin 'fakebroken' (nodehost-fake 1.0) failed to load" in result.err
+    assert (
+        "plugin 'fakebroken' (entry point fakebroken = nodehost_fake_broken, nodehost-fake 1.0) "
+        "failed to load: ModuleNotFoundError" in result.err
+    )
 
 
 def test_third_party_component_is_selectable(nodehost, fake_dists, node_dir) -> None:

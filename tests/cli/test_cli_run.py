@@ -227,3 +227,42 @@ def test_under_journald_every_line_carries_its_priority(start_args, node_dir, tm
 def test_a_stream_that_is_not_journald_gets_no_prefix(start_args, tmp_path) -> None:
     lines = _run_into_journal(start_args("--exit-on-ready"), tmp_path / "file", journal=False)
     assert lines and all(line.startswith("{") for line in lines)
+
+
+def test_a_foreign_listener_on_the_kubelets_healthz_port_is_not_ready(
+    start_args, node_dir: Path
+) -> None:
+    """Another process answers on the kubelet's healthz port: the stand-in cannot bind it,
+    nodehost never calls the kubelet ready, and the failure names the port and its holder."""
+    import re
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    class Ok(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet."""
+
+    config = (node_dir / "node-config.yaml").read_text()
+    port = int(re.search(r'healthz-port: \["(\d+)"\]', config).group(1))
+    server = ThreadingHTTPServer(("127.0.0.1", port), Ok)
+    Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        done = subprocess.run(
+            start_args("--exit-on-ready", "--crash-loop-limit=2"),
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 1, done.stdout
+    assert "node ready" not in done.stdout
+    holder = f"127.0.0.1:{port} is held by pid {os.getpid()} ("
+    assert f"kubelet's readiness probe: {holder}" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -38,7 +38,7 @@ def test_dry_run_marks_stand_ins_loudly(nodehost, node_dir: Path) -> None:
 
 
 def test_inactive_component_says_why(nodehost, node_dir: Path) -> None:
-    result = dry_run(nodehost, node_dir, "--components=dns")
+    result = dry_run(nodehost, node_dir, "--components=dns,kubelet")
     assert result.code == 0, result.err
     assert "inactive: dnsBindAddress is not set" in result.out
 

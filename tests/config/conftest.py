@@ -57,10 +57,9 @@ def write_yaml(tmp_path: Path) -> Callable[[str, str], Path]:
 
 
 @pytest.fixture
-def node_dir(tmp_path: Path) -> Path:
-    """A node directory holding the files VALID_CONFIG refers to (contents unchecked by rules)."""
-    for name in ("server.crt", "server.key", "ca.crt", "node.kubeconfig"):
-        (tmp_path / name).write_text("placeholder\n")
+def node_dir(tmp_path: Path, node_files: Callable[[Path], None]) -> Path:
+    """A node directory holding the files VALID_CONFIG refers to (a real serving pair)."""
+    node_files(tmp_path)
     (tmp_path / "node-config.yaml").write_text(VALID_CONFIG)
     return tmp_path
 

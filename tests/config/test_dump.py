@@ -52,7 +52,9 @@ def test_plugin_sections_are_kept(tmp_path: Path) -> None:
     assert reload(tmp_path, config, ("myNetwork",)) == config
 
 
-_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12
+)
 _names = st.text("abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=10)
 _random_raw = st.fixed_dictionaries(
     {},

@@ -130,14 +130,24 @@ def test_file_over_the_size_limit(tmp_path: Path) -> None:
     assert time.monotonic() - started < 1
 
 
-def test_endless_device_stops_at_the_size_limit() -> None:
-    assert load_error("/dev/zero") == "the file is larger than the limit of 4 MiB (4194304 bytes)"
+def test_endless_device_is_refused_unread() -> None:
+    assert load_error("/dev/zero") == "open /dev/zero: not a regular file (a character device)"
 
 
-def test_fifo_without_writer_does_not_hang(tmp_path: Path) -> None:
+def test_fifo_without_writer_is_refused(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo.yaml"
     os.mkfifo(fifo)
-    assert load_error(fifo) == "the file is empty"
+    assert load_error(fifo) == f"open {fifo}: not a regular file (a named pipe)"
+
+
+def test_fifo_with_a_silent_writer_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer that never writes
+    try:
+        assert load_error(fifo) == f"open {fifo}: not a regular file (a named pipe)"
+    finally:
+        os.close(writer)
 
 
 def test_syntax_error_names_line_and_column(write_yaml: Callable[..., Path]) -> None:

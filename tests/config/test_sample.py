@@ -36,10 +36,14 @@ def test_sample_alone_reports_only_its_missing_files(sample_path: Path, tmp_path
         assert problem.detail.endswith(": no such file or directory")
 
 
-def test_sample_with_its_files_is_valid(sample_path: Path, tmp_path: Path) -> None:
+def test_sample_with_its_files_is_valid(
+    sample_path: Path, tmp_path: Path, serving_pair: tuple[bytes, bytes]
+) -> None:
     shutil.copy(sample_path, tmp_path / "node-config.yaml")
     for name in EXPECTED_FILES:
         (tmp_path / name).write_text("placeholder\n")
+    (tmp_path / "server.crt").write_bytes(serving_pair[0])
+    (tmp_path / "server.key").write_bytes(serving_pair[1])
     config, _ = load_node_config(str(tmp_path / "node-config.yaml"))
     for scope in ValidationScope:
         assert validate_node_config(config, scope) == []

@@ -479,7 +479,7 @@ def test_named_certificate_key_mismatch(valid_config: NodeConfig, certificates: 
 
 
 def test_named_certificate_that_is_not_pem(valid_config: NodeConfig, node_dir: Path) -> None:
-    placeholder = str(node_dir / "server.crt")
+    placeholder = str(node_dir / "ca.crt")  # "placeholder"
     config = named(
         valid_config, {"names": ["a.example.com"], "certFile": placeholder, "keyFile": placeholder}
     )
@@ -487,3 +487,26 @@ def test_named_certificate_that_is_not_pem(valid_config: NodeConfig, node_dir: P
     assert message.endswith(
         "error loading certificate/key: tls: failed to find any PEM data in certificate input"
     )
+
+
+# --- nodehost's rule: the serving certificate matches its key ---------------------------------
+
+
+def test_serving_certificate_that_does_not_match_its_key(
+    valid_config: NodeConfig, node_dir: Path
+) -> None:
+    from nodehost.pki.keys import encode_private_key, generate_private_key
+
+    (node_dir / "server.key").write_bytes(encode_private_key(generate_private_key("ecdsa")))
+    assert errors(valid_config) == [
+        f'servingInfo.certFile: Invalid value: "{node_dir / "server.crt"}": error loading '
+        "certificate/key: tls: private key does not match public key"
+    ]
+
+
+def test_serving_certificate_that_is_not_a_certificate(
+    valid_config: NodeConfig, node_dir: Path
+) -> None:
+    (node_dir / "server.crt").write_text("placeholder\n")
+    [message] = errors(valid_config)
+    assert message.endswith("tls: failed to find any PEM data in certificate input")

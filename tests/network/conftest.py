@@ -115,11 +115,10 @@ class Node:
 
 
 @pytest.fixture
-def node(tmp_path: Path) -> Node:
+def node(tmp_path: Path, node_files: Callable[[Path], None]) -> Node:
     folder = tmp_path / "node"
     folder.mkdir()
-    for name in ("server.crt", "server.key", "ca.crt", "node.kubeconfig"):
-        (folder / name).write_text("placeholder\n")
+    node_files(folder)
     return Node(folder, tmp_path / "net.d", tmp_path / "state", unique(), free_pod_cidr())
 
 

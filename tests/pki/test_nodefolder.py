@@ -17,6 +17,7 @@ from nodehost.config.listen import parse_listen
 from nodehost.errors import PKIError, UsageError
 from nodehost.pki import atomic as atomic_module
 from nodehost.pki import commit as commit_module
+from nodehost.pki import versioned as versioned_module
 from nodehost.pki.certs import decode_certificates
 from nodehost.pki.nodefolder import create_node_folder
 
@@ -27,12 +28,17 @@ NON_TLS_FILES = {
 TLS_FILES = NON_TLS_FILES | {"server.crt", "server.key", "node-client-ca.crt"}
 
 
+def visible(folder: Path) -> list[Path]:
+    """What ``ls`` shows: nodehost's versions live in hidden ``.nodehost-*`` entries."""
+    return [path for path in folder.iterdir() if not path.name.startswith(".")]
+
+
 def names_in(folder: Path) -> set[str]:
-    return {path.name for path in folder.iterdir()}
+    return {path.name for path in visible(folder)}
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {path.name: path.read_bytes() for path in folder.iterdir()}
+    return {path.name: path.read_bytes() for path in visible(folder)}
 
 
 def leaf(path: Path) -> x509.Certificate:
@@ -59,7 +65,7 @@ def test_http_listen_folder_holds_origins_non_tls_file_set(request_factory, tmp_
 def test_file_modes_are_origins(request_factory, tmp_path: Path) -> None:
     create_node_folder(request_factory())
     folder = tmp_path / "node1"
-    modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in folder.iterdir()}
+    modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in visible(folder)}
     private = {"master-client.key", "server.key", "node.kubeconfig"}
     assert modes == {name: 0o600 if name in private else 0o644 for name in TLS_FILES}
     assert stat.S_IMODE(folder.stat().st_mode) == 0o755
@@ -439,6 +445,7 @@ def _fail_on_write(monkeypatch, nth: int) -> None:
 
     monkeypatch.setattr(atomic_module, "create_file", failing)
     monkeypatch.setattr(commit_module, "create_file", failing)
+    monkeypatch.setattr(versioned_module, "create_file", failing)
 
 
 def test_failed_write_of_a_new_folder_leaves_nothing(
@@ -458,11 +465,12 @@ def test_failed_write_into_an_existing_folder_restores_it(
     (folder / "notes.txt").write_text("operator notes")
     (folder / "node-config.yaml").write_text("old: config\n")
     before = snapshot(folder)
-    _fail_on_write(monkeypatch, nth=9)  # after node-config.yaml was replaced
+    _fail_on_write(monkeypatch, nth=9)  # the new set is half written
     with pytest.raises(PKIError, match="No space left on device"):
         create_node_folder(request_factory())
     assert snapshot(folder) == before
     assert not [p for p in folder.iterdir() if ".tmp-" in p.name]
+    assert len([p for p in folder.iterdir() if p.name.startswith(".nodehost-v-")]) == 1
 
 
 def test_failed_overwrite_puts_the_old_keys_back(request_factory, tmp_path, monkeypatch) -> None:

@@ -1,7 +1,9 @@
 """The ``kubernetes`` record source: Services and EndpointSlices from the cluster's API server.
 
-Active when the node config names a master kubeconfig (``masterKubeConfig``),
-as Origin's node DNS used the node's own API connection.  It reads Services
+It follows the API server of ``masterKubeConfig``, as Origin's node DNS used
+the node's own API connection; an empty ``masterKubeConfig`` (the
+network-only selection without ``--kubeconfig``) means the in-cluster service
+account, and planning fails with one line when there is none.  It reads Services
 (``core/v1``) and EndpointSlices (``discovery.k8s.io/v1``) in every namespace
 through :mod:`nodehost.apiclient` (imported, with lightkube, only when the
 source runs) and keeps the DNS records in step:
@@ -62,10 +64,20 @@ HEALTHY_WATCH = 10.0  # a watch that lasted this long resets the backoff
 Key = tuple[str, str]
 
 
-def source_factory(context: SourceContext) -> KubernetesSource | None:
-    """The ``kubernetes`` source when the node config has ``masterKubeConfig``."""
+def source_factory(context: SourceContext) -> KubernetesSource:
+    """The ``kubernetes`` source for ``masterKubeConfig``'s API server.
+
+    An empty ``masterKubeConfig`` means the in-cluster service account
+    (:mod:`nodehost.incluster`); ``ValueError`` when there is none either.
+    """
     path = context.config.master_kube_config
-    return KubernetesSource(path) if path else None
+    if not path:
+        from nodehost import incluster
+
+        problem = incluster.unavailable()
+        if problem is not None:
+            raise ValueError(problem)
+    return KubernetesSource(path)
 
 
 # --- translation: API objects (JSON mappings) to the DNS model -------------------------------
@@ -431,9 +443,14 @@ class KubernetesSource:
             self._trouble = "refused"
             self._log(
                 "error",
-                f"DNS record source cannot read the API with kubeconfig {self.kubeconfig}: "
+                f"DNS record source cannot read the API with {self._credentials()}: "
                 f"{message}; retrying every {self.refused_retry:g}s",
             )
+
+    def _credentials(self) -> str:
+        if not self.kubeconfig:
+            return "the in-cluster service account"
+        return f"kubeconfig {self.kubeconfig}"
 
     def _recovered(self) -> None:
         if self._trouble is not None:

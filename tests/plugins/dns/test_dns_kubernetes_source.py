@@ -190,8 +190,29 @@ def test_the_source_follows_the_master_kubeconfig(tmp_path) -> None:
     assert source.kubeconfig == str(tmp_path / "node.kubeconfig")
 
 
-def test_without_a_master_kubeconfig_the_source_is_inactive(tmp_path) -> None:
-    assert source_factory(source_context(tmp_path, masterKubeConfig="")) is None
+def test_without_a_master_kubeconfig_the_source_uses_the_service_account(
+    tmp_path, monkeypatch
+) -> None:
+    folder = tmp_path / "serviceaccount"
+    folder.mkdir()
+    for name in ("token", "ca.crt", "namespace"):
+        (folder / name).write_text("x")
+    monkeypatch.setenv("NODEHOST_SERVICE_ACCOUNT_DIR", str(folder))
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    source = source_factory(source_context(tmp_path, masterKubeConfig=""))
+    assert source.kubeconfig == ""
+
+
+def test_without_a_master_kubeconfig_or_a_service_account_the_source_refuses(
+    tmp_path, monkeypatch
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
+    with pytest.raises(
+        ValueError, match=r"no in-cluster service account \(KUBERNETES_SERVICE_HOST"
+    ):
+        source_factory(source_context(tmp_path, masterKubeConfig=""))
 
 
 # --- against the test API server -------------------------------------------------------------------

@@ -26,6 +26,9 @@ def node_config(tmp_path: Path) -> tuple[Path, int]:
     port = free_udp_port()
     raw = yaml.safe_load((EXAMPLE / "node-config.yaml").read_text())
     raw.update(dnsBindAddress=f"127.0.0.1:{port}", dnsNameservers=[f"127.0.0.1:{free_udp_port()}"])
+    # --components=dns validates as a node (Origin) and keeps masterKubeConfig, which points
+    # at no API server here: serve no cluster records rather than wait for one.
+    raw["dnsServerConfig"] = {"recordSources": []}
     path = tmp_path / "node-config.yaml"
     path.write_text(yaml.safe_dump(raw))
     shutil.copy(EXAMPLE / "master.kubeconfig", tmp_path / "node.kubeconfig")

@@ -11,7 +11,7 @@ from dnsrun import RECORDS, write_records
 from nodehost import ValidationScope
 from nodehost.component import PlanContext, ReportedProbe, TaskSpec
 from nodehost.config import node_config_from_mapping
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting, RuntimeFailure
 from nodehost.plugins.dns import NodeDns, nodehost_components, nodehost_validate_config
 from nodehost.plugins.dns.settings import SECTION, SettingsError, settings_from_config
 
@@ -200,21 +200,41 @@ def test_the_plan_is_a_task_that_reports_its_own_readiness(node_dir) -> None:
     )
 
 
-def test_without_a_records_file_or_a_master_kubeconfig_no_source_runs(node_dir) -> None:
+def test_without_a_master_kubeconfig_or_a_service_account_the_plan_fails(
+    node_dir, monkeypatch
+) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_PORT", raising=False)
     config = config_of(node_dir, masterKubeConfig="", dnsNameservers=["192.0.2.1:53"])
+    with pytest.raises(RuntimeFailure) as raised:
+        NodeDns().plan(context_of(config))
+    assert str(raised.value) == (
+        "component dns: record source 'kubernetes' could not be set up: there is no kubeconfig "
+        "(masterKubeConfig is empty: the network-only selection runs against --kubeconfig) and "
+        "no in-cluster service account (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are "
+        "not set); give --kubeconfig FILE"
+    )
+
+
+def test_with_no_record_source_named_no_source_runs(node_dir) -> None:
+    config = config_of(node_dir, **{SECTION: {"recordSources": []}})
     plan = NodeDns().plan(context_of(config))
     assert plan.notes[1] == "record sources: none (cluster names are NXDOMAIN)"
 
 
 def test_naming_an_unknown_record_source_fails_the_plan(node_dir) -> None:
     config = config_of(node_dir, **{SECTION: {"recordSources": ["etcd"]}})
-    with pytest.raises(RuntimeFailure, match=r"names 'etcd', which no plugin provides"):
+    with pytest.raises(InvalidSetting) as caught:
         NodeDns().plan(context_of(config))
+    assert [problem.render() for problem in caught.value.problems] == [
+        'dnsServerConfig.recordSources: Unsupported value: "etcd": supported values: "file", '
+        '"kubernetes"'
+    ]
 
 
 def test_naming_the_file_source_without_a_file_fails_the_plan(node_dir) -> None:
     config = config_of(node_dir, **{SECTION: {"recordSources": ["file"]}})
-    with pytest.raises(RuntimeFailure, match=r"nothing to serve .*set dnsServerConfig.recordsFile"):
+    with pytest.raises(InvalidSetting, match=r"nothing to serve .*set dnsServerConfig.recordsFile"):
         NodeDns().plan(context_of(config))
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.config import node_config_from_mapping
+from nodehost.errors import PluginError
 
 NODE = {
     "nodeName": "node1.example.com",
@@ -77,6 +78,10 @@ class FakeHooks:
         assert hook_name == "nodehost_kubelet_arguments"
         self.calls.append((kwargs["config"], kwargs["selected"]))
         return [("contributor", dict(self.contributions))]
+
+    def disable(self, plugin: str, error: BaseException, hook_name: str) -> None:
+        """As the facade does for a built-in (or under --strict-plugins): raise."""
+        raise PluginError(f"plugin {plugin!r} failed in {hook_name}: {error}")
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import yaml
 
 from nodehost import ValidationScope
 from nodehost.component import HttpProbe, StartedProbe
-from nodehost.errors import PluginError, RuntimeFailure
+from nodehost.errors import InvalidSetting, PluginError
 from nodehost.kube.programs import check_kubelet_configuration as check_configuration
 from nodehost.plugins.kubelet import CONFIG_FILE_NAME, Kubelet, nodehost_components
 from nodehost.plugins.kubelet.arguments import kubelet_flags_line
@@ -92,10 +92,11 @@ def test_a_contribution_that_breaks_security_fails_the_plan_naming_it(
     make_config, make_context
 ) -> None:
     context = make_context(make_config(), {"tls-min-version": []})
-    with pytest.raises(RuntimeFailure) as caught:
+    with pytest.raises(InvalidSetting) as caught:
         Kubelet().plan(context)
     assert str(caught.value).startswith(
-        "component kubelet: the kubelet would run without required security settings: "
+        "kubeletArguments: Invalid value: the kubelet would run without required security "
+        "settings: "
         "--tls-min-version="
     )
 
@@ -103,13 +104,13 @@ def test_a_contribution_that_breaks_security_fails_the_plan_naming_it(
 def test_a_contribution_that_is_not_a_kubelet_flag_fails_the_plan(
     make_config, make_context
 ) -> None:
-    with pytest.raises(RuntimeFailure, match="no-such-flag is not a kubelet flag"):
+    with pytest.raises(InvalidSetting, match="no-such-flag is not a kubelet flag"):
         Kubelet().plan(make_context(make_config(), {"no-such-flag": ["1"]}))
 
 
 def test_an_unparseable_bind_address_fails_the_plan(make_config, make_context) -> None:
     context = make_context(make_config(servingInfo={"bindAddress": "nohost"}))
-    with pytest.raises(RuntimeFailure, match="component kubelet: cannot parse node address"):
+    with pytest.raises(InvalidSetting, match="kubeletArguments: Invalid value: cannot parse node"):
         Kubelet().plan(context)
 
 
@@ -169,5 +170,6 @@ def test_a_contribution_that_is_not_a_list_fails_the_plan_naming_the_plugin(
     make_config, make_context
 ) -> None:
     context = make_context(make_config(), {"max-pods": "50"})
-    with pytest.raises(PluginError, match="plugin 'contributor' gave kubelet argument 'max-pods'"):
+    with pytest.raises(PluginError, match="plugin 'contributor' failed in nodehost_kubelet_arguments: "
+                       "gave kubelet argument 'max-pods' a non-list"):  # fmt: skip
         Kubelet().plan(context)

@@ -7,7 +7,7 @@ import yaml
 
 from nodehost import Severity, ValidationScope
 from nodehost.component import HttpProbe
-from nodehost.errors import RuntimeFailure
+from nodehost.errors import InvalidSetting
 from nodehost.kube.programs import check_kube_proxy_configuration as check_configuration
 from nodehost.plugins.proxy import CONFIG_FILE_NAME, Proxy, nodehost_components
 from nodehost.plugins.proxy import nodehost_validate_config as validate
@@ -18,7 +18,7 @@ def test_the_record_is_a_default_network_component() -> None:
     assert record.name == "proxy"
     assert record.default is True
     assert record.groups == ("network",)
-    assert record.validation_scope is ValidationScope.NETWORK
+    assert record.validation_scope is ValidationScope.IN_CLUSTER
     assert isinstance(record.component, Proxy)
 
 
@@ -40,7 +40,7 @@ def test_a_bad_proxy_argument_fails_the_plan_naming_the_component(
     make_config, make_context
 ) -> None:
     context = make_context(make_config(proxyArguments={"conntrack-min": ["x"]}))
-    with pytest.raises(RuntimeFailure, match=r"^component proxy: invalid kube-proxy arguments"):
+    with pytest.raises(InvalidSetting, match=r"^proxyArguments: Invalid value: invalid kube-proxy"):
         Proxy().plan(context)
 
 

@@ -109,14 +109,13 @@ def short_dir() -> Iterator[Path]:
 
 
 @pytest.fixture
-def node_folder(short_dir: Path) -> Callable[..., Path]:
+def node_folder(short_dir: Path, node_files: Callable[[Path], None]) -> Callable[..., Path]:
     """Factory: write ``node/node-config.yaml`` (bridge network, CNI conf under the folder)."""
 
     def write(extra: str = "") -> Path:
         node = short_dir / "node"
         node.mkdir(exist_ok=True)
-        for name in ("server.crt", "server.key", "ca.crt", "node.kubeconfig"):
-            (node / name).write_text("placeholder\n")
+        node_files(node)
         config = textwrap.dedent(
             f"""\
             apiVersion: v1

@@ -1,0 +1,124 @@
+"""The state directory: nothing root writes there follows a symlink; an unsafe one is refused."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nodehost.errors import RuntimeFailure
+from nodehost.runtime import pidfiles
+
+SLEEPER = [{"name": "sleeper", "argv": ["sleep", "600"]}]
+
+
+def state_dir_of(tmp_path: Path) -> Path:
+    state_dir = tmp_path / "state"
+    (state_dir / "run").mkdir(parents=True)
+    return state_dir
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A file a symlink in the state directory points at; it must never change."""
+    path = tmp_path / "victim"
+    path.write_text("precious\n")
+    return path
+
+
+def test_a_symlinked_lock_file_is_refused_and_its_target_untouched(
+    host_run, tmp_path: Path, victim: Path
+) -> None:
+    state_dir = state_dir_of(tmp_path)
+    (state_dir / "run" / "host.lock").symlink_to(victim)
+    run = host_run(SLEEPER, state_dir=str(state_dir))
+    assert run.wait() == 1
+    assert "host.lock is a symbolic link; remove it" in run.stderr()
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_symlinked_pid_temporary_is_replaced_not_followed(tmp_path: Path, victim: Path) -> None:
+    state_dir = state_dir_of(tmp_path)
+    temporary = state_dir / "run" / "sleeper.pid.tmp"
+    temporary.symlink_to(victim)
+    record = pidfiles.write_pid_file(str(state_dir), "sleeper", os.getpid())
+    assert victim.read_text() == "precious\n"
+    assert not temporary.is_symlink()
+    assert pidfiles.read_pid_files(str(state_dir)) == [record]
+
+
+def test_a_symlinked_pid_file_is_not_read(tmp_path: Path) -> None:
+    state_dir = state_dir_of(tmp_path)
+    elsewhere = tmp_path / "elsewhere.pid"
+    elsewhere.write_text(f"{os.getpid()}\n")
+    (state_dir / "run" / "sleeper.pid").symlink_to(elsewhere)
+    assert pidfiles.read_pid_files(str(state_dir)) == []
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o1777])
+def test_a_state_directory_writable_by_others_is_refused(
+    host_run, tmp_path: Path, mode: int
+) -> None:
+    state_dir = state_dir_of(tmp_path)
+    state_dir.chmod(mode)
+    run = host_run(SLEEPER, state_dir=str(state_dir))
+    assert run.wait() == 1
+    assert f"error: state directory {state_dir} is writable by group or others" in run.stderr()
+    assert "Traceback" not in run.stderr()
+    assert not (state_dir / "run" / "host.lock").exists()
+
+
+def test_a_symlinked_run_folder_is_refused(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    state_dir.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (state_dir / "run").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(RuntimeFailure, match=r"run is not a directory"):
+        pidfiles.StateLock(str(state_dir)).acquire()
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_new_state_directory_is_made_private_to_root_writes(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        lock = pidfiles.StateLock(str(tmp_path / "fresh" / "state"))
+        lock.acquire()
+        lock.release()
+    finally:
+        os.umask(old)
+    for folder in (
+        tmp_path / "fresh",
+        tmp_path / "fresh" / "state",
+        tmp_path / "fresh" / "state" / "run",
+    ):
+        assert folder.stat().st_mode & 0o777 == 0o755
+
+
+def test_a_state_directory_of_another_user_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a folder away")
+    state_dir = state_dir_of(tmp_path)
+    os.chown(state_dir, 4321, 4321)
+    with pytest.raises(RuntimeFailure, match=r"belongs to another user \(uid 4321\)"):
+        pidfiles.StateLock(str(state_dir)).acquire()
+
+
+def test_the_cgroup_record_is_written_and_read_without_following_a_symlink(
+    tmp_path: Path, victim: Path
+) -> None:
+    from nodehost.runtime import cgroups
+
+    state_dir = state_dir_of(tmp_path)
+    record = cgroups.record_path(str(state_dir))
+    record.symlink_to(victim)
+    assert cgroups.recorded_base(str(state_dir)) is None  # a planted record is not read
+    made, why = cgroups.open_cgroups(str(state_dir))
+    if made is None:
+        pytest.skip(f"no agent cgroups here: {why}")
+    try:
+        assert victim.read_text() == "precious\n"
+        assert not record.is_symlink()
+        assert cgroups.recorded_base(str(state_dir)) == made.base
+    finally:
+        cgroups.remove_empty(made.base)
