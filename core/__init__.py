@@ -4,7 +4,7 @@ The public API for plugin authors is importable from here:
 
 * ``hookimpl`` -- the marker for hook implementations (``@nodehost.hookimpl``);
 * the record types a plugin returns (:class:`ComponentRecord`,
-  :class:`NetworkProviderRecord`, :class:`Problem`);
+  :class:`NetworkProviderRecord`, :class:`Problem`, :class:`Topology`);
 * the component API (:mod:`nodehost.component`).
 
 Attributes are resolved lazily so that ``import nodehost`` (and therefore
@@ -29,6 +29,7 @@ _LAZY = {
     "Problem": "nodehost.records",
     "Severity": "nodehost.records",
     "ValidationScope": "nodehost.records",
+    "Topology": "nodehost.records",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.records import NetworkProviderRecord as NetworkProviderRecord
     from nodehost.records import Problem as Problem
     from nodehost.records import Severity as Severity
+    from nodehost.records import Topology as Topology
     from nodehost.records import ValidationScope as ValidationScope
 
 __all__ = ["PROJECT_NAME", "__version__", *_LAZY]

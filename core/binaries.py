@@ -4,8 +4,9 @@ A component names its program (``ProcessSpec.argv[0]``, e.g. ``kubelet``); the
 core resolves it, in order:
 
 1. ``--binary NAME=PATH`` (the user's explicit choice);
-2. with ``--standins=always``, the stand-in from :mod:`nodehost.testing` for
-   programs that have one;
+2. with ``--standins=always``, the program's stand-in: the one its component's
+   record names (``ComponentRecord.standins``), else nodehost's own from
+   :mod:`nodehost.testing` (kubelet, kube-proxy);
 3. ``NAME`` on ``PATH``;
 4. with ``--standins=missing``, the stand-in for a program not found on ``PATH``.
 
@@ -52,13 +53,18 @@ def resolve_program(
     *,
     overrides: Mapping[str, str],
     standins: StandinMode = "never",
+    standin_scripts: Mapping[str, str] | None = None,
 ) -> ResolvedProgram:
-    """Resolve ``program`` for ``component`` as the module docstring says."""
+    """Resolve ``program`` for ``component`` as the module docstring says.
+
+    ``standin_scripts`` maps program names to the stand-in the component's
+    record names (a console script, or an absolute path).
+    """
     if program in overrides:
         return ResolvedProgram(_check_executable(component, overrides[program]))
     if os.sep in program:
         return ResolvedProgram(_check_executable(component, program))
-    standin = _standin_path(program) if standins != "never" else None
+    standin = _standin_path(program, standin_scripts or {}) if standins != "never" else None
     if standin and standins == "always":
         return ResolvedProgram(standin, standin=True)
     found = shutil.which(program)
@@ -79,15 +85,17 @@ def _check_executable(component: str, path: str) -> str:
     return os.path.abspath(path)
 
 
-def _standin_path(program: str) -> str | None:
+def _standin_path(program: str, scripts: Mapping[str, str]) -> str | None:
     """The stand-in's console script: beside this interpreter (a venv), else on ``PATH``."""
     import sys
 
     from nodehost.testing import STANDINS
 
-    script = STANDINS.get(program)
+    script = scripts.get(program) or STANDINS.get(program)
     if not script:
         return None
+    if os.path.isabs(script):
+        return script if os.access(script, os.X_OK) else None
     beside = os.path.join(os.path.dirname(sys.executable), script)
     if os.access(beside, os.X_OK):
         return beside

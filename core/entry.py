@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("nodehost.cli.status:status", "Show the state of a running nodehost."),
     "network": (
         "nodehost.cli.network:network",
-        "Check the pod network (CNI), or remove what nodehost created for it.",
+        "List network providers, check the pod network, remove what nodehost made.",
     ),
     "teardown": (
         "nodehost.cli.teardown:teardown",

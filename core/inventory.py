@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import PluginError
 from nodehost.manager import LoadOptions, PluginHost, Provided, index_by_name, unique
@@ -96,6 +96,25 @@ class Inventory:
         if provider is not None and provider.plugin == plugin:
             return True
         return any(is_set(config, key) for key in self.sections_of(plugin))
+
+    def section_schemas(self) -> dict[str, dict[str, Any]]:
+        """Every plugin-owned section with its JSON Schema (a plain object schema when the
+        record gives none), its description naming the plugin that owns it."""
+        owned: list[tuple[str, Any, str]] = []
+        for item in unique(self.components):
+            schemas = item.record.config_schema
+            owned += [(s, schemas.get(s), item.source()) for s in item.record.config_sections]
+        for provider in unique(self.providers):
+            section = provider.record.config_section
+            if section:
+                owned.append((section, provider.record.config_schema, provider.source()))
+        result: dict[str, dict[str, Any]] = {}
+        for section, schema, source in owned:
+            entry = dict(schema or {"type": ["object", "null"]})
+            description = entry.get("description", f"A section of {source}; no schema given.")
+            entry["description"] = f"{description} (owned by {source})"
+            result.setdefault(section, entry)
+        return result
 
     def known_sections(self) -> frozenset[str]:
         """Top-level NodeConfig keys that plugins own: components' and providers' sections."""

@@ -112,7 +112,9 @@ def build_plan(
             continue
         standin = False
         if resolve_programs:
-            plan, standin = _resolve_program(name, plan, overrides, standins)
+            plan, standin = _resolve_program(
+                name, plan, overrides, standins, provided.record.standins
+            )
         planned.append(
             PlannedComponent(
                 name=name,
@@ -189,16 +191,26 @@ def _component_plan(provided: Provided[ComponentRecord], context: PlanContext) -
 
 
 def _resolve_program(
-    name: str, plan: ComponentPlan, overrides: Mapping[str, str], standins: StandinMode
+    name: str,
+    plan: ComponentPlan,
+    overrides: Mapping[str, str],
+    standins: StandinMode,
+    standin_scripts: Mapping[str, str],
 ) -> tuple[ComponentPlan, bool]:
     """The plan with its program's path, and whether that program is a stand-in."""
     if not isinstance(plan.run, ProcessSpec):
         return plan, False
-    program = resolve_program(name, plan.run.argv[0], overrides=overrides, standins=standins)
+    program = resolve_program(
+        name,
+        plan.run.argv[0],
+        overrides=overrides,
+        standins=standins,
+        standin_scripts=standin_scripts,
+    )
     run = dataclasses.replace(plan.run, argv=(program.path, *plan.run.argv[1:]))
     notes = plan.notes
     if program.standin:
-        notes = (*notes, f"STAND-IN: {plan.run.argv[0]} is nodehost.testing's stand-in")
+        notes = (*notes, f"STAND-IN: {plan.run.argv[0]} is replaced by {program.path}")
     return dataclasses.replace(plan, run=run, notes=notes), program.standin
 
 

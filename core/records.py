@@ -7,6 +7,8 @@
   one way of setting up the node's pod network.
 * :class:`Problem` -- returned by ``nodehost_validate_config``: one error or
   warning about the configuration, with Origin's field path and wording.
+* :class:`Topology` -- how a provider's pods reach the network (through the
+  host, or on a master link's layer 2); the CNI checks adapt to it.
 
 The core selects records by name; a plugin never has to check "is this mine?".
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import enum
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +83,16 @@ class ComponentRecord:
                   component's arguments (Origin prints the kubelet's).
     ``config_sections`` top-level NodeConfig keys this component owns and
                   validates (known to the loader: no unknown-key warning).
+                  Read them with :class:`nodehost.config.sections.SectionReader`
+                  from ``config.extra[<section>]``.
+    ``config_schema`` a JSON Schema (draft-07, a JSON-ready mapping) per owned
+                  section, by section name; ``nodehost config schema`` includes
+                  it so editors complete and check the section's keys.
+    ``standins``  stand-in programs for the programs this component runs, by
+                  program name (``argv[0]`` of its :class:`~nodehost.component.ProcessSpec`)
+                  -> a console script or absolute path; ``nodehost start
+                  --standins=missing|always`` uses them as it uses nodehost's
+                  own stand-ins for the kubelet and kube-proxy.
     """
 
     name: str
@@ -95,6 +107,8 @@ class ComponentRecord:
     validation_scope: ValidationScope = ValidationScope.NODE
     write_flags: bool = False
     config_sections: tuple[str, ...] = ()
+    config_schema: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    standins: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_name("component", self.name)
@@ -102,6 +116,30 @@ class ComponentRecord:
             check_name("component alias", alias)
         for group in self.groups:
             check_name("group", group)
+        unowned = sorted(set(self.config_schema) - set(self.config_sections))
+        if unowned:
+            raise ValueError(
+                f"component {self.name}: config_schema names sections it does not own "
+                f"({', '.join(unowned)}); list them in config_sections"
+            )
+
+
+class Topology(enum.StrEnum):
+    """Where a network provider puts its pods, which decides how nodehost checks the network.
+
+    * ``HOST``: routed or bridged through the host -- a link on the host (a
+      bridge, the host end of a veth) holds the pods' gateway, so the pod CIDR
+      must not overlap any host address, and a pod must reach the gateway on
+      this host (``bridge``, ``ptp``);
+    * ``L2``: the pods share the layer-2 segment of a *master* link (macvlan,
+      ipvlan) -- the master must exist and be up, the pod CIDR must lie in the
+      master's network (the pods are on that network by design), and two pods
+      on the master must reach each other; the gateway is a router on that
+      segment, which the host itself cannot reach through the master.
+    """
+
+    HOST = "host"
+    L2 = "l2"
 
 
 @dataclass(frozen=True)
@@ -114,6 +152,12 @@ class NetworkProviderRecord:
     ``aliases``        other accepted names.
     ``config_section`` the top-level NodeConfig key this provider owns and validates
                        (``None`` when it has no settings of its own).
+    ``config_schema``  a JSON Schema (draft-07) of that section, for ``nodehost
+                       config schema`` (``None``: the section is listed without keys).
+    ``topology``       :class:`Topology`: through the host (default) or on a
+                       master link's layer 2; ``conflist_plan``, ``nodehost
+                       network check`` and ``nodehost.testing.cni.exercise``
+                       check the network accordingly.
     """
 
     name: str
@@ -121,10 +165,16 @@ class NetworkProviderRecord:
     provider: NetworkProvider
     aliases: tuple[str, ...] = ()
     config_section: str | None = None
+    config_schema: Mapping[str, Any] | None = None
+    topology: Topology = Topology.HOST
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError(f"network provider name {self.name!r} must be a non-empty string")
+        if self.config_schema is not None and self.config_section is None:
+            raise ValueError(f"network provider {self.name}: config_schema needs a config_section")
+        if not isinstance(self.topology, Topology):
+            raise ValueError(f"network provider {self.name}: topology must be a nodehost.Topology")
 
 
 class Severity(enum.StrEnum):
@@ -144,6 +194,8 @@ class ProblemKind(enum.StrEnum):
     DUPLICATE = "Duplicate value"
     INTERNAL = "Internal error"
     NOT_CHECKED = "Not checked"
+    #: nodehost's own kind: a key it reads, validates and then does nothing with.
+    NO_EFFECT = "has no effect in nodehost"
 
 
 _NO_VALUE = object()
@@ -212,6 +264,11 @@ class Problem:
     def internal(cls, path: str, detail: str) -> Problem:
         """A check that could not run (a validation hook raised): always an error."""
         return cls(path, ProblemKind.INTERNAL, detail)
+
+    @classmethod
+    def no_effect(cls, path: str, why: str) -> Problem:
+        """A warning: ``<path>: has no effect in nodehost: <why>``."""
+        return cls(path, ProblemKind.NO_EFFECT, why, severity=Severity.WARNING)
 
     @property
     def has_value(self) -> bool:

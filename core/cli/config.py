@@ -100,8 +100,13 @@ def show(file: str, strict_config: bool, **plugin_flags: Any) -> None:
 
 
 @config.command()
-def schema() -> None:
-    """Print a JSON Schema of NodeConfig (for editors: the YAML language server)."""
+@inventory_options
+def schema(**plugin_flags: Any) -> None:
+    """Print a JSON Schema of NodeConfig (for editors: the YAML language server).
+
+    Origin's keys plus every installed plugin's section, as its record describes it.
+    """
     from nodehost.config.jsonschema import node_config_schema
 
-    click.echo(json.dumps(node_config_schema(), indent=2))
+    sections = load_inventory(**plugin_flags).section_schemas()
+    click.echo(json.dumps(node_config_schema(sections), indent=2))

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from nodehost.cli.options import inventory_options, load_inventory
-from nodehost.table import format_table
+from nodehost.table import format_table, terminal_width
 
 
 @click.command()
@@ -56,7 +56,7 @@ def components(as_json: bool, **plugin_flags: Any) -> None:
                 row["distribution"],
             )
         )
-    click.echo(format_table(table))
+    click.echo(format_table(table, terminal_width()))
     _echo_failures(inventory)
 
 
@@ -88,4 +88,4 @@ def plugins(as_json: bool, **plugin_flags: Any) -> None:
             status += f" in {info.hook}: {info.error}" if info.hook else f": {info.error}"
         hooks = ",".join(hook.removeprefix("nodehost_") for hook in info.hooks) or "-"
         table.append((info.name, info.dist_label, status, hooks))
-    click.echo(format_table(table))
+    click.echo(format_table(table, terminal_width()))

@@ -1,5 +1,6 @@
-"""``nodehost network``: prove the node's pod network works, and remove what nodehost created.
+"""``nodehost network``: list providers, prove the pod network works, remove what nodehost created.
 
+* ``providers`` -- every network provider the installed plugins offer;
 * ``check`` -- in a throw-away namespace, run the configured CNI chain for
   real (ADD, CHECK, DEL), verify the interface, its addresses and the way to
   the gateway, clean up everything, print a report (:mod:`nodehost.cni.check`);
@@ -27,7 +28,46 @@ _STATE_HELP = "nodehost's state directory, as for 'start' (env NODEHOST_STATE_DI
 
 @click.group()
 def network() -> None:
-    """Check the node's pod network (CNI), or remove what nodehost created for it."""
+    """List network providers, check the pod network (CNI), or remove what nodehost made."""
+
+
+@network.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@inventory_options
+def providers(as_json: bool, **plugin_flags: Any) -> None:
+    """List the network providers networkConfig.networkPluginName can name.
+
+    For each: name and aliases, topology (host: routed or bridged through
+    the host; l2: on a master link's layer 2), the config section it owns,
+    the plugin and distribution that provide it, and its summary.
+    """
+    import json
+
+    from nodehost.manager import unique
+    from nodehost.table import format_table, terminal_width
+
+    inventory = load_inventory(**plugin_flags)
+    rows: list[dict[str, Any]] = [
+        {
+            "name": item.record.name,
+            "aliases": list(item.record.aliases),
+            "topology": item.record.topology.value,
+            "config_section": item.record.config_section,
+            "plugin": item.plugin,
+            "distribution": item.distribution or "nodehost (built-in)",
+            "summary": item.record.summary,
+        }
+        for item in sorted(unique(inventory.providers), key=lambda item: item.record.name)
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = [("NAME", "TOPOLOGY", "SECTION", "DISTRIBUTION", "SUMMARY")]
+    for row in rows:
+        name = row["name"] + (f" ({', '.join(row['aliases'])})" if row["aliases"] else "")
+        section = row["config_section"] or "-"
+        table.append((name, row["topology"], section, row["distribution"], row["summary"]))
+    click.echo(format_table(table, terminal_width()))
 
 
 @network.command()

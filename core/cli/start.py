@@ -159,7 +159,8 @@ ENVIRONMENT_PREFIX = "NODEHOST"
     type=click.Choice(["never", "missing", "always"]),
     default="never",
     show_default=True,
-    help="Use nodehost.testing's stand-ins for missing programs (or always): CI smoke runs.",
+    help="Use stand-ins (nodehost.testing's, or a component's own) for missing programs "
+    "(or always): CI smoke runs.",
 )
 @click.option(
     "--bootstrap-timeout",

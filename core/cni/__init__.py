@@ -7,10 +7,13 @@ does, makes throw-away network namespaces, and cleans up after itself.
 Public API (resolved lazily; ``import nodehost.cni`` costs nothing):
 
 * describing a network -- :class:`CniNetwork`, :class:`HostLink`,
-  :func:`node_network` (the configured provider's network), :data:`DEFAULT_CONF_DIR`;
+  :func:`node_network` (the configured provider's network), :func:`selects_provider`
+  (whether the config runs a given provider), :data:`DEFAULT_CONF_DIR`,
+  :data:`CNI_DIRS_SCHEMA` (the schema of a provider section's directory keys);
 * writing one -- :func:`conflist_plan` (a provider's whole ``plan()``),
   :func:`conflist_file_name` (a provider reads its config section with
-  :class:`nodehost.config.sections.SectionReader`);
+  :class:`nodehost.config.sections.SectionReader`); for a layer-2 network,
+  :func:`master_network` (the master link's network that holds the pod CIDR);
 * plugins -- :data:`DEFAULT_BIN_DIRS`, :func:`find_plugin`, :func:`require_plugins`;
 * running chains -- :class:`RuntimeConf`, :func:`add_network`,
   :func:`check_network`, :func:`delete_network`, :class:`CniError`;
@@ -20,7 +23,7 @@ Public API (resolved lazily; ``import nodehost.cni`` costs nothing):
 Modules: ``plugins`` (binary lookup), ``conflist`` (files, marker),
 ``invoke`` (one plugin), ``chain`` (a list), ``netns`` (namespaces),
 ``hostnet`` (links, addresses, sysctls), ``sandbox``, ``check``, ``network``,
-``provider``, ``ledger`` (what nodehost created).
+``provider``, ``layer2`` (master-link checks), ``ledger`` (what nodehost created).
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ _LAZY = {
     "CniNetwork": "nodehost.cni.network",
     "HostLink": "nodehost.cni.network",
     "node_network": "nodehost.cni.network",
+    "selects_provider": "nodehost.cni.network",
     "DEFAULT_CONF_DIR": "nodehost.cni.network",
+    "CNI_DIRS_SCHEMA": "nodehost.cni.network",
     "conflist_plan": "nodehost.cni.provider",
     "conflist_file_name": "nodehost.cni.conflist",
     "read_network_file": "nodehost.cni.conflist",
@@ -49,6 +54,7 @@ _LAZY = {
     "Sandbox": "nodehost.cni.sandbox",
     "run_check": "nodehost.cni.check",
     "clean_up": "nodehost.cni.ledger",
+    "master_network": "nodehost.cni.layer2",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,13 +62,22 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni.check import run_check
     from nodehost.cni.conflist import conflist_file_name, first_network, read_network_file
     from nodehost.cni.invoke import CniError, RuntimeConf
+    from nodehost.cni.layer2 import master_network
     from nodehost.cni.ledger import clean_up
-    from nodehost.cni.network import DEFAULT_CONF_DIR, CniNetwork, HostLink, node_network
+    from nodehost.cni.network import (
+        CNI_DIRS_SCHEMA,
+        DEFAULT_CONF_DIR,
+        CniNetwork,
+        HostLink,
+        node_network,
+        selects_provider,
+    )
     from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin, require_plugins
     from nodehost.cni.provider import conflist_plan
     from nodehost.cni.sandbox import Sandbox
 
 __all__ = [
+    "CNI_DIRS_SCHEMA",
     "DEFAULT_BIN_DIRS",
     "DEFAULT_CONF_DIR",
     "CniError",
@@ -78,10 +93,12 @@ __all__ = [
     "delete_network",
     "find_plugin",
     "first_network",
+    "master_network",
     "node_network",
     "read_network_file",
     "require_plugins",
     "run_check",
+    "selects_provider",
 ]
 
 

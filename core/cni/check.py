@@ -3,10 +3,18 @@
 In a throw-away namespace (:class:`~nodehost.cni.sandbox.Sandbox`) the
 network's chain runs as a runtime runs it for a pod: ``lo`` through the
 loopback plugin (if the network says so), then ADD on ``eth0``; the check
-verifies the interface and its addresses inside the namespace and that the
-namespace reaches its gateway over TCP (a listener on the gateway address,
-a connect from inside); then CHECK and DEL.  Everything the run caused is
-removed, host switches are restored, and every step is reported.
+verifies the interface and its addresses inside the namespace, then the data
+path by the network's :class:`~nodehost.Topology`:
+
+* through the host: the namespace reaches its gateway over TCP (a listener
+  on the gateway address on the host, a connect from inside);
+* layer 2: before the ADD, the master link exists, is up, has room for the
+  MTU and carries the pod network (:mod:`nodehost.cni.layer2`); after it, a
+  second throw-away namespace is attached to the same master and reaches the
+  first over TCP (the host cannot reach pods through its own master link).
+
+Then CHECK and DEL.  Everything the run caused is removed, host switches are
+restored, and every step is reported.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from nodehost.cni.network import CniNetwork
 from nodehost.cni.plugins import require_plugins
 from nodehost.cni.sandbox import Attachment, Sandbox
 from nodehost.errors import RuntimeFailure
+from nodehost.records import Topology
 
 Echo = Callable[[str], None]
 
@@ -42,31 +51,82 @@ def run_check(network: CniNetwork, echo: Echo) -> None:
     try:
         with sandbox:
             step(echo, "netns", f"{sandbox.name} created")
-            exercise(sandbox, conflist, echo, loopback=network.loopback)
+            exercise(sandbox, network, echo)
     finally:
         for line in sandbox.cleanup_report:
             echo(f"  cleanup  {line}")
 
 
-def exercise(
-    sandbox: Sandbox, conflist: Mapping[str, Any], echo: Echo, *, loopback: bool = True
-) -> Attachment:
-    """In an open sandbox: loopback, ADD, the checks inside, gateway, CHECK, DEL.
+def exercise(sandbox: Sandbox, network: CniNetwork, echo: Echo) -> Attachment:
+    """In an open sandbox: loopback, ADD, the checks inside, the data path, CHECK, DEL.
 
+    The data path follows ``network.topology`` (see the module docstring).
     Returns the (detached) attachment; raises the first failure.
     """
-    if loopback:
-        check_loopback(sandbox, echo)
-    attachment = timed(echo, "ADD", lambda: sandbox.attach(conflist))
-    assert attachment is not None
-    check_inside(sandbox, attachment, echo)
-    check_gateway(sandbox, attachment, echo)
-    if check_supported(conflist):
-        timed(echo, "CHECK", lambda: sandbox.check(attachment))
+    _, conflist = network.current()
+    if network.topology is Topology.L2:
+        check_layer2(network, echo)
+    attachment = attach_pod(sandbox, conflist, echo, loopback=network.loopback)
+    if network.topology is Topology.L2:
+        check_peer(sandbox, attachment, network, echo)
     else:
-        step(echo, "CHECK", "skipped (CNI < 0.4.0 or disableCheck)")
-    timed(echo, "DEL", lambda: sandbox.detach(attachment))
+        check_gateway(sandbox, attachment, echo)
+    finish(sandbox, attachment, echo)
     return attachment
+
+
+def attach_pod(
+    sandbox: Sandbox, conflist: Mapping[str, Any], echo: Echo, *, loopback: bool, who: str = ""
+) -> Attachment:
+    """Loopback (if wanted), ADD, and the interface's addresses checked inside the namespace."""
+    if loopback:
+        check_loopback(sandbox, echo, who)
+    attachment = timed(echo, f"ADD{who}", lambda: sandbox.attach(conflist))
+    assert attachment is not None
+    check_inside(sandbox, attachment, echo, who)
+    return attachment
+
+
+def finish(sandbox: Sandbox, attachment: Attachment, echo: Echo, who: str = "") -> None:
+    """CHECK (where the list supports it), then DEL."""
+    if check_supported(attachment.conflist):
+        timed(echo, f"CHECK{who}", lambda: sandbox.check(attachment))
+    else:
+        step(echo, f"CHECK{who}", "skipped (CNI < 0.4.0 or disableCheck)")
+    timed(echo, f"DEL{who}", lambda: sandbox.detach(attachment))
+
+
+def check_layer2(network: CniNetwork, echo: Echo) -> None:
+    """The master link and the pods' place on it (:mod:`nodehost.cni.layer2`)."""
+    from nodehost.cni.layer2 import check_master, check_pods_on_master
+
+    who = f"network provider {network.provider}"
+    state = check_master(network, who)
+    step(echo, "master", f"{state.name} is up, MTU {state.mtu} (pods: {network.mtu or 'default'})")
+    for line in check_pods_on_master(network, who):
+        step(echo, "pod-cidr", line)
+
+
+def check_peer(sandbox: Sandbox, attachment: Attachment, network: CniNetwork, echo: Echo) -> None:
+    """A second pod on the same master reaches the first over TCP (layer-2 data path)."""
+    if network.isolation:
+        step(echo, "peer", f"skipped: {network.isolation}")
+        return
+    addresses = attachment.addresses()
+    if not addresses:
+        raise RuntimeFailure("the chain's ADD gave the pod no address to reach")
+    address = addresses[0][0]
+    with sandbox.sibling() as peer:
+        step(echo, "netns", f"{peer.name} created (a second pod on {network.master})")
+        other = attach_pod(peer, attachment.conflist, echo, loopback=network.loopback, who="#2")
+        (source, _), *_ = other.addresses()
+        seen = peer.reach_peer(sandbox, str(address.ip))
+        if seen != str(source.ip):
+            raise RuntimeFailure(
+                f"the connection to {address.ip} came from {seen}, not from {source.ip}"
+            )
+        step(echo, "peer", f"TCP from {source.ip} to {address.ip} across {network.master}")
+        finish(peer, other, echo, "#2")
 
 
 def step(echo: Echo, name: str, detail: str) -> None:
@@ -88,15 +148,15 @@ def describe(attachment: Attachment) -> str:
     return f"{attachment.runtime.ifname} " + ", ".join(parts or ["no addresses"])
 
 
-def check_loopback(sandbox: Sandbox, echo: Echo) -> None:
+def check_loopback(sandbox: Sandbox, echo: Echo, who: str = "") -> None:
     sandbox.attach_loopback()
     found = sandbox.addresses("lo")
     if not sandbox.link_is_up("lo") or not any(a.ip.is_loopback for a in found):
         raise RuntimeFailure("plugin loopback (ADD) succeeded but lo is not up with 127.0.0.1")
-    step(echo, "loopback", "lo up with " + ", ".join(str(a) for a in found))
+    step(echo, f"loopback{who}", "lo up with " + ", ".join(str(a) for a in found))
 
 
-def check_inside(sandbox: Sandbox, attachment: Attachment, echo: Echo) -> None:
+def check_inside(sandbox: Sandbox, attachment: Attachment, echo: Echo, who: str = "") -> None:
     """Every address of the result is on the interface inside the namespace, which is up."""
     ifname = attachment.runtime.ifname
     found = sandbox.addresses(ifname)
@@ -111,7 +171,11 @@ def check_inside(sandbox: Sandbox, attachment: Attachment, echo: Echo) -> None:
         )
     if not sandbox.link_is_up(ifname):
         raise RuntimeFailure(f"{ifname} inside the namespace is down")
-    step(echo, "address", f"{ifname} is up inside the namespace with {', '.join(map(str, found))}")
+    step(
+        echo,
+        f"address{who}",
+        f"{ifname} is up inside the namespace with {', '.join(map(str, found))}",
+    )
 
 
 def check_gateway(sandbox: Sandbox, attachment: Attachment, echo: Echo) -> None:

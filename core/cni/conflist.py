@@ -17,6 +17,7 @@ import ipaddress
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from nodehost.fileread import TEXT_LIMIT, read_file
@@ -141,17 +142,39 @@ def conflist_file_name(provider: str) -> str:
     return f"10-nodehost-{provider.lower().replace('/', '-')}.conflist"
 
 
-def ipam_ranges(
-    conflist: Mapping[str, Any],
-) -> list[
-    tuple[
-        ipaddress.IPv4Network | ipaddress.IPv6Network, ipaddress.IPv4Address | ipaddress.IPv6Address
-    ]
-]:
-    """Every host-local subnet of the chain with its gateway (given, else the first address).
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True)
+class IpamPool:
+    """One host-local range: subnet, gateway, and the addresses it hands out (``start``-``end``)."""
+
+    subnet: IPNetwork
+    gateway: IPAddress
+    start: IPAddress
+    end: IPAddress
+
+    def __contains__(self, address: object) -> bool:
+        """Whether host-local may hand ``address`` out (inside ``start``-``end``)."""
+        if not isinstance(address, (ipaddress.IPv4Address, ipaddress.IPv6Address)):
+            return False
+        if address.version != self.start.version:
+            return False
+        return int(self.start) <= int(address) <= int(self.end)
+
+    def describe(self) -> str:
+        return f"{self.start}-{self.end} of {self.subnet}"
+
+
+def ipam_pools(conflist: Mapping[str, Any]) -> list[IpamPool]:
+    """Every host-local range of the chain, with host-local's defaults filled in.
 
     Reads both host-local forms: ``ranges`` (a list of range sets) and the
-    legacy ``subnet``/``gateway`` keys.  Unparseable entries are skipped.
+    legacy ``subnet``/``gateway``/``rangeStart``/``rangeEnd`` keys.  The
+    gateway defaults to the subnet's first address, the range to the whole
+    subnet but its network (and IPv4 broadcast) address.  Unparseable entries
+    are skipped (host-local itself reports them).
     """
     found = []
     for plugin in conflist["plugins"]:
@@ -163,14 +186,24 @@ def ipam_ranges(
             ranges.append(ipam)
         for entry in ranges:
             try:
-                subnet = ipaddress.ip_network(str(entry["subnet"]), strict=False)
-                gateway = entry.get("gateway")
-                found.append(
-                    (
-                        subnet,
-                        ipaddress.ip_address(gateway) if gateway else subnet.network_address + 1,
-                    )
-                )
-            except (KeyError, TypeError, ValueError):
+                found.append(_pool(entry))
+            except (KeyError, TypeError, ValueError, AttributeError):
                 continue
     return found
+
+
+def _pool(entry: Mapping[str, Any]) -> IpamPool:
+    subnet = ipaddress.ip_network(str(entry["subnet"]), strict=False)
+    last = subnet.broadcast_address - (1 if subnet.version == 4 and subnet.num_addresses > 2 else 0)
+    gateway, start, end = (entry.get(key) for key in ("gateway", "rangeStart", "rangeEnd"))
+    return IpamPool(
+        subnet=subnet,
+        gateway=ipaddress.ip_address(gateway) if gateway else subnet.network_address + 1,
+        start=ipaddress.ip_address(start) if start else subnet.network_address + 1,
+        end=ipaddress.ip_address(end) if end else last,
+    )
+
+
+def ipam_ranges(conflist: Mapping[str, Any]) -> list[tuple[IPNetwork, IPAddress]]:
+    """Every host-local subnet of the chain with its gateway (see :func:`ipam_pools`)."""
+    return [(pool.subnet, pool.gateway) for pool in ipam_pools(conflist)]

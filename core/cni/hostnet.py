@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodehost.cni.netns import run_ip
+from nodehost.errors import RuntimeFailure
 from nodehost.fileread import STATE_LIMIT, read_text
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -55,6 +56,38 @@ def addresses(netns: str | None = None, device: str | None = None) -> dict[str, 
             if "local" in info
         ]
     return found
+
+
+@dataclass(frozen=True)
+class LinkState:
+    """One host link as iproute2 reports it: kind, administrative state, carrier, MTU."""
+
+    name: str
+    kind: str
+    up: bool
+    carrier: bool
+    mtu: int
+
+
+def link_state(name: str, netns: str | None = None) -> LinkState | None:
+    """The state of link ``name`` (on the host, or in ``netns``), or None when it does not exist."""
+    prefix = ["-n", netns] if netns else []
+    try:
+        found = _ip_json([*prefix, "-d", "link", "show", "dev", name], f"show link {name}")
+    except RuntimeFailure:
+        if name not in links(netns):
+            return None
+        raise
+    for link in found:
+        flags = link.get("flags", ())
+        return LinkState(
+            name=name,
+            kind=(link.get("linkinfo") or {}).get("info_kind", ""),
+            up="UP" in flags,
+            carrier="LOWER_UP" in flags,
+            mtu=int(link.get("mtu", 0)),
+        )
+    return None
 
 
 def link_is_up(name: str, netns: str | None = None) -> bool:

@@ -9,6 +9,7 @@ description, never a provider's name.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,11 +18,28 @@ from typing import TYPE_CHECKING, Any
 from nodehost.cni.conflist import ConflistError, as_conflist, first_network
 from nodehost.cni.plugins import DEFAULT_BIN_DIRS
 from nodehost.errors import RuntimeFailure
+from nodehost.records import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext
+    from nodehost.records import NetworkProviderRecord
 
 DEFAULT_CONF_DIR = "/etc/cni/net.d"
+
+#: JSON Schema of the two directory keys every CNI provider section has.
+CNI_DIRS_SCHEMA: dict[str, Any] = {
+    "cniConfDir": {
+        "type": "string",
+        "default": DEFAULT_CONF_DIR,
+        "description": "Where container runtimes read CNI configurations (absolute).",
+    },
+    "cniBinDirs": {
+        "type": "array",
+        "items": {"type": "string"},
+        "default": list(DEFAULT_BIN_DIRS),
+        "description": "Where the CNI plugin binaries are, searched in order (absolute paths).",
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -47,6 +65,15 @@ class CniNetwork:
                    ``loopback`` plugin (CNI treats loopback as a network of its own).
     ``host_links`` links the plugins create on the host (nodehost removes them
                    on ``network cleanup`` when they did not exist before it).
+    ``master``     for a layer-2 network: the host link the pods' interfaces
+                   hang off (macvlan's and ipvlan's ``master``).
+    ``isolation``  for a layer-2 network whose pods on one master cannot reach
+                   each other (macvlan ``private``/``vepa``/``passthru``): why,
+                   in a few words; the checks then prove each pod alone.
+    ``topology``   filled in by nodehost from the provider record's
+                   :class:`~nodehost.Topology` (:func:`node_network`,
+                   :func:`~nodehost.cni.conflist_plan`); set it yourself only
+                   when you build a network by hand for a test.
     """
 
     provider: str
@@ -57,12 +84,20 @@ class CniNetwork:
     mtu: int | None = None
     loopback: bool = True
     host_links: tuple[HostLink, ...] = ()
+    master: str | None = None
+    isolation: str | None = None
+    topology: Topology = Topology.HOST
 
     def __post_init__(self) -> None:
         if (self.conflist is None) != (self.file_name is None):
             raise ValueError("CniNetwork needs both conflist and file_name, or neither")
         if self.conflist is not None:
             as_conflist(self.conflist, f"network provider {self.provider}")
+        if self.topology is Topology.L2 and not self.master:
+            raise ValueError(
+                f"network provider {self.provider}: a layer-2 network needs its master link "
+                "(CniNetwork.master)"
+            )
 
     @property
     def conf_path(self) -> str | None:
@@ -95,20 +130,65 @@ def node_network(context: PlanContext) -> CniNetwork | None:
     Works from any component's context: providers describe their network from
     the configuration alone.
     """
-    name = (context.config.network_config.network_plugin_name or "").strip().lower()
-    record = context.network_providers.get(name)
+    record = configured_record(context)
     if record is None:
         return None
     describe = getattr(record.provider, "cni_network", None)
     if describe is None:
         return None
     network = describe(context)
-    if network is not None and not isinstance(network, CniNetwork):
+    if network is None:
+        return None
+    if not isinstance(network, CniNetwork):
         raise RuntimeFailure(
             f"network provider {record.name}: cni_network() returned {type(network).__name__}, "
             "not a nodehost.cni.CniNetwork"
         )
-    return network
+    return with_topology(network, record)
 
 
-__all__ = ["DEFAULT_CONF_DIR", "CniNetwork", "ConflistError", "HostLink", "node_network"]
+def configured_provider_name(config: Any) -> str:
+    """``networkConfig.networkPluginName`` as providers are matched: stripped, lower case."""
+    return str(config.network_config.network_plugin_name or "").strip().lower()
+
+
+def selects_provider(config: Any, selected: frozenset[str], name: str) -> bool:
+    """Whether the pod network runs provider ``name``: ``sdn`` is selected and the config names it.
+
+    What a provider's ``nodehost_validate_config`` asks before checking its section.
+    """
+    return "sdn" in selected and configured_provider_name(config) == name.lower()
+
+
+def configured_record(context: PlanContext) -> NetworkProviderRecord | None:
+    """The record of the provider ``networkConfig.networkPluginName`` names (None: none/unknown)."""
+    name = configured_provider_name(context.config)
+    return context.network_providers.get(name) if name else None
+
+
+def with_topology(network: CniNetwork, record: NetworkProviderRecord | None) -> CniNetwork:
+    """``network`` with the topology its provider's record declares (unchanged without a record).
+
+    Raises :class:`RuntimeFailure` when the record declares a layer-2
+    topology and the network names no master link.
+    """
+    if record is None or network.topology is record.topology:
+        return network
+    try:
+        return dataclasses.replace(network, topology=record.topology)
+    except ValueError as error:
+        raise RuntimeFailure(str(error)) from None
+
+
+__all__ = [
+    "CNI_DIRS_SCHEMA",
+    "DEFAULT_CONF_DIR",
+    "CniNetwork",
+    "ConflistError",
+    "HostLink",
+    "configured_provider_name",
+    "configured_record",
+    "node_network",
+    "selects_provider",
+    "with_topology",
+]

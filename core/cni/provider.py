@@ -22,10 +22,11 @@ from nodehost.cni.conflist import (
     render,
 )
 from nodehost.cni.ledger import LEDGER_NAME, read_ledger
-from nodehost.cni.network import CniNetwork
+from nodehost.cni.network import CniNetwork, configured_record, with_topology
 from nodehost.cni.plugins import require_plugins
 from nodehost.component import ComponentPlan, FileSpec
 from nodehost.errors import RuntimeFailure
+from nodehost.records import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext
@@ -36,22 +37,27 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
 
     No side effects; raises :class:`RuntimeFailure` (naming the component and
     provider) when a plugin binary is missing from ``bin_dirs``, ``conf_dir``
-    cannot be written, another configuration sorts before this one (runtimes
-    would use that one), or a host address overlaps the network's subnets.
+    cannot be written, or another configuration sorts before this one
+    (runtimes would use that one); then, by the topology the provider's
+    record declares (:class:`nodehost.Topology`): through the host, when a
+    host address overlaps the network's subnets; on layer 2, when the master
+    link is missing, down or has a smaller MTU, or a subnet is not on the
+    master's network (see :mod:`nodehost.cni.layer2`).
     The component is ready once the files are written.
     """
     if network.conflist is None or network.conf_path is None:
         raise ValueError("conflist_plan needs a network with a conflist and a file name")
+    conflist, conf_path = network.conflist, network.conf_path
+    network = with_topology(network, configured_record(context))
     who = f"component {context.record.name} (network provider {network.provider})"
-    conflist = network.conflist
     needed = [*plugin_types(conflist), *ipam_types(conflist)]
     require_plugins([*needed, *(["loopback"] if network.loopback else [])], network.bin_dirs, who)
     check_writable(network.conf_dir, who)
     others = check_first(network, who)
-    check_no_overlap(network, who)
+    check_placement(network, who)
     ledger_path = os.path.join(context.state_dir, LEDGER_NAME)
     ledger = read_ledger(ledger_path).with_network(
-        network.conf_path, network.host_links, hostnet.links() if network.host_links else {}
+        conf_path, network.host_links, hostnet.links() if network.host_links else {}
     )
     notes = [
         f"CNI plugins: {', '.join(dict.fromkeys(needed))} (from {', '.join(network.bin_dirs)})"
@@ -60,7 +66,7 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
         notes.append(f"runtimes ignore the later configurations in {network.conf_dir}: {others}")
     return ComponentPlan(
         files=(
-            FileSpec(network.conf_path, render(marked(conflist, network.provider))),
+            FileSpec(conf_path, render(marked(conflist, network.provider))),
             FileSpec(ledger_path, ledger.render()),
         ),
         notes=tuple(notes),
@@ -100,6 +106,17 @@ def check_first(network: CniNetwork, who: str) -> str:
             f"would use it instead; {hint}"
         )
     return ", ".join(os.path.basename(path) for path in later)
+
+
+def check_placement(network: CniNetwork, who: str) -> None:
+    """The topology's placement rule: no overlap with the host, or a fit on the master (L2)."""
+    if network.topology is Topology.L2:
+        from nodehost.cni.layer2 import check_master, check_pods_on_master
+
+        check_master(network, who)
+        check_pods_on_master(network, who)
+    else:
+        check_no_overlap(network, who)
 
 
 def check_no_overlap(network: CniNetwork, who: str) -> None:

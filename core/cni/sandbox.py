@@ -47,6 +47,19 @@ LOOPBACK_CONFLIST = {
     "plugins": [{"type": "loopback"}],
 }
 
+_SERVE_ONCE = (
+    "import socket, sys\n"
+    "server = socket.create_server((sys.argv[1], 0), family=socket.AF_INET6 if ':' in sys.argv[1] "
+    "else socket.AF_INET)\n"
+    "server.settimeout(float(sys.argv[2]))\n"
+    "print(server.getsockname()[1], flush=True)\n"
+    "try:\n"
+    "    peer, source = server.accept()\n"
+    "except OSError as error:\n"
+    "    sys.exit(f'{error.strerror or error}')\n"
+    "print(source[0], flush=True)\n"
+)
+
 _CONNECT = (
     "import socket, sys\n"
     "try:\n"
@@ -100,6 +113,7 @@ class Sandbox:
     prefix: str = "nh-sandbox"
     timeout: float = DEFAULT_TIMEOUT
     name: str = ""
+    ipam_dir: str = ""
     attachments: list[Attachment] = field(default_factory=list)
     cleanup_report: list[str] = field(default_factory=list)
     _links_before: dict[str, str] = field(default_factory=dict, init=False, repr=False)
@@ -127,6 +141,23 @@ class Sandbox:
     @property
     def netns_path(self) -> str:
         return netns.path_of(self.name)
+
+    def sibling(self) -> Sandbox:
+        """A second sandbox (a second pod) sharing this one's private IPAM reservations.
+
+        Two pods on one network need distinct addresses: the sibling's
+        host-local allocations go to the same private data directory.  Open it
+        with ``with`` inside this sandbox's lifetime; it removes its own
+        namespace, never the shared reservations.
+        """
+        if not self._workdir:
+            raise RuntimeFailure("open the sandbox before making a sibling")
+        return Sandbox(
+            bin_dirs=self.bin_dirs,
+            prefix=self.prefix,
+            timeout=self.timeout,
+            ipam_dir=self._ipam_root(),
+        )
 
     # --- CNI operations -----------------------------------------------------------
 
@@ -220,6 +251,40 @@ class Sandbox:
                 f"{done.stderr.strip() or f'exit {done.returncode}'}"
             )
 
+    def reach_peer(self, peer: Sandbox, address: str, timeout: float = 5.0) -> str:
+        """Prove this sandbox reaches ``address`` inside ``peer``: a listener there, a connect.
+
+        Returns the source address the listener saw; :class:`RuntimeFailure`
+        when the listener cannot bind ``address`` in ``peer`` or no connection came.
+        """
+        argv = [sys.executable, "-I", "-S", "-c", _SERVE_ONCE, address, str(timeout)]
+        with subprocess.Popen(
+            netns.exec_argv(peer.name, argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as listener:
+            assert listener.stdout is not None
+            port = listener.stdout.readline().strip()
+            if not port.isdigit():
+                listener.wait(timeout)
+                detail = listener.stderr.read().strip() if listener.stderr else ""
+                raise RuntimeFailure(
+                    f"cannot listen on {address} in namespace {peer.name}: "
+                    f"{detail.splitlines()[-1] if detail else 'no port'}"
+                )
+            try:
+                self.connect(address, int(port), timeout)
+            finally:
+                try:
+                    out, _ = listener.communicate(timeout=timeout + 5)
+                except subprocess.TimeoutExpired:
+                    listener.kill()
+                    out, _ = listener.communicate()
+        if listener.returncode != 0:
+            raise RuntimeFailure(f"the listener on {address} in {peer.name} saw no connection")
+        return out.strip()
+
     def reach(self, address: str, timeout: float = 5.0) -> str:
         """Prove the sandbox reaches ``address`` (a host address): a listener there, a connect.
 
@@ -271,7 +336,8 @@ class Sandbox:
             except RuntimeFailure as error:
                 self.cleanup_report.append(str(error))
         shutil.rmtree(self._workdir, ignore_errors=True)
-        self.cleanup_report.append("private IPAM reservations removed")
+        if not self.ipam_dir:
+            self.cleanup_report.append("private IPAM reservations removed")
         self.cleanup_report.extend(f"{item} restored" for item in self._sysctls.restore())
         self.name = ""
 
@@ -290,6 +356,10 @@ class Sandbox:
             if name in present and name not in self._links_before
         ]
 
+    def _ipam_root(self) -> str:
+        """The private host-local data directory: shared with a parent, else in the workdir."""
+        return self.ipam_dir or os.path.join(self._workdir, "ipam")
+
     def _privatise_ipam(self, conflist: dict[str, Any]) -> None:
         """Point host-local at a private data dir holding a copy of the live reservations."""
         for plugin in conflist["plugins"]:
@@ -297,7 +367,7 @@ class Sandbox:
             if not isinstance(ipam, dict) or ipam.get("type") != "host-local":
                 continue
             live = os.path.join(str(ipam.get("dataDir") or HOST_LOCAL_DATA_DIR), conflist["name"])
-            private = os.path.join(self._workdir, "ipam")
+            private = self._ipam_root()
             if os.path.isdir(live) and not os.path.exists(os.path.join(private, conflist["name"])):
                 shutil.copytree(live, os.path.join(private, conflist["name"]), symlinks=True)
             ipam["dataDir"] = private

@@ -2,21 +2,26 @@
 
 Point the YAML language server at the output of ``nodehost config schema`` to
 get completion, descriptions and checks while editing ``node-config.yaml``.
-Top-level keys other than Origin's are allowed (plugin sections); nested
-objects refuse unknown keys, so editors flag typos.  ``null`` is accepted
-wherever Origin accepts it (it means "unset").
+The installed plugins' sections (``bridgeNetwork``, ``dnsServerConfig``,
+``containerRuntime``, third parties') are top-level properties described by
+the schema their record contributes (``config_schema``); other top-level keys
+are allowed.  Origin's nested objects refuse unknown keys, so editors flag
+typos.  ``null`` is accepted wherever Origin accepts it (it means "unset").
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
+from collections.abc import Mapping
 from typing import Any
 
 from nodehost.config.quantity import QUANTITY_FORMAT_ERROR
 from nodehost.config.schema import API_VERSION, KIND, FieldSpec, Kind, NodeConfig, field_specs
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+#: The schema's identifier (a URN: stable, names no server).
+SCHEMA_ID = "urn:nodehost:schema:node-config:v1"
 _QUANTITY_PATTERN = QUANTITY_FORMAT_ERROR.split("'")[1]
 _INT64 = {"minimum": -(1 << 63), "maximum": (1 << 63) - 1}
 _SIMPLE: dict[Kind, dict[str, Any]] = {
@@ -91,16 +96,26 @@ def _define(cls: type | None, definitions: dict[str, Any]) -> str:
     return name
 
 
-def node_config_schema() -> dict[str, Any]:
-    """The JSON Schema (draft-07) of a v1 NodeConfig document, as a JSON-ready mapping."""
+def node_config_schema(
+    plugin_sections: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The JSON Schema (draft-07) of a v1 NodeConfig document, as a JSON-ready mapping.
+
+    ``plugin_sections`` maps each plugin-owned top-level key to its schema
+    (see :meth:`nodehost.inventory.Inventory.section_schemas`); Origin's keys
+    are never replaced.
+    """
     definitions: dict[str, Any] = {}
     properties = {
         "apiVersion": {"description": "Must be v1.", "const": API_VERSION},
         "kind": {"description": "Must be NodeConfig.", "const": KIND},
         **_properties(NodeConfig, definitions),
     }
+    for section, schema in sorted((plugin_sections or {}).items()):
+        properties.setdefault(section, dict(schema))
     return {
         "$schema": DRAFT_07,
+        "$id": SCHEMA_ID,
         "title": "NodeConfig",
         "description": _doc(NodeConfig),
         "type": "object",

@@ -133,6 +133,67 @@ class SectionReader:
             return None
         return tuple(value)
 
+    @overload
+    def integer(self, key: str, default: int, *, minimum: int = ..., maximum: int = ...) -> int: ...
+
+    @overload
+    def integer(
+        self, key: str, default: None = None, *, minimum: int = ..., maximum: int = ...
+    ) -> int | None: ...
+
+    def integer(
+        self,
+        key: str,
+        default: int | None = None,
+        *,
+        minimum: int = -(1 << 63),
+        maximum: int = (1 << 63) - 1,
+    ) -> int | None:
+        """A whole number in ``minimum``..``maximum``; ``default`` when unset or bad."""
+        value = self._get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.invalid(key, value, "must be a whole number")
+            return default
+        if not minimum <= value <= maximum:
+            self.invalid(key, value, f"must be between {minimum} and {maximum}")
+            return default
+        return value
+
+    def host_port(self, key: str, default: str) -> tuple[str, int]:
+        """A listen address ``host:port`` (``[v6]:port``; port 1-65535): ``(host, port)``.
+
+        An empty host means every address (``:9100``); a bad value gives a
+        problem and ``default`` (which must itself be valid).
+        """
+        from nodehost.config.hostport import split_host_port
+
+        value = self.text(key, default)
+        try:
+            host, port = split_host_port(value)
+            number = int(port)
+            if not 1 <= number <= 65535:
+                raise ValueError(port)
+            if host:
+                ipaddress.ip_address(host)
+        except ValueError:
+            self.invalid(key, value, "must be HOST:PORT with an IP address and a port 1-65535")
+            host, port = split_host_port(default)
+            number = int(port)
+        return host, number
+
+    def ip_address(self, key: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+        """An IP address (``10.0.0.1``, ``fd00::1``); None when unset or bad."""
+        value = self.text(key)
+        if value is None:
+            return None
+        try:
+            return ipaddress.ip_address(value)
+        except ValueError:
+            self.invalid(key, value, "must be an IP address such as 192.168.1.1")
+            return None
+
     def absolute_paths(self, key: str, default: Sequence[str]) -> tuple[str, ...]:
         value = self._get(key)
         if value is None:
@@ -220,6 +281,27 @@ class SectionReader:
             if suggestion is not None:
                 detail += f'; did you mean "{suggestion}"?'
             self.problems.append(Problem.forbidden(self.path(str(key)), detail))
+
+
+def section_schema(
+    description: str, properties: Mapping[str, Mapping[str, Any]], required: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A JSON Schema (draft-07) of a plugin's section, for its record's ``config_schema``.
+
+    ``properties`` maps each key to its schema (``type``, ``description``,
+    ``default``, ``enum``...).  Unknown keys are refused, as
+    :meth:`SectionReader.unknown_keys` refuses them; ``null`` (an empty
+    section in YAML) is accepted.  ``nodehost config schema`` shows it.
+    """
+    schema: dict[str, Any] = {
+        "type": ["object", "null"],
+        "description": description,
+        "properties": {key: dict(value) for key, value in properties.items()},
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = list(required)
+    return schema
 
 
 def parse_cidr(value: object) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:

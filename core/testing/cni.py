@@ -1,11 +1,8 @@
 """Run CNI chains for real from pytest: a throw-away network namespace for a provider's tests.
 
-For network-plugin authors and nodehost's own tests.  Make the fixture known
-in a ``conftest.py``::
-
-    from nodehost.testing.cni import cni_sandbox  # noqa: F401  (a pytest fixture)
-
-then prove a provider's network works the way ``nodehost network check``
+For network-plugin authors and nodehost's own tests.  The ``cni_sandbox``
+fixture comes with nodehost's pytest plugin (:mod:`nodehost.testing.pytest_plugin`,
+loaded automatically); to prove a provider's network works the way ``nodehost network check``
 does -- the provider's configuration, read from a node config through the
 installed plugins, run for real by the test::
 
@@ -17,8 +14,9 @@ installed plugins, run for real by the test::
         attachment = exercise(cni_sandbox, network)      # lo, ADD, address, gateway, CHECK, DEL
         assert attachment.addresses()[0][0] in my_pod_cidr
 
-``cni_sandbox`` skips the test, giving the reason, where the machine cannot
-run it (not root, no iproute2, no CNI plugins), and afterwards fails the test
+``cni_sandbox`` skips the test, naming what to install, where the machine
+cannot run it (not root, no iproute2, no CNI plugins) -- or fails it under
+``NODEHOST_REQUIRE_REAL_PARTS=1`` (:mod:`nodehost.testing.parts`) -- and afterwards fails the test
 if anything is left behind: the namespace, a link, a changed forwarding
 switch.  :class:`HostSnapshot` makes the same comparison for any test.
 """
@@ -39,6 +37,10 @@ from nodehost.cni.network import CniNetwork
 from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin
 from nodehost.cni.sandbox import Attachment, Sandbox
 from nodehost.cni.sandbox import unavailable_reason as _sandbox_unavailable
+from nodehost.testing import parts
+
+#: The real parts (:data:`nodehost.testing.parts.PARTS`) a CNI sandbox needs.
+SANDBOX_PARTS = ("root", "ip", "cni-plugins")
 
 __all__ = [
     "HostSnapshot",
@@ -86,22 +88,31 @@ class HostSnapshot:
         return found
 
 
-@pytest.fixture
-def cni_sandbox() -> Iterator[Sandbox]:
-    """An open :class:`~nodehost.cni.sandbox.Sandbox` with the default binary directories.
+def open_sandbox() -> Iterator[Sandbox]:
+    """The body of the ``cni_sandbox`` fixture, for fixtures built on it (a generator).
 
-    Skips where :func:`unavailable_reason` says so; after the test, fails it
-    if the sandbox left a namespace, a link or a changed forwarding switch.
+    Needs the parts ``root``, ``ip`` and ``cni-plugins``
+    (:func:`nodehost.testing.parts.require`).
     """
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(f"real CNI runs {reason}")
+    parts.require(*SANDBOX_PARTS)
     before = HostSnapshot.take()
     sandbox = Sandbox(prefix="nh-test")
     with sandbox:
         yield sandbox
     leftovers = before.leftovers()
     assert not leftovers, f"the CNI sandbox left {', '.join(leftovers)} behind"
+
+
+@pytest.fixture
+def cni_sandbox() -> Iterator[Sandbox]:
+    """An open :class:`~nodehost.cni.sandbox.Sandbox` with the default binary directories.
+
+    Skips where a part is missing (naming what to install; a failure under
+    ``NODEHOST_REQUIRE_REAL_PARTS=1``); after the test, fails it
+    if the sandbox left a namespace, a link or a changed forwarding switch.
+    (Also a fixture of nodehost's pytest plugin: no import needed.)
+    """
+    yield from open_sandbox()
 
 
 def exercise(
@@ -113,12 +124,14 @@ def exercise(
     """Run ``network`` in ``sandbox`` as ``nodehost network check`` does; the detached attachment.
 
     Loopback (if the network says so), ADD, the interface and its addresses
-    inside the namespace, TCP to the gateway, CHECK, DEL.  Raises the first
-    failure (:class:`nodehost.cni.CniError` names the failing plugin).
+    inside the namespace, then the data path by the network's topology --
+    TCP to the gateway on the host, or for a layer-2 network (master link
+    checked first) TCP between this pod and a second one on the same master --
+    then CHECK and DEL.  Raises the first failure
+    (:class:`nodehost.cni.CniError` names the failing plugin).
     """
-    _, conflist = network.current()
     sandbox.bin_dirs = network.bin_dirs
-    return _exercise(sandbox, conflist, echo or (lambda line: None), loopback=network.loopback)
+    return _exercise(sandbox, network, echo or (lambda line: None))
 
 
 def configured_network(

@@ -65,7 +65,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import NoReturn
@@ -184,11 +184,15 @@ def run_standin(
     *,
     healthz_path: str = "/healthz",
     behaviour: Behaviour | None = None,
+    content: Callable[[], bytes] | None = None,
+    content_type: str = "text/plain",
 ) -> NoReturn:
     """Run a stand-in named ``program`` until it is stopped or crashes, then exit.
 
     ``healthz`` is the ``(host, port)`` to serve ``healthz_path`` on, or None
-    for no server.  ``behaviour`` defaults to :meth:`Behaviour.from_environ`
+    for no server.  Once ready, ``healthz_path`` answers ``ok``, or what
+    ``content()`` returns (as ``content_type``) when given: a stand-in's
+    metrics page, say.  ``behaviour`` defaults to :meth:`Behaviour.from_environ`
     for ``program``; a malformed variable exits 2 with one line on stderr.
     Exit codes: 0 after SIGTERM/SIGINT, the crash code after ``CRASH_AFTER``,
     1 if the healthz address cannot be bound.
@@ -208,7 +212,8 @@ def run_standin(
         _record_signals(program, behaviour.signal_file)
     _say(program, f"started pid={os.getpid()}")
     if healthz is not None:
-        _serve_healthz(program, healthz, healthz_path, started + behaviour.ready_delay)
+        ready_at = started + behaviour.ready_delay
+        _serve_healthz(program, healthz, healthz_path, ready_at, content, content_type)
     crash_at = _crash_deadline(behaviour, started, start_number)
     while not stop.wait(None if crash_at is None else max(0.0, crash_at - time.monotonic())):
         if crash_at is not None and time.monotonic() >= crash_at:
@@ -277,9 +282,12 @@ def _fork_grandchild(new_session: bool, pid_file: str | None) -> None:
     """Fork a grandchild that survives everything but SIGKILL (see FORK_GRANDCHILD)."""
     pid = os.fork()
     if pid:
-        if pid_file:
-            with open(pid_file, "w", encoding="ascii") as handle:
-                handle.write(f"{pid}\n")
+        if pid_file:  # atomically: a test polling for the file never reads it half-written
+            from pathlib import Path
+
+            from nodehost.pki.atomic import write_atomic
+
+            write_atomic(Path(pid_file), f"{pid}\n".encode(), 0o644)
         return
     try:
         if new_session:
@@ -292,7 +300,14 @@ def _fork_grandchild(new_session: bool, pid_file: str | None) -> None:
         os._exit(0)
 
 
-def _serve_healthz(program: str, address: tuple[str, int], path: str, ready_at: float) -> None:
+def _serve_healthz(
+    program: str,
+    address: tuple[str, int],
+    path: str,
+    ready_at: float,
+    content: Callable[[], bytes] | None = None,
+    content_type: str = "text/plain",
+) -> None:
     """Start the /healthz server in a daemon thread; exit 1 if the address cannot be bound."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -300,13 +315,13 @@ def _serve_healthz(program: str, address: tuple[str, int], path: str, ready_at: 
             if self.path.split("?", 1)[0] != path:
                 self._answer(404, b"not found\n")
             elif time.monotonic() >= ready_at:
-                self._answer(200, b"ok")
+                self._answer(200, content() if content else b"ok", content_type)
             else:
                 self._answer(503, b"not ready\n")
 
-        def _answer(self, code: int, body: bytes) -> None:
+        def _answer(self, code: int, body: bytes, kind: str = "text/plain") -> None:
             self.send_response(code)
-            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -25,6 +25,7 @@ from nodehost.errors import InvalidSetting, RuntimeFailure
 from nodehost.plugins.dns import hookspecs
 from nodehost.plugins.dns.hookspecs import DnsRecordSourceRecord
 from nodehost.plugins.dns.settings import (
+    SCHEMA,
     SECTION,
     DnsSettings,
     SettingsError,
@@ -48,6 +49,7 @@ def nodehost_components() -> list[ComponentRecord]:
             component=NodeDns(),
             validation_scope=ValidationScope.IN_CLUSTER,
             config_sections=(SECTION,),
+            config_schema={SECTION: SCHEMA},
         )
     ]
 

@@ -33,7 +33,13 @@ from typing import Any
 
 from nodehost import Problem
 from nodehost.config.hostport import go_atoi, join_host_port, parse_ip, split_host_port
-from nodehost.config.sections import CidrListError, SectionReader, parse_cidr, parse_cidr_list
+from nodehost.config.sections import (
+    CidrListError,
+    SectionReader,
+    parse_cidr,
+    parse_cidr_list,
+    section_schema,
+)
 
 SECTION = "dnsServerConfig"
 DEFAULT_DOMAIN = "cluster.local"
@@ -44,6 +50,33 @@ Upstream = tuple[str, int]
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 #: A reverse zone is at least a /8 (one octet of ``in-addr.arpa``).
 REVERSE_MIN_PREFIX = 8
+
+SCHEMA = section_schema(
+    "The node DNS server's own settings (Origin's DNS keys are top-level NodeConfig keys).",
+    {
+        "recordsFile": {
+            "type": "string",
+            "description": "Records file for the file source (relative to the config file).",
+        },
+        "recordSources": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Which record sources run (default: every source with something "
+            "to serve).",
+        },
+        "forwardTimeout": {
+            "type": "string",
+            "default": "2s",
+            "description": "Time given to each upstream per question (Go duration).",
+        },
+        "reverseCIDRs": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Networks whose reverse zones are answered here, never forwarded "
+            "(CIDRs, prefix 8 bits or more; [] for none).",
+        },
+    },
+)
 
 
 class SettingsError(ValueError):

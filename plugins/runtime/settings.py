@@ -26,8 +26,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from nodehost.config.defaults import DEFAULT_DOCKER_SHIM_SOCKET
-from nodehost.config.sections import SectionReader
+from nodehost.config.defaults import is_default_docker_shim_socket
+from nodehost.config.sections import SectionReader, section_schema
 
 SECTION = "containerRuntime"
 CGROUP_DRIVERS = ("systemd", "cgroupfs")
@@ -36,6 +36,40 @@ DEFAULT_WAIT = "2m"
 #: containerd refuses socket paths over 104 bytes (its portable limit), and it also
 #: listens on ``<socket>.ttrpc``, the longer of the two.
 MAX_SOCKET_PATH = 104
+
+SCHEMA = section_schema(
+    "The container runtime: containerd run by nodehost, or an external runtime's socket.",
+    {
+        "endpoint": {
+            "type": "string",
+            "pattern": "^unix:///",
+            "description": "An external runtime's socket (unix:///path.sock): run no "
+            "containerd, wait for it.",
+        },
+        "waitTimeout": {
+            "type": "string",
+            "default": DEFAULT_WAIT,
+            "description": "How long to wait for an external runtime before logging an error "
+            "(Go duration).",
+        },
+        "paths": {
+            "enum": list(PATH_MODES),
+            "default": "state",
+            "description": "containerd's folders under the state directory, or the standard ones.",
+        },
+        "root": {"type": "string", "description": "containerd's root (absolute)."},
+        "state": {"type": "string", "description": "containerd's state folder (absolute)."},
+        "socket": {
+            "type": "string",
+            "description": f"containerd's socket (absolute, at most {MAX_SOCKET_PATH} bytes).",
+        },
+        "cgroupDriver": {
+            "enum": list(CGROUP_DRIVERS),
+            "description": "runc's cgroup driver (default: the kubelet's, else systemd when it "
+            "is PID 1).",
+        },
+    },
+)
 TTRPC_SUFFIX = ".ttrpc"
 
 STANDARD_ROOT = "/var/lib/containerd"
@@ -142,7 +176,7 @@ def _external(
             else None
         )
     shim = config.docker_config.docker_shim_socket
-    if shim and shim != DEFAULT_DOCKER_SHIM_SOCKET:
+    if shim and not is_default_docker_shim_socket(shim):
         socket = unix_socket(shim)
         return External(socket, "dockerConfig.dockerShimSocket", wait) if socket else None
     return None

@@ -28,6 +28,7 @@ from typing import Any
 
 from nodehost import Problem
 from nodehost.cni import (
+    CNI_DIRS_SCHEMA,
     DEFAULT_BIN_DIRS,
     DEFAULT_CONF_DIR,
     CniNetwork,
@@ -36,7 +37,7 @@ from nodehost.cni import (
     conflist_plan,
 )
 from nodehost.component import ComponentPlan, PlanContext
-from nodehost.config.sections import SectionReader
+from nodehost.config.sections import SectionReader, section_schema
 from nodehost.errors import RuntimeFailure
 
 NAME = "bridge"
@@ -46,6 +47,30 @@ NETWORK_NAME = "nodehost-bridge"
 DEFAULT_BRIDGE = "nodehost0"
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+SCHEMA = section_schema(
+    "The bridge network provider: a Linux bridge with host-local IPAM on the pod CIDR.",
+    {
+        "podCIDR": {"type": "string", "description": "This node's pod addresses (CIDR)."},
+        "bridge": {
+            "type": "string",
+            "default": DEFAULT_BRIDGE,
+            "pattern": "^[^/:\\s]{1,15}$",
+            "description": "The bridge's name.",
+        },
+        "ipMasq": {
+            "type": "boolean",
+            "default": True,
+            "description": "Masquerade traffic leaving the pod CIDR.",
+        },
+        "serviceNetworkCIDR": {
+            "type": "string",
+            "description": "The cluster's service network: a pod CIDR overlapping it is refused.",
+        },
+        **CNI_DIRS_SCHEMA,
+    },
+    required=("podCIDR",),
+)
 
 
 @dataclass(frozen=True)

@@ -27,16 +27,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodehost import Problem
-from nodehost.cni import DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork
+from nodehost.cni import CNI_DIRS_SCHEMA, DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork
 from nodehost.cni.conflist import first_network
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskContext, TaskSpec
-from nodehost.config.sections import SectionReader
+from nodehost.config.sections import SectionReader, section_schema
 from nodehost.errors import RuntimeFailure
 
 NAME = "external"
 SECTION = "externalNetwork"
 SUMMARY = "The pod network is managed by another agent; ready once its CNI configuration appears."
 DEFAULT_TIMEOUT = "10m"
+
+SCHEMA = section_schema(
+    "The external network provider: another agent writes the CNI configuration.",
+    {
+        **CNI_DIRS_SCHEMA,
+        "readyTimeout": {
+            "type": "string",
+            "default": DEFAULT_TIMEOUT,
+            "description": "How long to wait for the configuration before saying so (Go duration).",
+        },
+    },
+)
 
 #: Seconds between looks at the configuration directory, and between status lines.
 POLL_INTERVAL = 1.0

@@ -33,7 +33,8 @@ def test_plugins_json_reports_status_of_each(nodehost, fake_dists) -> None:
     assert "nodehost_components" in infos["fakegood"]["hooks"]
 
 
-def test_plugins_table_shows_failure_reason(nodehost, fake_dists) -> None:
+def test_plugins_table_shows_failure_reason(nodehost, fake_dists, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # wide enough that no cell wraps
     result = nodehost("plugins")
     line = next(line for line in result.out.splitlines() if line.startswith("fakebroken"))
     assert "failed: ModuleNotFoundError" in line

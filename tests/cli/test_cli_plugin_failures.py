@@ -31,7 +31,8 @@ def failure_events(stderr: str) -> list[dict]:
     return [event for event in events if event["event"].startswith("plugin failed")]
 
 
-def test_components_and_plugins_work_and_name_the_clash(nodehost, rogue_dists) -> None:
+def test_components_and_plugins_work_and_name_the_clash(nodehost, rogue_dists, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # one line per row: the failure is not wrapped
     listed = nodehost("components")
     assert listed.code == 0, listed.err
     assert "failed plugins" in listed.out

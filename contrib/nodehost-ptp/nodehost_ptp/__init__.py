@@ -15,20 +15,36 @@ from typing import Any
 
 from nodehost import NetworkProviderRecord, Problem, hookimpl
 from nodehost.cni import (
+    CNI_DIRS_SCHEMA,
     DEFAULT_BIN_DIRS,
     DEFAULT_CONF_DIR,
     CniNetwork,
     conflist_file_name,
     conflist_plan,
+    selects_provider,
 )
 from nodehost.component import ComponentPlan, PlanContext
-from nodehost.config.sections import SectionReader
+from nodehost.config.sections import SectionReader, section_schema
 
 __version__ = "0.1.0"
 
 NAME = "ptp"
 SECTION = "ptp"
 NETWORK_NAME = "nodehost-ptp"
+
+SCHEMA = section_schema(
+    "The ptp network provider (nodehost-ptp): a veth pair per pod, host-local IPAM.",
+    {
+        "subnet": {"type": "string", "description": "This node's pod addresses (CIDR)."},
+        "ipMasq": {
+            "type": "boolean",
+            "default": True,
+            "description": "Masquerade traffic leaving the subnet.",
+        },
+        **CNI_DIRS_SCHEMA,
+    },
+    required=("subnet",),
+)
 
 
 @hookimpl
@@ -39,6 +55,7 @@ def nodehost_network_providers() -> list[NetworkProviderRecord]:
             summary="Point-to-point veth pairs per pod (CNI ptp, host-local IPAM).",
             provider=PtpProvider(),
             config_section=SECTION,
+            config_schema=SCHEMA,
         )
     ]
 
@@ -46,10 +63,7 @@ def nodehost_network_providers() -> list[NetworkProviderRecord]:
 @hookimpl
 def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
     """Check the ``ptp`` section when the sdn component runs this provider."""
-    name = (config.network_config.network_plugin_name or "").strip().lower()
-    if "sdn" not in selected or name != NAME:
-        return []
-    return read_settings(config)[1]
+    return read_settings(config)[1] if selects_provider(config, selected, NAME) else []
 
 
 def read_settings(config: Any) -> tuple[dict[str, Any], list[Problem]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import os
 import signal
 import socket
@@ -20,6 +19,7 @@ import pytest
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.config import node_config_from_mapping
 from nodehost.errors import PluginError
+from nodehost.testing.nodefolder import merge
 
 NODE = {
     "nodeName": "node1.example.com",
@@ -36,19 +36,6 @@ NODE = {
     "volumeDirectory": "volumes",
     "imageConfig": {"format": "openshift/origin-${component}:${version}"},
 }
-
-
-def merge(base: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
-    """``base`` with ``changes`` merged in, mappings recursively (a None value deletes)."""
-    result = copy.deepcopy(base)
-    for key, value in changes.items():
-        if value is None:
-            result.pop(key, None)
-        elif isinstance(value, Mapping) and isinstance(result.get(key), dict):
-            result[key] = merge(result[key], value)
-        else:
-            result[key] = copy.deepcopy(value)
-    return result
 
 
 @pytest.fixture
