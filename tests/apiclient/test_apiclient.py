@@ -153,10 +153,9 @@ async def follow_until(api: TestApiServer, wanted: str, **kwargs) -> list[dict]:
 
 
 def drop_then_change(api: TestApiServer) -> None:
-    """Once the watch is open: drop it, then change the config map twice."""
-    deadline = time.monotonic() + 10
-    while not [p for _, p, _ in api.requests if "watch" in p] and time.monotonic() < deadline:
-        time.sleep(0.01)
+    """Once the watch follows the store (so the drop ends it): drop it, then change the
+    config map twice."""
+    api.wait_for_watches(1)
     api.drop_watches()
     change(api, "1", "2")
 

@@ -85,7 +85,7 @@ def running(node_dir: Path, tmp_path: Path) -> Iterator[Running]:
                 f"--state-dir={tmp_path / 'state'}",
                 f"--health-address=127.0.0.1:{port}",
                 "--log-format=json",
-                "--config-rollback-after=20s",
+                "--config-rollback-after=2m",  # a slow machine's kubelet is not rolled back
             ],
             stdout=subprocess.DEVNULL,
             stderr=stderr,
