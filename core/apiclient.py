@@ -13,6 +13,8 @@ the API's reason and message).  A certificate the client cannot verify raises
 :class:`ClusterTLSError` at once: retrying cannot fix a wrong CA.
 
 Objects go in and out as plain mappings in the API's JSON shape.
+:meth:`ClusterClient.follow` yields every version of one object from one
+watch, resumed from the last version seen after a dropped connection.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from nodehost.backoff import Backoff
@@ -80,11 +82,12 @@ def _load_config(kubeconfig: str) -> Any:
 def _resource(kind: str) -> Any:
     """The lightkube resource class for a kind this client uses."""
     from lightkube.resources.certificates_v1 import CertificateSigningRequest
-    from lightkube.resources.core_v1 import ConfigMap, Node
+    from lightkube.resources.core_v1 import ConfigMap, Event, Node
 
     return {
         "CertificateSigningRequest": CertificateSigningRequest,
         "ConfigMap": ConfigMap,
+        "Event": Event,
         "Node": Node,
     }[kind]
 
@@ -172,6 +175,21 @@ class ClusterClient:
         obj = resource.from_dict(body)
         created = await self.call(f"create {kind}", lambda: self._client.create(obj))
         return created.to_dict()
+
+    async def merge_patch(
+        self, kind: str, name: str, patch: dict[str, Any], namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Apply a JSON merge patch (RFC 7386) to object ``name``; the object as patched."""
+        from lightkube.types import PatchType
+
+        resource = _resource(kind)
+        patched = await self.call(
+            f"patch {kind} {name}",
+            lambda: self._client.patch(
+                resource, name, patch, namespace=namespace, patch_type=PatchType.MERGE
+            ),
+        )
+        return patched.to_dict()
 
     async def call(self, what: str, operation: Callable[[], Awaitable[T]]) -> T:
         """Run ``operation`` with retries; raise :class:`ClusterError` subclasses."""
@@ -289,6 +307,91 @@ class ClusterClient:
                     f"watch of {kind} {name} ended ({_describe(error)}); resuming in {delay:.1f}s"
                 )
                 await asyncio.sleep(delay)
+
+    async def follow(
+        self,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        since: str | None = None,
+        give_up_after: int | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Every version of object ``name``, for ever: the current one, then each change.
+
+        Without ``since`` one GET (with retries) yields the current version
+        first; with it only the versions after resourceVersion ``since`` come.
+        Then one watch: when the server ends it, or the connection drops, it
+        is resumed from the last version seen (after a backoff delay if it
+        failed); only when the server says that version is gone (410) is the
+        object read (and yielded) again.  A deletion is not yielded.
+        ``give_up_after`` failures in a row raise :class:`ClusterUnreachable`
+        naming the last one (a caller may go on with new credentials ``since``
+        the last version it saw); None retries for ever.  A missing object is
+        :class:`ClusterRefused` (404) from a GET.
+        """
+        version = since
+        if version is None:
+            obj = await self.get(kind, name, namespace)
+            version = obj.get("metadata", {}).get("resourceVersion")
+            yield obj
+        failures = 0
+        while True:
+            try:
+                async for event, current in self._watch_object(kind, name, namespace, version):
+                    failures = 0
+                    version = current.get("metadata", {}).get("resourceVersion") or version
+                    if event != "DELETED":
+                        yield current
+            except _WatchGone:
+                obj = await self.get(kind, name, namespace)
+                version = obj.get("metadata", {}).get("resourceVersion")
+                yield obj
+            except _WatchBroken as broken:
+                failures += 1
+                if give_up_after is not None and failures >= give_up_after:
+                    raise ClusterUnreachable(
+                        f"API server {self.server}: watch {kind} {name}: {broken}"
+                    ) from None
+                delay = self.backoff.delay(failures)
+                self.on_retry(f"watch of {kind} {name} ended ({broken}); resuming in {delay:.1f}s")
+                await asyncio.sleep(delay)
+
+    async def _watch_object(
+        self, kind: str, name: str, namespace: str | None, version: str | None
+    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """One watch of ``name`` from ``version`` as (event type, object) pairs.
+
+        Raises :class:`_WatchGone` for a 410 and :class:`_WatchBroken` for any
+        other failure (the connection, the server's answer); returns when the
+        server ends the stream cleanly.
+        """
+        import httpx2
+        from lightkube import ApiError
+
+        watch = self._client.watch(
+            _resource(kind),
+            namespace=namespace,
+            fields={"metadata.name": name},
+            resource_version=version,
+        )
+        try:
+            async for event, item in watch:
+                yield event, item.to_dict()
+        except ApiError as error:
+            if (error.status.code or 0) == 410:
+                raise _WatchGone() from None
+            raise _WatchBroken(_describe(error)) from None
+        except httpx2.HTTPError as error:
+            raise _WatchBroken(_describe(error)) from None
+
+
+class _WatchGone(Exception):
+    """The version a watch started from is no longer kept (410 Gone)."""
+
+
+class _WatchBroken(Exception):
+    """A watch failed: a dropped connection or an error answer."""
 
 
 def _certificate_error(error: BaseException) -> str | None:

@@ -186,6 +186,15 @@ class TaskContext(Protocol):
         in its :attr:`ProcessSpec.reload_files` is signalled or restarted (see there).
         Returns at once; the restarts happen in the background."""
 
+    async def apply_config(self, content: bytes, origin: str) -> Any:
+        """Have the host take ``content`` as the node's config file: validated as
+        ``start`` validates, written, the components whose plan changed restarted,
+        rolled back if they are not ready in time (:mod:`nodehost.runtime.reconfigure`).
+        ``origin`` names who asks, for the log and ``/status``.  Returns the
+        :class:`~nodehost.runtime.reconfigure.ApplyResult`; a bad configuration
+        is a result, not an exception.  If this very task is restarted by the
+        apply, it is cancelled while it waits; the apply goes on."""
+
 
 @dataclass(frozen=True)
 class TaskSpec:
@@ -195,6 +204,13 @@ class TaskSpec:
     exception's ``Type: message`` is the exit's description, in ``/status``
     and in the node's failure message); stopping the component cancels it
     and waits ``stop_grace`` seconds.
+
+    When the running node takes a new configuration, a component is restarted
+    only if its new plan differs from the running one (``==``).  So that an
+    unchanged task keeps running, make ``run`` a value: a frozen dataclass
+    holding the settings it was planned with, with a ``__call__``.  A fresh
+    closure, or a bound method (compared by its object's identity), compares
+    unequal, and the task restarts on every configuration change.
     """
 
     run: Callable[[TaskContext], Awaitable[None]]

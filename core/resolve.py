@@ -176,13 +176,19 @@ def resolve_config(
     inventory: Inventory,
     selected: frozenset[str],
     scope: ValidationScope | None = None,
+    *,
+    path: str | None = None,
 ) -> ResolvedConfig:
     """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error.
 
     ``scope`` overrides step 4's choice (``nodehost network`` validates as
-    Origin's ``start network`` does: ``NETWORK``).
+    Origin's ``start network`` does: ``NETWORK``).  With ``path`` step 1 loads
+    that file instead (a running node's new config).
     """
-    obtained = obtain_config(options, inventory)
+    if path is None:
+        obtained = obtain_config(options, inventory)
+    else:
+        obtained = Obtained(*load_config_file(path, inventory, strict=options.strict_config))
     config, scope, errors, warnings = check_obtained(obtained, options, inventory, selected, scope)
     if errors:
         raise ConfigInvalid(config.source, errors)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plan import Plan
     from nodehost.resolve import ResolvedConfig
     from nodehost.runtime import HostSettings
+    from nodehost.runtime.reconfigure import Replanner
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -183,6 +184,14 @@ ENVIRONMENT_PREFIX = "NODEHOST"
     help="Bootstrap: how long to wait for the kubelet serving certificate before going on.",
 )
 @click.option(
+    "--config-rollback-after",
+    default="2m",
+    show_default=True,
+    metavar="DURATION",
+    help="A new config (SIGHUP, config map) whose restarted components are not ready "
+    "within DURATION is rolled back.",
+)
+@click.option(
     "--exit-on-ready",
     is_flag=True,
     help="CI smoke mode: once every component is ready, print a summary, stop cleanly, exit 0.",
@@ -271,7 +280,8 @@ def start(ctx: click.Context, **flags: Any) -> None:
         else:
             click.echo("\n".join([*resolved.actions, render_plan(plan)]))
         return
-    raise click.exceptions.Exit(_run(plan, inventory, settings, flags["no_exec"]))
+    replanner = _replanner(inventory, options, selected, overrides, flags["standins"])
+    raise click.exceptions.Exit(_run(plan, inventory, settings, flags["no_exec"], replanner))
 
 
 def _echo_actions(actions: list[str], as_json: bool) -> None:
@@ -379,6 +389,29 @@ def _plan(
     )
 
 
+def _replanner(
+    inventory: Inventory,
+    options: StartOptions,
+    selected: frozenset[str],
+    overrides: dict[str, str],
+    standins: StandinMode,
+) -> Replanner:
+    """What the running host calls to plan a new config: the stages above, from a file."""
+
+    def replan(path: str, source: str) -> tuple[Plan, tuple[str, ...]]:
+        import dataclasses
+
+        from nodehost.resolve import resolve_config
+
+        resolved = resolve_config(options, inventory, selected, path=path)
+        config = dataclasses.replace(resolved.config, source=source)
+        resolved = dataclasses.replace(resolved, config=config)
+        warnings = tuple(problem.render() for problem in resolved.warnings)
+        return _plan(inventory, resolved, options, overrides, standins), warnings
+
+    return replan
+
+
 def _flags_line(inventory: Inventory, resolved: ResolvedConfig, options: StartOptions) -> str:
     """Origin's ``--write-flags``: the arguments of the components that print flags.
 
@@ -458,7 +491,13 @@ def plan_as_dict(plan: Plan) -> dict[str, Any]:
     return {"config": plan.config_source, "state_dir": plan.state_dir, "components": components}
 
 
-def _run(plan: Plan, inventory: Inventory, settings: HostSettings, no_exec: bool) -> int:
+def _run(
+    plan: Plan,
+    inventory: Inventory,
+    settings: HostSettings,
+    no_exec: bool,
+    replanner: Replanner,
+) -> int:
     """Run the plan under the host (or exec the kubelet alone, as Origin did)."""
     from nodehost.component import ProcessSpec
     from nodehost.log import get_logger
@@ -476,7 +515,7 @@ def _run(plan: Plan, inventory: Inventory, settings: HostSettings, no_exec: bool
         only = plan.components[0]
         if can_exec(only):
             exec_single(only)
-    return run_plan(plan, inventory.host.hooks, settings)
+    return run_plan(plan, inventory.host.hooks, settings, replanner=replanner)
 
 
 def _host_settings(flags: dict[str, Any]) -> HostSettings:
@@ -497,6 +536,7 @@ def _host_settings(flags: dict[str, Any]) -> HostSettings:
         health_address=health,
         exit_on_ready=flags["exit_on_ready"],
         ready_timeout=_optional_duration(flags["ready_timeout"], "--ready-timeout"),
+        config_rollback_after=_duration(flags["config_rollback_after"], "--config-rollback-after"),
     )
 
 

@@ -77,7 +77,8 @@ def render_table(document: dict[str, Any]) -> str:
                 component["reason"] or "",
             )
         )
-    return "\n".join([*lines, format_table(rows), *_detail_lines(document["components"])])
+    details = _detail_lines(document["components"])
+    return "\n".join([*lines, format_table(rows), *details, *_config_lines(document)])
 
 
 def _detail_lines(components: list[dict[str, Any]]) -> list[str]:
@@ -92,6 +93,24 @@ def _detail_lines(components: list[dict[str, Any]]) -> list[str]:
             remaining = certificate["remaining_seconds"]
             left = "EXPIRED" if remaining <= 0 else f"in {_duration_text(remaining)}"
             lines.append(f"{where}: expires {certificate['not_after']} ({left})")
+    return lines
+
+
+def _config_lines(document: dict[str, Any]) -> list[str]:
+    """The configuration's file and generation, then the last apply and its problems."""
+    configuration = document.get("configuration")
+    if not isinstance(configuration, dict) or not configuration.get("reload"):
+        return []  # a host that cannot take a new configuration has none to show
+    lines = [f"config: {configuration['file']} (generation {configuration['generation']})"]
+    last = configuration.get("last_apply")
+    if last:
+        ago = _duration_text(last["seconds_ago"])
+        restarted = ", ".join(last["restarted"])
+        lines.append(
+            f"config {last['result']} {ago} ago (generation {last['generation']}, "
+            f"from {last['origin']})" + (f"; restarted {restarted}" if restarted else "")
+        )
+        lines.extend(f"  {problem}" for problem in last["problems"])
     return lines
 
 

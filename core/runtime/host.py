@@ -16,6 +16,11 @@ and starts their guardian where it can (:mod:`nodehost.runtime.cgroups`), and
 ends the leftover agents of an earlier run (:mod:`nodehost.runtime.pidfiles`).
 Workloads (what an agent handed over, like containerd's shims and their
 containers) are left running by a stop; ``nodehost teardown`` ends them.
+
+A new configuration (SIGHUP re-reads the config file; a task may hand one
+over with ``apply_config``) is validated, written and applied to the
+components whose plan changed, and rolled back if they do not become ready
+(:mod:`nodehost.runtime.reconfigure`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Protocol, TextIO
 
 from nodehost.errors import EXIT_FAILURE, EXIT_OK, PluginError, RuntimeFailure
@@ -35,6 +40,7 @@ from nodehost.plan import Plan
 from nodehost.runtime import cgroups, pidfiles, proc
 from nodehost.runtime.notify import Notifier
 from nodehost.runtime.process import Launcher, Reaper
+from nodehost.runtime.reconfigure import ApplyResult, ConfigApplier, Replanner
 from nodehost.runtime.settings import HostSettings
 from nodehost.runtime.supervisor import ComponentSupervisor, path_forms
 
@@ -91,6 +97,7 @@ class Host:
         settings: HostSettings,
         log: Any,
         out: TextIO | None = None,
+        replanner: Replanner | None = None,
     ) -> None:
         self.plan = plan
         self.hooks = hooks if hooks is not None else NoHooks()
@@ -115,13 +122,15 @@ class Host:
         self._check_scheduled = False
         self._interrupts = 0
         self._timers: list[asyncio.TimerHandle] = []
-        self._background: list[asyncio.Task[None]] = []
+        self._background: list[asyncio.Task[Any]] = []
         self.server: Any = None
         self.extra_servers: list[Any] = []
         self.profile_mode: str | None = None
         self.cgroups: cgroups.AgentCgroups | None = None
         self.cgroups_reason = "not opened yet"
         self.guardian: cgroups.Guardian | None = None
+        self._state_changed = asyncio.Event()
+        self.applier = ConfigApplier(self, replanner, settings.config_rollback_after, log)
 
     # --- HostServices for the supervisors -------------------------------------------
 
@@ -151,8 +160,25 @@ class Host:
         if self.phase == "starting" and self.node_ready:
             self._node_became_ready()
         self._publish_status()
+        self._state_changed.set()
+        self._state_changed = asyncio.Event()
+
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``predicate()`` holds -- checked whenever a component changes state --
+        for at most ``timeout`` seconds; its value then."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not predicate():
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._state_changed.wait(), remaining)
+        return True
 
     def component_failed(self, supervisor: ComponentSupervisor) -> None:
+        if self.applier.absorbs(supervisor.name):  # a new configuration broke it: roll back
+            self.changed(supervisor)
+            return
         self.failures.append(supervisor.failure_report())
         self.request_stop(f"component {supervisor.name} failed", EXIT_FAILURE)
 
@@ -194,6 +220,7 @@ class Host:
                 else round(self.node_ready_at - self.started_at, 6)
             ),
             "config": self.plan.config_source,
+            "configuration": self.applier.status(),
             "state_dir": self.state_dir,
             "agents": self.agent_tracking(),
             "components": [s.status() for s in self.supervisors.values()],
@@ -255,6 +282,7 @@ class Host:
         self.reaper.install(loop)
         loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
         loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        loop.add_signal_handler(signal.SIGHUP, self._on_sighup)
 
     async def _uninstall(self, loop: asyncio.AbstractEventLoop) -> None:
         for timer in self._timers:
@@ -269,6 +297,7 @@ class Host:
             await server.close()
         loop.remove_signal_handler(signal.SIGTERM)
         loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGHUP)
         self.reaper.reap()
         self.reaper.uninstall()
         if self.launcher is not None:
@@ -453,6 +482,39 @@ class Host:
             if self.healthy and self.phase in ("starting", "running"):
                 self.notifier.watchdog()
             await asyncio.sleep(interval)
+
+    # --- a new configuration ------------------------------------------------------------
+
+    def _on_sighup(self) -> None:
+        """SIGHUP (``systemctl reload``): apply the config file as it is now."""
+        if self.shutdown.is_set():
+            return
+        self.log.info("SIGHUP: re-reading the config file", file=self.plan.config_source)
+        self._in_background(self.applier.apply(None, "SIGHUP"))
+
+    async def apply_config(self, content: bytes, origin: str) -> ApplyResult:
+        """Apply ``content`` as the config file (see :mod:`nodehost.runtime.reconfigure`).
+
+        The apply runs in a task of the host's own: cancelling the caller (a
+        component restarted by this very apply) does not cancel it.
+        """
+        return await asyncio.shield(self._in_background(self.applier.apply(content, origin)))
+
+    def _in_background(self, work: Coroutine[Any, Any, ApplyResult]) -> asyncio.Task[ApplyResult]:
+        """``work`` as a task of the host's own (cancelled when it stops); finished ones dropped."""
+        self._background = [task for task in self._background if not task.done()]
+        task = asyncio.create_task(work)
+        self._background.append(task)
+        return task
+
+    def notify_reloading(self, status: str) -> bool:
+        """``RELOADING=1`` to systemd, once the node has been ready; whether it was sent."""
+        if self.node_ready_at is None or not self.notifier.enabled:
+            return False
+        return self.notifier.reloading(status)
+
+    def notify_reloaded(self) -> None:
+        self.notifier.ready(self.status_text())
 
     # --- stop -----------------------------------------------------------------------------
 

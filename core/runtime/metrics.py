@@ -5,8 +5,10 @@ One registry per health server holds:
 * :class:`StatusCollector` -- read from the live status document on every scrape:
   ``nodehost_ready``, ``nodehost_uptime_seconds``, ``nodehost_build_info``,
   per component ``nodehost_component_{up,ready,restarts_total,last_exit_code,
-  start_latency_seconds,crash_looping}`` and the certificates components report
-  (``nodehost_certificate_{expiry_timestamp,remaining}_seconds``);
+  start_latency_seconds,crash_looping}``, the certificates components report
+  (``nodehost_certificate_{expiry_timestamp,remaining}_seconds``) and the
+  configuration (``nodehost_config_generation``, ``nodehost_config_last_apply_*``,
+  ``nodehost_config_applies_total``);
 * prometheus_client's process and platform collectors (``process_*``, ``python_info``);
 * every plugin's collectors (``nodehost_metrics_collectors``), each isolated: one
   that raises is logged once and left out of that scrape, never the whole page.
@@ -70,6 +72,7 @@ class StatusCollector:
         yield build_info(document.get("version", ""))
         yield from component_metrics(document["components"])
         yield from certificate_metrics(document["components"])
+        yield from config_metrics(document.get("configuration"))
 
 
 def build_info(version: str) -> Metric:
@@ -137,6 +140,44 @@ def certificate_metrics(components: Iterable[Mapping[str, Any]]) -> Iterator[Met
             if isinstance(value, int | float):
                 family.add_metric([component, str(certificate.get("name", ""))], float(value))
         yield family
+
+
+def config_metrics(configuration: Mapping[str, Any] | None) -> Iterator[Metric]:
+    """The running configuration's generation and how its applies ended.
+
+    ``nodehost_config_last_apply_result{result}`` is 1 for the last apply's
+    result and 0 for the others (absent before the first apply, as is the
+    timestamp); ``nodehost_config_applies_total{result}`` counts them.
+    """
+    if not configuration:
+        return
+    yield GaugeMetricFamily(
+        "nodehost_config_generation",
+        "Generation of the running configuration (1 at start, +1 per apply or rollback).",
+        value=configuration["generation"],
+    )
+    applies = configuration.get("applies") or {}
+    last = configuration.get("last_apply")
+    if last is not None:
+        yield GaugeMetricFamily(
+            "nodehost_config_last_apply_timestamp_seconds",
+            "Unix time at which the last configuration apply ended.",
+            value=last["at"],
+        )
+        result = GaugeMetricFamily(
+            "nodehost_config_last_apply_result",
+            "1 for how the last configuration apply ended (applied, rejected, rolled_back).",
+            labels=["result"],
+        )
+        for name in applies:
+            result.add_metric([name], float(name == last["result"].replace(" ", "_")))
+        yield result
+    total = CounterMetricFamily(
+        "nodehost_config_applies", "Configuration applies by result.", labels=["result"]
+    )
+    for name, count in applies.items():
+        total.add_metric([name], float(count))
+    yield total
 
 
 class IsolatedCollector:

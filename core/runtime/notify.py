@@ -4,6 +4,7 @@
 socket (``@name``).  When it is unset every call is a no-op, so callers never
 check.  The host sends ``STATUS=`` lines while it waits ("waiting for kubelet:
 GET http://..."), ``READY=1`` once when every component is ready,
+``RELOADING=1`` then ``READY=1`` around a configuration reload,
 ``STOPPING=1`` when shutting down, and ``WATCHDOG=1`` every half
 ``$WATCHDOG_USEC`` while every component is healthy (see
 :meth:`Notifier.watchdog_interval`).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Mapping
 
 #: Variables that speak to the service manager about *this* process only.
@@ -84,6 +86,11 @@ class Notifier:
 
     def ready(self, status: str) -> bool:
         return self.send("READY=1", f"STATUS={status}")
+
+    def reloading(self, status: str) -> bool:
+        """``RELOADING=1`` and the monotonic time (systemd's reload protocol); then ``READY=1``."""
+        now = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+        return self.send("RELOADING=1", f"MONOTONIC_USEC={now}", f"STATUS={status}")
 
     def status(self, status: str) -> bool:
         return self.send(f"STATUS={status}")

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from nodehost.plan import Plan
 from nodehost.runtime.host import Host, LifecycleHooks
+from nodehost.runtime.reconfigure import Replanner
 from nodehost.runtime.settings import HostSettings
 
 
@@ -16,6 +17,7 @@ def run_plan(
     settings: HostSettings | None = None,
     *,
     out: TextIO | None = None,
+    replanner: Replanner | None = None,
 ) -> int:
     """Run ``plan`` until the node is stopped; return the exit code.
 
@@ -28,6 +30,10 @@ def run_plan(
     component, the cause and the component's last output lines.  Also raises
     it when another host holds the state directory or the health address is
     taken.  Must be called from the main thread (signal handlers).
+
+    ``replanner`` lets the host take a new configuration while it runs
+    (SIGHUP, a component's ``apply_config``); without one every attempt is
+    rejected.
     """
     from nodehost.log import get_logger
     from nodehost.runtime.profile import profiling
@@ -35,7 +41,7 @@ def run_plan(
     settings = settings if settings is not None else HostSettings()
     log = get_logger("nodehost")
     with profiling(log) as mode:
-        return asyncio.run(_run(plan, hooks, settings, log, out, mode))
+        return asyncio.run(_run(plan, hooks, settings, log, out, mode, replanner))
 
 
 async def _run(
@@ -45,7 +51,8 @@ async def _run(
     log: object,
     out: TextIO | None,
     profile_mode: str | None,
+    replanner: Replanner | None,
 ) -> int:
-    host = Host(plan, hooks, settings, log, out)
+    host = Host(plan, hooks, settings, log, out, replanner)
     host.profile_mode = profile_mode
     return await host.run()

@@ -51,6 +51,8 @@ class HostSettings:
     ``tail_lines``      how many of a component's last output lines are kept
                         for failure messages.
     ``log_output``      turn child stdout/stderr lines into log events.
+    ``config_rollback_after`` seconds a new configuration has to make the
+                        components it restarted ready, else it is rolled back.
     """
 
     restart: RestartPolicy = field(default_factory=RestartPolicy)
@@ -62,3 +64,4 @@ class HostSettings:
     stop_grace: float | None = None
     tail_lines: int = 20
     log_output: bool = True
+    config_rollback_after: float = 120.0

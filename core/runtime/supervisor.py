@@ -18,7 +18,9 @@ written once its dependencies are ready and is ready when the files are.
 A process whose ``reload_files`` changed (:meth:`ComponentSupervisor.files_changed`)
 gets its ``reload_signal``, or is restarted on purpose: stopped with its grace
 period and started again at once -- ``starting`` until its probe passes, with
-no backoff and no step towards the crash-loop limit.
+no backoff and no step towards the crash-loop limit.  A new plan for the
+component (:meth:`ComponentSupervisor.replan`, a new configuration) takes the
+same way: the run ends, the new plan's files are written and it starts.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from nodehost.runtime import ownership, pidfiles, probes
 from nodehost.runtime.cgroups import AgentCgroups
 from nodehost.runtime.output import ComponentOutput
 from nodehost.runtime.process import ChildProcess, Launcher, Reaper, child_environment
+from nodehost.runtime.reconfigure import ApplyResult
 from nodehost.runtime.restart import RestartTracker
 from nodehost.runtime.settings import HostSettings
 from nodehost.runtime.task import HostTaskContext, TaskRun
@@ -66,6 +69,7 @@ class HostServices(Protocol):
     def changed(self, supervisor: ComponentSupervisor) -> None: ...
     def component_failed(self, supervisor: ComponentSupervisor) -> None: ...
     def files_changed(self, paths: Iterable[str]) -> None: ...
+    async def apply_config(self, content: bytes, origin: str) -> ApplyResult: ...
     def call_hook(self, hook: str, **kwargs: Any) -> None: ...
 
 
@@ -114,6 +118,7 @@ class ComponentSupervisor:
         self.failure: str | None = None
         self.foreign: ownership.Ownership | None = None
         self.restart_wanted = asyncio.Event()
+        self.next_plan: PlannedComponent | None = None
         if self.inactive:
             self.first_ready.set()
 
@@ -254,6 +259,9 @@ class ComponentSupervisor:
             if self.restart_wanted.is_set():
                 self.restart_wanted.clear()
                 self.restarts += 1
+                if self.next_plan is not None:
+                    self._adopt_next_plan()
+                    return
                 continue
             verdict = self.tracker.on_exit(run_seconds)
             self.host.call_hook(
@@ -300,7 +308,11 @@ class ComponentSupervisor:
             else:
                 assert isinstance(spec, TaskSpec)
                 context = HostTaskContext(
-                    self.name, self.host.log, self._task_status, self.host.files_changed
+                    self.name,
+                    self.host.log,
+                    self._task_status,
+                    self.host.files_changed,
+                    self.host.apply_config,
                 )
                 self.run = TaskRun(spec, context, self.host.log)
         except OSError as error:
@@ -372,10 +384,12 @@ class ComponentSupervisor:
         return code, run_seconds
 
     async def _end_run(self, run: ChildProcess | TaskRun) -> None:
-        """Make sure nothing of ``run`` is left (its group, adopted descendants)."""
+        """Make sure nothing of ``run`` is left (its group, adopted descendants; a task ended)."""
         if isinstance(run, ChildProcess):
             await run.terminate(self._stop_signal(), self._stop_grace(), self.host.force)
             await run.forget_pid_file()
+        else:
+            await run.terminate(self._stop_grace(), self.host.force)
 
     async def _probe_until_ready(self, run: ChildProcess | TaskRun) -> None:
         assert self.spec is not None
@@ -470,11 +484,55 @@ class ComponentSupervisor:
             run.signal_group(spec.reload_signal)
             return
         self.host.log.info("files changed: restarting", component=self.name, files=paths)
+        self._want_restart(f"restarting: {', '.join(paths)} changed")
+
+    def _want_restart(self, reason: str) -> None:
+        """Have the supervising loop stop the current run and start again (not a failure)."""
         self.state = STARTING
         self.ready_at = None
-        self.reason = f"restarting: {', '.join(paths)} changed"
+        self.reason = reason
         self.restart_wanted.set()
         self.host.changed(self)
+
+    # --- a new plan -----------------------------------------------------------------
+
+    def replan(self, planned: PlannedComponent) -> None:
+        """Run ``planned`` from now on (a new configuration); returns at once.
+
+        A running process or task is restarted as for changed reload files
+        (its stop protocol, then the new plan's files and a new start; no
+        backoff, no step towards the crash-loop limit).  A component that is
+        waiting, in backoff, failed, inactive or done writing its files starts
+        over with the new plan.  The restart tracker starts afresh; the
+        component is ``starting`` (or ``inactive``) until it is ready again.
+        Calls while the host stops do nothing.
+        """
+        if self.state in (STOPPING, STOPPED):
+            return
+        self.next_plan = planned
+        looping = self.task is not None and not self.task.done()
+        self.host.log.info("new plan: restarting", component=self.name, state=self.state)
+        if looping and self.state in (STARTING, READY):  # a run to end: the loop does it
+            self._want_restart("restarting: its configuration changed")
+            return
+        if looping:
+            assert self.task is not None
+            self.task.cancel()  # waiting for dependencies, or in backoff: no run to end
+        if self.ever_started:
+            self.restarts += 1
+        self._adopt_next_plan()
+
+    def _adopt_next_plan(self) -> None:
+        """Take ``next_plan`` as the plan and supervise it from the start (a new loop)."""
+        planned, self.next_plan = self.next_plan, None
+        assert planned is not None
+        self.planned, self.spec = planned, planned.plan.run
+        self.inactive = planned.plan.inactive_reason is not None
+        self.tracker = RestartTracker(self.host.settings.restart)
+        self.failure, self.backoff_until, self.ready_at = None, None, None
+        self.state = INACTIVE if self.inactive else PENDING
+        self.reason = planned.plan.inactive_reason or "" if self.inactive else "new plan"
+        self.start()
 
     def _fail(self, message: str) -> None:
         if self.state == FAILED:

@@ -10,10 +10,15 @@ exits with code None and its exception as ``Type: message`` in ``failure``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from nodehost.component import TaskSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.runtime.reconfigure import ApplyResult
+
+ApplyConfig = Callable[[bytes, str], Awaitable["ApplyResult"]]
 
 
 class HostTaskContext:
@@ -25,12 +30,14 @@ class HostTaskContext:
         log: Any,
         on_status: Callable[[str], None],
         on_files_changed: Callable[[list[str]], None] | None = None,
+        on_apply_config: ApplyConfig | None = None,
     ) -> None:
         self.name = name
         self.log = log
         self.reported = asyncio.Event()
         self._on_status = on_status
         self._on_files_changed = on_files_changed
+        self._on_apply_config = on_apply_config
         self.details: dict[str, Any] = {}
         self.problems: tuple[str, ...] = ()
 
@@ -44,6 +51,16 @@ class HostTaskContext:
         """Hand ``paths`` to the host, which signals or restarts the processes that read them."""
         if self._on_files_changed is not None:
             self._on_files_changed([str(path) for path in paths])
+
+    async def apply_config(self, content: bytes, origin: str) -> ApplyResult:
+        """Have the host apply ``content`` as the node's config file; how it ended.
+
+        See :mod:`nodehost.runtime.reconfigure`.  Raises :class:`RuntimeError`
+        when this context has no host behind it.
+        """
+        if self._on_apply_config is None:
+            raise RuntimeError("this task context cannot apply a configuration")
+        return await self._on_apply_config(content, origin)
 
     def report(
         self, details: Mapping[str, Any] | None = None, problems: Sequence[str] = ()

@@ -16,14 +16,19 @@ may do anything; ``system:bootstrappers`` may create, get, list and watch
 CertificateSigningRequests; ``system:nodes`` may also read ConfigMaps, Nodes,
 Services and EndpointSlices, and service accounts may read those too (as
 kube-proxy's account does) -- minus what :meth:`TestApiServer.forbid` takes
-away.  Anything else is a 403; no or unknown credentials a 401.
+away; as the node authorizer allows, nodes also update and patch their own
+Node (``system:node:<name>``) and create Events.  Anything else is a 403; no
+or unknown credentials a 401.
 
 It serves ``/version``, the discovery documents kubectl reads (``/api``,
 ``/api/v1``, ``/apis``, ``/apis/<group>/<version>``), and get, list, watch,
-create, update and delete of ConfigMaps, Nodes, Services, EndpointSlices and
-CertificateSigningRequests (with ``/approval`` and ``/status`` as
-``kubectl certificate approve`` uses them), with the real API's JSON shapes,
-``Status`` bodies and codes.  Lists are paged as the real server pages them
+create, update, patch and delete of ConfigMaps, Nodes, Services,
+EndpointSlices, Events and CertificateSigningRequests (with ``/approval`` and
+``/status`` as ``kubectl certificate approve`` uses them), with the real API's JSON shapes,
+``Status`` bodies and codes.  A PATCH is a JSON merge patch (RFC 7386);
+a strategic merge patch (what ``kubectl apply`` and ``kubectl edit`` send) is
+applied the same way, its ``$`` directives ignored -- right for the maps these
+resources hold.  Lists are paged as the real server pages them
 (``limit``, then ``continue`` with the token of the previous page, which
 carries the first page's ``resourceVersion``; ``remainingItemCount``); each
 page shows the objects as they are when it is read, and a client that watches
@@ -99,6 +104,9 @@ FAULT_REASONS = {
 }
 NODE_READABLE = ("configmaps", "nodes", "services", "endpointslices")
 READ_VERBS = ("get", "list", "watch")
+#: The patch media types answered (both as JSON merge patches).
+PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
+NODE_USER_PREFIX = "system:node:"
 
 
 class TestCA:
@@ -550,7 +558,7 @@ class _Handler(BaseHTTPRequestHandler):
                 from nodehost.testing.kubeproto import decode_csr
 
                 return decode_csr(raw)
-            if media not in ("application/json", ""):
+            if media not in ("application/json", "", *PATCH_TYPES):
                 raise StoreError(
                     415,
                     "UnsupportedMediaType",
@@ -590,9 +598,13 @@ class _Handler(BaseHTTPRequestHandler):
                 return common[0], [*groups, "system:authenticated"]
         return None
 
-    def allowed(self, user: tuple[str, list[str]], verb: str, resource: str) -> bool:
+    def allowed(
+        self, user: tuple[str, list[str]], verb: str, resource: str, name: str = ""
+    ) -> bool:
         groups = user[1]
         if "system:masters" in groups:
+            return True
+        if "system:nodes" in groups and _node_writes(user[0], verb, resource, name):
             return True
         if resource == "certificatesigningrequests" and verb in ("create", *READ_VERBS):
             return "system:bootstrappers" in groups or "system:nodes" in groups
@@ -614,6 +626,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         self.dispatch("DELETE")
+
+    def do_PATCH(self) -> None:
+        self.dispatch("PATCH")
 
     def dispatch(self, method: str) -> None:
         url = urlsplit(self.path)
@@ -689,6 +704,7 @@ class _Handler(BaseHTTPRequestHandler):
             else ("list" if collection else "get"),
             "POST": "create",
             "PUT": "update",
+            "PATCH": "patch",
             "DELETE": "delete",
         }[method]
         if (method == "POST") != collection and method != "GET":
@@ -697,7 +713,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "MethodNotAllowed",
                 "the server does not allow this method on the requested resource",
             )
-        if not self.allowed(user, verb, kind.plural):
+        if not self.allowed(user, verb, kind.plural, name):
             raise StoreError(
                 403,
                 "Forbidden",
@@ -717,6 +733,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(201, store.create(kind.plural, namespace, self.read_body(), user))
         elif verb == "update":
             self.send_json(200, store.replace(kind.plural, namespace, name, self.read_body(), part))
+        elif verb == "patch":
+            self.send_json(200, store.patch(kind.plural, namespace, name, self.read_body(), part))
         else:
             self.send_json(200, store.delete(kind.plural, namespace, name))
 
@@ -798,6 +816,13 @@ class _Handler(BaseHTTPRequestHandler):
     def chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
+
+
+def _node_writes(user: str, verb: str, resource: str, name: str) -> bool:
+    """What the node authorizer lets node ``user`` write: its own Node, and Events."""
+    if resource == "nodes":
+        return verb in ("update", "patch") and user == NODE_USER_PREFIX + name
+    return resource == "events" and verb in ("create", "patch")
 
 
 def _forbidden_message(user: str, verb: str, kind: ResourceType, namespace: str, name: str) -> str:
@@ -912,7 +937,7 @@ def _resource_lists() -> dict[str, dict[str, Any]]:
                     "namespaced": kind.namespaced,
                     "kind": kind.kind,
                     "shortNames": list(kind.short_names),
-                    "verbs": ["create", "delete", "get", "list", "update", "watch"],
+                    "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
                 }
             )
             if kind.plural == "certificatesigningrequests":

@@ -76,6 +76,7 @@ RESOURCES = {
     for r in (
         ResourceType("configmaps", "ConfigMap", "", "v1", True, ("cm",)),
         ResourceType("nodes", "Node", "", "v1", False, ("no",)),
+        ResourceType("events", "Event", "", "v1", True, ("ev",)),
         ResourceType("services", "Service", "", "v1", True, ("svc",)),
         ResourceType("endpointslices", "EndpointSlice", "discovery.k8s.io", "v1", True),
         ResourceType(
@@ -343,6 +344,8 @@ class ObjectStore:
             else:
                 keep = current["metadata"]
                 current = copy.deepcopy(obj)
+                kind = RESOURCES[resource]
+                current["kind"], current["apiVersion"] = kind.kind, kind.api_version
                 current["metadata"] = {
                     **keep,
                     **{
@@ -356,6 +359,14 @@ class ObjectStore:
         if resource == "certificatesigningrequests":
             self.sign_if_approved(name)
         return updated
+
+    def patch(
+        self, resource: str, namespace: str, name: str, patch: dict[str, Any], part: str = ""
+    ) -> dict[str, Any]:
+        """PATCH: ``patch`` merged into the object (:func:`merge_patch`), then :meth:`replace`."""
+        with self.lock:
+            current = self.get(resource, namespace, name)
+            return self.replace(resource, namespace, name, merge_patch(current, patch), part)
 
     def delete(self, resource: str, namespace: str, name: str) -> dict[str, Any]:
         with self.lock:
@@ -446,6 +457,25 @@ def _with_status(current: dict[str, Any], obj: dict[str, Any], part: str) -> dic
     if part == "approval":
         status = {**(current.get("status") or {}), "conditions": status.get("conditions") or []}
     return {**current, "metadata": dict(current["metadata"]), "status": status}
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: ``patch`` merged into ``target`` (a null deletes a key); ``$`` keys skipped.
+
+    Skipping the ``$`` directives makes a strategic merge patch of maps and
+    scalars come out as the API server's would.
+    """
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if key.startswith("$"):
+            continue
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
 
 
 def _group_suffix(kind: ResourceType) -> str:

@@ -10,14 +10,19 @@ For testing a :class:`~nodehost.component.TaskSpec` coroutine without a host::
 
 It behaves like the host's context: ``report()`` replaces the details (when
 given) and the problems, and publishes a status line (the problems joined by
-``; ``, or ``ready``); ``files_changed()`` is recorded, nothing restarts.
+``; ``, or ``ready``); ``files_changed()`` is recorded, nothing restarts;
+``apply_config()`` is recorded and answered ``applied`` with the next
+generation, as a host answers a valid configuration.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.runtime.reconfigure import ApplyResult
 
 
 class RecordingTaskContext:
@@ -37,6 +42,8 @@ class RecordingTaskContext:
         self.problems: tuple[str, ...] = ()
         self.reports: list[tuple[dict[str, Any], tuple[str, ...]]] = []
         self.changed_files: list[str] = []
+        self.applied_configs: list[tuple[bytes, str]] = []
+        self.generation = 1
         self._ready = asyncio.Event()
 
     def ready(self) -> None:
@@ -57,6 +64,16 @@ class RecordingTaskContext:
 
     def files_changed(self, paths: Iterable[str]) -> None:
         self.changed_files.extend(str(path) for path in paths)
+
+    async def apply_config(self, content: bytes, origin: str) -> ApplyResult:
+        """Record ``(content, origin)`` in ``applied_configs``; ``applied``, one generation on."""
+        import time
+
+        from nodehost.runtime.reconfigure import APPLIED, ApplyResult
+
+        self.applied_configs.append((content, origin))
+        self.generation += 1
+        return ApplyResult(APPLIED, origin, self.generation, time.time())
 
     async def wait_ready(self) -> None:
         """Return once the task called :meth:`ready` (bound it with ``asyncio.wait_for``)."""

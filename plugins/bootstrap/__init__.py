@@ -1,11 +1,13 @@
-"""The ``bootstrap`` component: certificate rotation after TLS bootstrap.
+"""The ``bootstrap`` component: certificate rotation and config sync after TLS bootstrap.
 
 Selected automatically when ``--bootstrap-config-name`` is given (Origin's
 bootstrap mode), and selectable by name.  The bootstrap itself -- CSR,
 ``node.kubeconfig``, config map -- runs before the plan, when the core asks for
 the configuration (``nodehost_obtain_config``, :mod:`.join`).  While the node
 runs it renews the client and serving certificates (:mod:`.rotation`) and
-reports their expiry in ``/status``, ``/metrics`` and ``/readyz``.
+reports their expiry in ``/status``, ``/metrics`` and ``/readyz``; and, when
+bootstrapped, it follows the config map and has the host apply each new
+``node-config.yaml`` (:mod:`.sync`).
 
 Its files: the client certificate is the ``client-certificate`` of the
 configuration's ``masterKubeConfig``; both certificates live in that file's
@@ -16,6 +18,7 @@ in its status and idles.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +27,7 @@ from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskSp
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
+    from nodehost.plugins.bootstrap.sync import SyncSettings
 
 
 def bootstrapping(options: StartOptions | None) -> bool:
@@ -66,37 +70,76 @@ def nodehost_describe_config(options: StartOptions) -> list[str] | None:
 
 
 class Bootstrap:
-    """Plans the rotation task."""
+    """Plans the task: certificate rotation, and the config sync when bootstrapped."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
         kubeconfig = context.config.master_kube_config
         listen = context.config.serving_info.bind_address
         options = context.options
         bootstrap = options.kubeconfig if options is not None and bootstrapping(options) else None
-        rotation = RotationTask(kubeconfig, context.config.node_name, listen, bootstrap)
+        sync = sync_settings(context)
+        task = BootstrapTask(kubeconfig, context.config.node_name, listen, bootstrap, sync)
+        notes = [f"renews certificates at 70-90% of their lifetime via CSRs as {kubeconfig}"]
+        if sync is not None:
+            notes.append(f"follows config map {sync.where}: applies each new node-config.yaml")
+        elif bootstrap is not None:
+            notes.append(f"config sync off: the node runs from {context.config.source}")
         return ComponentPlan(
             run=TaskSpec(
-                run=rotation.run,
+                run=task,
                 readiness=ReportedProbe(),
                 stop_grace=5.0,
                 description=f"rotate the certificates of {kubeconfig}",
             ),
-            notes=(f"renews certificates at 70-90% of their lifetime via CSRs as {kubeconfig}",),
+            notes=tuple(notes),
         )
 
 
-class RotationTask:
-    """Finds the certificate files at run time, then runs the rotation loop."""
+def sync_settings(context: PlanContext) -> SyncSettings | None:
+    """The config sync's settings when the node runs from its config map's file, else None."""
+    if not bootstrapping(context.options):
+        return None
+    from nodehost.plugins.bootstrap.join import NODE_CONFIG
+    from nodehost.plugins.bootstrap.sync import SyncSettings
 
-    def __init__(
-        self, kubeconfig: str, node_name: str, bind_address: str, bootstrap: str | None
-    ) -> None:
-        self.kubeconfig = kubeconfig
-        self.node_name = node_name
-        self.bind_address = bind_address
-        self.bootstrap = bootstrap
+    assert context.options is not None
+    config_dir = Path(context.options.config_dir).absolute()
+    if Path(context.config.source).absolute() != config_dir / NODE_CONFIG:
+        return None
+    return SyncSettings(context.options)
 
-    async def run(self, context: Any) -> None:
+
+@dataclass(frozen=True)
+class BootstrapTask:
+    """The component's task: rotation, and the sync when ``sync`` is set (a value: two
+    plans of the same settings compare equal, so a new config leaves it running)."""
+
+    kubeconfig: str
+    node_name: str
+    bind_address: str
+    bootstrap: str | None
+    sync: SyncSettings | None = None
+
+    async def __call__(self, context: Any) -> None:
+        """Run rotation and the sync side by side; the first to fail ends both."""
+        import asyncio
+
+        jobs = [asyncio.create_task(self.rotate(context))]
+        if self.sync is not None:
+            from nodehost.plugins.bootstrap.sync import ConfigSync
+
+            jobs.append(asyncio.create_task(ConfigSync(self.sync, context).run()))
+        try:
+            done, _ = await asyncio.wait(jobs, return_when=asyncio.FIRST_EXCEPTION)
+            for job in done:
+                job.result()
+        finally:
+            for job in jobs:
+                job.cancel()
+            await asyncio.gather(*jobs, return_exceptions=True)
+
+    async def rotate(self, context: Any) -> None:
+        """Find the certificate files, then run the rotation loop (idle without any)."""
         import asyncio
 
         from nodehost.config.hostport import split_host_port

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from nodehost.component import TaskContext, UnixProbe
 from nodehost.plugins.runtime.settings import External
@@ -21,12 +21,21 @@ from nodehost.plugins.runtime.settings import External
 POLL_INTERVAL = 0.5
 
 
-def wait_task(external: External) -> Callable[[TaskContext], Awaitable[None]]:
-    """The coroutine function of the wait (see the module docstring)."""
+def wait_task(external: External) -> WaitTask:
+    """The wait (see the module docstring), as a value: equal for equal settings."""
+    return WaitTask(external)
 
-    async def wait(context: TaskContext) -> None:
+
+@dataclass(frozen=True)
+class WaitTask:
+    """The coroutine of the wait for ``external``'s socket."""
+
+    external: External
+
+    async def __call__(self, context: TaskContext) -> None:
         from nodehost.runtime.probes import check
 
+        external = self.external
         probe = UnixProbe(path=external.socket, timeout=2.0)
         started = time.monotonic()
         while True:
@@ -51,5 +60,3 @@ def wait_task(external: External) -> Callable[[TaskContext], Awaitable[None]]:
                 f"({external.source}): {detail} ({waited:.0f}s of {external.wait_timeout:g}s)"
             )
             await asyncio.sleep(POLL_INTERVAL)
-
-    return wait

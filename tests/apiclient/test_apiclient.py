@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -133,3 +134,62 @@ def test_wait_for_resumes_after_the_watch_is_dropped(api) -> None:
 
     threading.Thread(target=later).start()
     assert asyncio.run(wait())["data"] == {"ready": "yes"}
+
+
+CONFIG_MAPS = "/api/v1/namespaces/openshift-node/configmaps"
+
+
+async def follow_until(api: TestApiServer, wanted: str, **kwargs) -> list[dict]:
+    """Follow the config map until its ``data.v`` is ``wanted``; every version seen."""
+    seen: list[dict] = []
+    async with client(api) as c:
+        versions = c.follow("ConfigMap", "node-config", "openshift-node", **kwargs)
+        async with contextlib.aclosing(versions):
+            async for obj in versions:
+                seen.append(obj)
+                if (obj.get("data") or {}).get("v") == wanted:
+                    return seen
+    raise AssertionError("follow ended")
+
+
+def drop_then_change(api: TestApiServer) -> None:
+    """Once the watch follows the store (so the drop ends it): drop it, then change the
+    config map twice."""
+    api.wait_for_watches(1)
+    api.drop_watches()
+    change(api, "1", "2")
+
+
+def change(api: TestApiServer, *values: str) -> None:
+    for value in values:
+        api.put_config_map("openshift-node", "node-config", {"v": value})
+
+
+def test_follow_yields_each_version_and_resumes_a_dropped_watch_from_the_last_one(api) -> None:
+    first = api.store.get("configmaps", "openshift-node", "node-config")["metadata"]
+    threading.Thread(target=drop_then_change, args=(api,)).start()
+    seen = asyncio.run(follow_until(api, "2"))
+    assert [(o.get("data") or {}).get("v") for o in seen] == [None, "1", "2"]
+    watches = [p for _, p, _ in api.requests if p.startswith(CONFIG_MAPS) and "watch" in p]
+    assert len(watches) >= 2
+    assert all(f"resourceVersion={first['resourceVersion']}" in path for path in watches)
+    reads = [p for m, p, _ in api.requests if m == "GET" and p.startswith(f"{CONFIG_MAPS}/")]
+    assert len(reads) == 1  # resumed from the version, not read again
+
+
+def test_follow_since_a_version_yields_only_later_ones(api) -> None:
+    version = api.store.get("configmaps", "openshift-node", "node-config")["metadata"]
+    change(api, "1", "2")
+    seen = asyncio.run(follow_until(api, "2", since=version["resourceVersion"]))
+    assert [(o.get("data") or {}).get("v") for o in seen] == ["1", "2"]
+    assert not [p for m, p, _ in api.requests if m == "GET" and p.startswith(f"{CONFIG_MAPS}/")]
+
+
+def test_follow_gives_up_after_the_failures_it_was_allowed(api) -> None:
+    async def follow() -> None:
+        async with client(api) as c:
+            async for _ in c.follow("ConfigMap", "node-config", "openshift-node", give_up_after=2):
+                api.go_down()
+
+    with pytest.raises(ClusterUnreachable, match="watch ConfigMap node-config"):
+        asyncio.run(follow())

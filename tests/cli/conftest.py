@@ -1,4 +1,8 @@
-"""Fixtures for CLI tests: a valid Origin node folder and ways to run ``nodehost``."""
+"""Fixtures for CLI tests: a valid Origin node folder and ways to run ``nodehost``.
+
+The helpers of the tests that run a node live in ``clirun``; pytest runs with
+``--import-mode=importlib``, so this folder is put on ``sys.path`` here.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from click.testing import CliRunner
 
 from nodehost.cli import main
 from nodehost.testing import parts
+
+sys.path.insert(0, str(Path(__file__).parent))
 
 NODE_CONFIG = """\
 apiVersion: v1

@@ -141,6 +141,7 @@ def test_strict_config_makes_unknown_keys_errors(nodehost, node_dir: Path) -> No
         (("--expire-days=999999999",), "expire-days must be at most 36500"),
         (("--health-address=garbage",), "invalid value for --health-address"),
         (("--ready-timeout=soon",), "invalid value for --ready-timeout"),
+        (("--config-rollback-after=0s",), "invalid value for --config-rollback-after"),
     ],
 )
 def test_flag_misuse_is_a_usage_error(

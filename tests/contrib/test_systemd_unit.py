@@ -41,6 +41,10 @@ def test_an_invalid_config_or_usage_is_not_restarted_every_few_seconds() -> None
     assert set(service["RestartPreventExitStatus"].split()) == {"2", "255"}
 
 
+def test_reload_is_a_sighup_to_nodehost_alone() -> None:
+    assert unit()["Service"]["ExecReload"] == "/bin/kill -HUP $MAINPID"
+
+
 def test_start_timeout_outlasts_the_default_bootstrap_timeout() -> None:
     from nodehost.cli.start import start
 

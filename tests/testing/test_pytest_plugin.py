@@ -114,6 +114,14 @@ def test_task_context_records_what_a_task_says(task_context) -> None:
     assert task_context.details == {"served": 3}
 
 
+def test_task_context_records_configs_a_task_applies(task_context) -> None:
+    import asyncio
+
+    result = asyncio.run(task_context.apply_config(b"nodeName: n\n", "my source"))
+    assert (result.result, result.origin, result.generation) == ("applied", "my source", 2)
+    assert task_context.applied_configs == [(b"nodeName: n\n", "my source")]
+
+
 def test_api_server_answers_with_its_kubeconfigs(api_server) -> None:
     assert api_server.bootstrap_kubeconfig.exists()
     assert api_server.url.startswith("https://127.0.0.1:")

@@ -64,6 +64,11 @@ class RecordSource(Protocol):
     (with a new sink) after the DNS component restarts.  Raising ends the DNS
     component (the restart policy applies), so a source retries transient
     failures itself and raises only when it cannot go on.
+
+    Two sources built from the same settings should compare equal (``==``):
+    a new node configuration that leaves the DNS settings and the sources
+    equal leaves the DNS server running.  A source without ``__eq__``
+    compares by identity, and the server restarts on every new configuration.
     """
 
     name: str

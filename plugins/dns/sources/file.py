@@ -311,6 +311,16 @@ class FileSource:
         self.log = log
         self.loader = loader
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when built alike (same file, interval and loader): see ``RecordSource``."""
+        return isinstance(other, FileSource) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.path, self.poll_interval, self.loader)
+
     async def run(self, sink: RecordSink) -> None:
         """Load the file (failing if it cannot be loaded), report synced, then follow changes."""
         state = file_state(self.path)

@@ -327,6 +327,16 @@ class KubernetesSource:
         self.refused_retry = refused_retry
         self._trouble: str | None = None
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when built alike (same kubeconfig and timings): see ``RecordSource``."""
+        return isinstance(other, KubernetesSource) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.kubeconfig, self.watch_seconds, self.refused_retry)
+
     async def run(self, sink: RecordSink) -> None:
         """Connect, list and watch both resources; ``sink.synced()`` after both first lists."""
         client = await self._connect()

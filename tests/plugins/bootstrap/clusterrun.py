@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
+from typing import Any
 
 NAMESPACE = "openshift-node"
 CONFIG_MAP = "node-config"
@@ -48,13 +52,37 @@ def error_lines(stderr: str) -> list[str]:
     return found
 
 
-def wait_until(condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
-    """Poll ``condition`` until it is true; fail naming ``what`` after ``timeout`` seconds.
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
-    The timeout only bounds a failing test: nothing is asserted about the time taken.
-    """
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    """``predicate()``'s first truthy value, polled every 20 ms; fail naming ``what`` after
+    ``timeout`` seconds.  The timeout only bounds a failing test: nothing is asserted about
+    the time taken."""
     deadline = time.monotonic() + timeout
-    while not condition():
+    while True:
+        value = predicate()
+        if value:
+            return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.02)
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+    """:func:`wait_for` when the value does not matter."""
+    wait_for(condition, what, timeout)
+
+
+def http_get(url: str) -> tuple[int, str]:
+    """(status, body) of ``GET url``; (0, "") when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except OSError:
+        return 0, ""

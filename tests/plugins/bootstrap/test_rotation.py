@@ -4,42 +4,13 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
+from clusterrun import free_port, http_get, wait_for
 
 LIFETIME = 6
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def http_get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-    except OSError:
-        return 0, ""
-
-
-def wait_for(predicate, what: str, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

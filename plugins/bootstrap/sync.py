@@ -1,0 +1,316 @@
+"""Config sync: a bootstrapped node follows its config map while it runs.
+
+Origin 3.10/3.11 ran a ``sync`` DaemonSet beside every node: a shell loop that
+every 180 s extracted ``openshift-node/<BOOTSTRAP_CONFIG_NAME>``, compared an
+md5sum, replaced ``node-config.yaml``, checked it, relabelled the Node from
+``kubeletArguments.node-labels``, ``pkill``-ed the kubelet and annotated the
+Node with ``node.openshift.io/md5sum``.  Here the ``bootstrap`` component does
+it, as the node (``node.kubeconfig``):
+
+* it **watches** the config map (one watch from its resourceVersion, resumed
+  from the last version seen after a drop; no polling).  After a few failures
+  in a row it makes a new client -- rotation may have renewed the node's
+  client certificate -- and goes on from the same version;
+* each version's ``node-config.yaml`` gets the same CLI and bootstrap
+  overrides as at start (:func:`~nodehost.plugins.bootstrap.join.rewrite_node_config`)
+  and goes to the host (``TaskContext.apply_config``), which validates it as
+  ``start`` does, writes it, restarts only the components whose plan changed
+  and rolls it back if they are not ready in time
+  (:mod:`nodehost.runtime.reconfigure`).  Content that does not even parse is
+  handed over as it is, so the host rejects it with the loader's message.
+  Versions that arrive during an apply are coalesced: the latest one is next;
+* the Node gets an **event** for each apply (``NodeConfigApplied``, or
+  ``NodeConfigRejected`` / ``NodeConfigRolledBack`` with the problems, as
+  warnings);
+* once a configuration runs (applied, or already running), the Node gets the
+  **labels** of its ``kubeletArguments.node-labels`` (added or changed, never
+  removed -- Origin did not remove them either) and the **annotations**
+  ``node.openshift.io/md5sum`` (the md5 of the config map's
+  ``node-config.yaml``, Origin's key) and ``nodehost.io/config-generation``
+  (the host's configuration generation).  A Node that is not registered yet
+  is patched once it is.
+
+Only ``node-config.yaml`` is followed (as Origin's loop); the config map's
+other keys are written at start.  A new configuration that changes the
+``bootstrap`` component's own plan (``masterKubeConfig``,
+``servingInfo.bindAddress``) restarts this task too: the apply goes on, the
+new task labels and annotates the Node, but that apply's event is not posted
+(the log and ``/status`` have it).  The sync is off when the node runs from a
+``--config`` file other than the bootstrap's ``<config-dir>/node-config.yaml``
+(the config map would not be what runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nodehost.backoff import Backoff
+from nodehost.plugins.bootstrap.join import NODE_CONFIG, BootstrapSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.apiclient import ClusterClient
+    from nodehost.component import TaskContext
+    from nodehost.options import StartOptions
+    from nodehost.runtime.reconfigure import ApplyResult
+
+MD5_ANNOTATION = "node.openshift.io/md5sum"
+GENERATION_ANNOTATION = "nodehost.io/config-generation"
+EVENT_NAMESPACE = "default"
+#: Watch failures in a row after which the client is made anew (fresh credentials).
+WATCH_FAILURES = 5
+#: Between two attempts to read the config map or patch the Node.
+RETRY_BACKOFF = Backoff(initial=1.0, maximum=60.0, jitter=0.2)
+#: The API server's limit on an event's message.
+EVENT_MESSAGE_LIMIT = 1024
+EVENTS = {
+    "applied": ("Normal", "NodeConfigApplied"),
+    "rejected": ("Warning", "NodeConfigRejected"),
+    "rolled back": ("Warning", "NodeConfigRolledBack"),
+}
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    """What the sync is planned with: the start options (a value, stable across plans).
+
+    The bootstrap's settings (config map, overrides, node name) are derived
+    from them when the sync runs: they name local addresses, which may change.
+    """
+
+    options: StartOptions
+
+    @property
+    def where(self) -> str:
+        return f"{self.options.bootstrap_config_namespace}/{self.options.bootstrap_config_name}"
+
+    def bootstrap(self) -> BootstrapSettings:
+        from nodehost.plugins.bootstrap.join import settings_from_options
+
+        return settings_from_options(self.options)
+
+
+class Latest:
+    """The newest config map version not yet handled (older ones are dropped)."""
+
+    def __init__(self) -> None:
+        self.value: dict[str, Any] | None = None
+        self.arrived = asyncio.Event()
+
+    def put(self, value: dict[str, Any]) -> None:
+        self.value = value
+        self.arrived.set()
+
+    async def take(self) -> dict[str, Any]:
+        await self.arrived.wait()
+        self.arrived.clear()
+        value, self.value = self.value, None
+        assert value is not None
+        return value
+
+
+class ConfigSync:
+    """Runs the sync of the module docstring for one task run."""
+
+    def __init__(self, settings: SyncSettings, context: TaskContext) -> None:
+        self.settings = settings
+        self.bootstrap = settings.bootstrap()
+        self.where = settings.where
+        self.context = context
+        self.log = context.log
+        self.labelling: asyncio.Task[None] | None = None
+        self.events: set[asyncio.Task[None]] = set()
+
+    async def run(self) -> None:
+        """Follow the config map and apply each new version, until cancelled."""
+        latest = Latest()
+        follower = asyncio.create_task(self.follow(latest))
+        try:
+            while True:
+                taking = asyncio.create_task(latest.take())
+                await asyncio.wait({taking, follower}, return_when=asyncio.FIRST_COMPLETED)
+                if follower.done():
+                    taking.cancel()
+                    follower.result()  # it only ends by raising: let the host see it
+                await self.sync(taking.result())
+        finally:
+            for task in (follower, self.labelling, *self.events):
+                if task is not None:
+                    task.cancel()
+
+    # --- following --------------------------------------------------------------------
+
+    async def follow(self, latest: Latest) -> None:
+        """Put every version of the config map into ``latest``, resuming as the docstring says."""
+        from nodehost.apiclient import ClusterClient, ClusterError
+
+        version: str | None = None
+        failures = 0
+        while True:
+            try:
+                kubeconfig = str(self.bootstrap.node_kubeconfig)
+                async with ClusterClient(kubeconfig, on_retry=self._retrying) as client:
+                    async for config_map in client.follow(
+                        "ConfigMap",
+                        self.bootstrap.config_map,
+                        self.bootstrap.namespace,
+                        since=version,
+                        give_up_after=WATCH_FAILURES,
+                    ):
+                        failures = 0
+                        version = config_map["metadata"].get("resourceVersion") or version
+                        latest.put(config_map)
+            except ClusterError as error:
+                failures += 1
+                delay = RETRY_BACKOFF.delay(failures)
+                self.log.warning(
+                    "config sync: cannot follow the config map; retrying",
+                    config_map=self.where,
+                    error=str(error),
+                    retry_in=round(delay, 1),
+                )
+                await asyncio.sleep(delay)
+
+    def _retrying(self, message: str) -> None:
+        self.log.info("config sync", config_map=self.where, status=message)
+
+    # --- one version --------------------------------------------------------------------
+
+    async def sync(self, config_map: dict[str, Any]) -> None:
+        """Apply one version's ``node-config.yaml``; an event, then labels if it runs."""
+        raw = (config_map.get("data") or {}).get(NODE_CONFIG)
+        if not isinstance(raw, str):
+            self.log.warning(
+                f"config sync: config map has no {NODE_CONFIG}; nothing to apply",
+                config_map=self.where,
+            )
+            return
+        md5 = hashlib.md5(raw.encode(), usedforsecurity=False).hexdigest()
+        version = config_map["metadata"].get("resourceVersion", "?")
+        origin = f"config map {self.where} (resourceVersion {version}, md5 {md5})"
+        content = self.node_config(raw)
+        result = await self.context.apply_config(content, origin)
+        if result.result in EVENTS:
+            self.start_node_update(event=self.event(result))
+        if result.result in ("applied", "unchanged"):
+            self.start_node_update(patch=node_patch(content, md5, result.generation))
+
+    def node_config(self, raw: str) -> bytes:
+        """``raw`` with the start's overrides; ``raw`` itself if it does not parse."""
+        from nodehost.errors import RuntimeFailure
+        from nodehost.plugins.bootstrap.join import certstore_current_if_valid, rewrite_node_config
+
+        settings = self.bootstrap
+        try:
+            serving = certstore_current_if_valid(settings)
+            return rewrite_node_config(raw.encode(), settings, self.where, serving)
+        except RuntimeFailure:
+            return raw.encode()  # the host rejects it with the loader's own message
+
+    # --- the Node -----------------------------------------------------------------------
+
+    def start_node_update(
+        self, *, event: dict[str, Any] | None = None, patch: dict[str, Any] | None = None
+    ) -> None:
+        """Post ``event`` once, or (replacing an earlier one) patch the Node until it takes."""
+        if event is not None:
+            posting = asyncio.create_task(self._post_event(event))
+            self.events.add(posting)
+            posting.add_done_callback(self.events.discard)
+        if patch is not None:
+            if self.labelling is not None:
+                self.labelling.cancel()
+            self.labelling = asyncio.create_task(self._patch_node(patch))
+
+    async def _post_event(self, event: dict[str, Any]) -> None:
+        from nodehost.apiclient import ClusterError
+
+        try:
+            async with self._client() as client:
+                await client.create("Event", event)
+        except ClusterError as error:
+            self.log.warning("config sync: cannot post the Node event", error=str(error))
+
+    async def _patch_node(self, patch: dict[str, Any]) -> None:
+        """Merge ``patch`` into the Node, retrying (a Node not registered yet included)."""
+        from nodehost.apiclient import ClusterError, ClusterRefused
+
+        node = self.bootstrap.node_name
+        attempt = 0
+        while True:
+            try:
+                async with self._client() as client:
+                    await client.merge_patch("Node", node, patch)
+                self.log.info("config sync: Node labelled and annotated", node=node, patch=patch)
+                return
+            except ClusterError as error:
+                attempt += 1
+                unregistered = isinstance(error, ClusterRefused) and error.code == 404
+                if attempt == 1 or not unregistered:
+                    why = "the Node is not registered yet" if unregistered else str(error)
+                    say = self.log.info if unregistered else self.log.warning
+                    say(
+                        "config sync: Node not patched yet; retrying",
+                        node=node,
+                        error=why,
+                    )
+                await asyncio.sleep(RETRY_BACKOFF.delay(attempt))
+
+    def _client(self) -> ClusterClient:
+        from nodehost.apiclient import ClusterClient
+
+        return ClusterClient(str(self.bootstrap.node_kubeconfig))
+
+    def event(self, result: ApplyResult) -> dict[str, Any]:
+        """The Node event that reports ``result`` (as the kubelet's own node events look)."""
+        kind, reason = EVENTS[result.result]
+        node = self.bootstrap.node_name
+        message = f"config {result.result} (generation {result.generation}) from {result.origin}"
+        if result.problems:
+            message += ": " + "; ".join(result.problems)
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{node}.", "namespace": EVENT_NAMESPACE},
+            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node, "uid": node},
+            "reason": reason,
+            "message": message[:EVENT_MESSAGE_LIMIT],
+            "type": kind,
+            "source": {"component": "nodehost", "host": node},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+
+
+def node_patch(content: bytes, md5: str, generation: int) -> dict[str, Any]:
+    """The merge patch for the Node: the config's node labels and the two annotations."""
+    return {
+        "metadata": {
+            "labels": node_labels(content),
+            "annotations": {MD5_ANNOTATION: md5, GENERATION_ANNOTATION: str(generation)},
+        }
+    }
+
+
+def node_labels(content: bytes) -> dict[str, str]:
+    """``kubeletArguments.node-labels`` of a node config (``k=v,k2=v2`` values; later wins)."""
+    import yaml
+
+    try:
+        document = yaml.safe_load(content)
+    except yaml.YAMLError:
+        return {}
+    arguments = document.get("kubeletArguments") if isinstance(document, dict) else None
+    values = arguments.get("node-labels") if isinstance(arguments, dict) else None
+    labels: dict[str, str] = {}
+    for value in values if isinstance(values, list) else []:
+        for pair in str(value).split(","):
+            key, equals, label = pair.strip().partition("=")
+            if equals and key:
+                labels[key] = label
+    return labels
