@@ -194,6 +194,8 @@ class ProblemKind(enum.StrEnum):
     DUPLICATE = "Duplicate value"
     INTERNAL = "Internal error"
     NOT_CHECKED = "Not checked"
+    #: nodehost's own kind: a key it reads, validates and then does nothing with.
+    NO_EFFECT = "has no effect in nodehost"
 
 
 _NO_VALUE = object()
@@ -262,6 +264,11 @@ class Problem:
     def internal(cls, path: str, detail: str) -> Problem:
         """A check that could not run (a validation hook raised): always an error."""
         return cls(path, ProblemKind.INTERNAL, detail)
+
+    @classmethod
+    def no_effect(cls, path: str, why: str) -> Problem:
+        """A warning: ``<path>: has no effect in nodehost: <why>``."""
+        return cls(path, ProblemKind.NO_EFFECT, why, severity=Severity.WARNING)
 
     @property
     def has_value(self) -> bool:

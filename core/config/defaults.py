@@ -17,6 +17,7 @@ schema (:mod:`nodehost.config.schema`) uses the constants below.
 from __future__ import annotations
 
 import copy
+import posixpath
 from typing import Any
 
 DEFAULT_QPS = 10.0
@@ -33,6 +34,17 @@ DEFAULT_EXEC_HANDLER = "native"
 DEFAULT_DOCKER_SHIM_SOCKET = "unix:///var/run/dockershim.sock"
 DEFAULT_DOCKER_SHIM_ROOT_DIRECTORY = "/var/lib/dockershim"
 DEFAULT_BIND_NETWORK = "tcp4"
+
+
+def is_default_docker_shim_socket(endpoint: str) -> bool:
+    """Whether ``endpoint`` names Origin's default dockershim socket.
+
+    Both spellings count: ``unix:///var/run/dockershim.sock`` and the bare path
+    ``/var/run/dockershim.sock``, which openshift-ansible 3.11 wrote and the
+    kubelet of the day read as the same unix socket.
+    """
+    path = endpoint.removeprefix("unix://")
+    return posixpath.normpath(path) == DEFAULT_DOCKER_SHIM_SOCKET.removeprefix("unix://")
 
 
 def _unset(current: Any, default: Any) -> bool:

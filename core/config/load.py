@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from nodehost.config.defaults import apply_v1_defaults
+from nodehost.config.noeffect import keys_without_effect
 from nodehost.config.paths import resolve_paths
 from nodehost.config.quantity import parse_quantity
 from nodehost.config.schema import (
@@ -358,6 +359,8 @@ def build_node_config(
     * no string (in plugin sections too) may hold a NUL byte;
     * unknown keys, at any depth, are warnings (errors when ``strict``) that
       suggest the closest known key;
+    * keys nodehost does not act on are recorded in ``set_without_effect``
+      (validation warns about them, :mod:`nodehost.config.noeffect`);
     * top-level keys in ``known_sections`` (plugin-owned) are kept raw in
       ``NodeConfig.extra``;
     * Origin's v1 defaults are applied and relative paths resolved against
@@ -382,6 +385,8 @@ def build_node_config(
         source=doc.source,
         base_dir=doc.base_dir,
     )
+    wrong = [problem.path for problem in builder.problems]
+    config = replace(config, set_without_effect=keys_without_effect(raw, wrong))
     return config, builder.problems
 
 

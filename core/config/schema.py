@@ -578,6 +578,8 @@ class NodeConfig:
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     source: str = field(default="<generated>", compare=False)
     base_dir: str = field(default=".", compare=False)
+    #: Keys the file set that nodehost does not act on (:mod:`nodehost.config.noeffect`).
+    set_without_effect: tuple[str, ...] = field(default=(), compare=False)
 
 
 #: Top-level keys that are not NodeConfig fields but belong in every document.

@@ -58,13 +58,19 @@ class GoValue:
 def validate_node_config(
     config: NodeConfig, scope: ValidationScope = ValidationScope.NODE
 ) -> list[Problem]:
-    """Every problem Origin's validator for ``scope`` finds, errors and warnings, in rule order."""
+    """Every problem Origin's validator for ``scope`` finds, errors and warnings, in rule order.
+
+    Then a warning for each key the file set that nodehost does not act on
+    (:mod:`nodehost.config.noeffect`).
+    """
+    from nodehost.config.noeffect import no_effect_problems
+
     if scope is ValidationScope.NETWORK:
-        return _network_node_config(config)
+        return _network_node_config(config) + no_effect_problems(config)
     problems = _in_cluster_node_config(config)
     if scope is ValidationScope.NODE:
         problems += _kubeconfig(config)
-    return problems
+    return problems + no_effect_problems(config)
 
 
 # --- the three validators --------------------------------------------------------------
@@ -82,6 +88,19 @@ def _identity(config: NodeConfig) -> list[Problem]:
     if config.node_ip:
         problems += specified_ip(config.node_ip, "nodeIP")
     return problems
+
+
+def _image_format(config: NodeConfig) -> list[Problem]:
+    """Rule 8, and what Origin found only at start: the pod image must expand."""
+    from nodehost.config.images import ImageTemplateError, pod_image
+
+    if not config.image_config.format:
+        return [Problem.required("imageConfig.format")]
+    try:
+        pod_image(config.image_config)
+    except ImageTemplateError as error:
+        return [Problem.invalid("imageConfig.format", config.image_config.format, str(error))]
+    return []
 
 
 def _node_serving_info(config: NodeConfig, certificates_required: bool) -> list[Problem]:
@@ -103,8 +122,7 @@ def _in_cluster_node_config(config: NodeConfig) -> list[Problem]:
     problems = _identity(config)
     problems += _node_serving_info(config, certificates_required=not has_cert_dir)
     problems += _dns(config)
-    if not config.image_config.format:
-        problems.append(Problem.required("imageConfig.format"))
+    problems += _image_format(config)
     if config.pod_manifest_config is not None:
         problems += _pod_manifest(config.pod_manifest_config)
     problems += _mtu(config)

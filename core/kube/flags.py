@@ -267,14 +267,22 @@ class FlagSet:
         return Launch(document, tuple(flag_arguments(command_line)), resolution.values)
 
     def check_document(
-        self, document: Any, *, api_version: str, kind: str, fields: frozenset[str]
+        self,
+        document: Any,
+        *,
+        api_version: str,
+        kind: str,
+        fields: frozenset[str],
+        nested: frozenset[str] = frozenset(),
     ) -> list[str]:
         """Problems with a config-file document of this program, one line each.
 
         The document must be a mapping with ``api_version`` and ``kind``, only
-        top-level keys from ``fields``, and for every config-backed flag whose
-        field is present a value of that flag's kind (``port: expected an
-        integer, got "x"``).
+        top-level keys from ``fields``, inside every structure the flags reach
+        only the fields known there (the flags' dotted ``config_field`` s and
+        ``nested``: ``authentication.x509.bogus: unknown field``), and for
+        every config-backed flag whose field is present a value of that flag's
+        kind (``port: expected an integer, got "x"``).
         """
         if not isinstance(document, dict):
             return [f"expected a {kind} mapping, got {type(document).__name__}"]
@@ -288,6 +296,11 @@ class FlagSet:
         for key in document:
             if key not in fields and key not in ("apiVersion", "kind"):
                 problems.append(f"{key}: unknown field")
+        known = {f.config_field for f in self._flags.values() if f.config_field} | set(nested)
+        structures = {
+            path.rsplit(".", n)[0] for path in known for n in range(1, path.count(".") + 1)
+        }
+        problems.extend(_unknown_nested(document, "", known, structures))
         for flag in self._flags.values():
             obj = get_field(document, flag.config_field, _MISSING) if flag.config_field else None
             if obj is _MISSING or obj is None:
@@ -390,6 +403,20 @@ def set_field(document: dict[str, Any], dotted: str, value: Any) -> None:
 
 
 _MISSING = object()
+
+
+def _unknown_nested(
+    value: Mapping[str, Any], path: str, known: set[str], structures: set[str]
+) -> list[str]:
+    """``<path>: unknown field`` for keys of a known structure that it does not have."""
+    problems = []
+    for key, child in value.items():
+        here = f"{path}.{key}" if path else str(key)
+        if here in structures and isinstance(child, Mapping):
+            problems.extend(_unknown_nested(child, here, known, structures))
+        elif path and here not in known:
+            problems.append(f"{here}: unknown field")
+    return problems
 
 
 def get_field(document: Mapping[str, Any], dotted: str, default: Any = None) -> Any:

@@ -104,6 +104,32 @@ KUBELET_CONFIG_FLAG_DEPRECATION = (
 )
 _EVICTION = "Use --eviction-hard or --eviction-soft instead. Will be removed in a future version."
 
+_CADVISOR = (
+    "This is a cadvisor flag that was mistakenly registered with the Kubelet. Due to legacy "
+    "concerns, it will follow the standard CLI deprecation timeline before being removed."
+)
+#: cAdvisor's deprecated flags, as globalflags_linux.go registers them, with their Go types.
+_CADVISOR_FLAGS = (
+    ("application-metrics-count-limit", Int64Value),
+    ("boot-id-file", StringValue),
+    ("container-hints", StringValue),
+    ("containerd", StringValue),
+    ("enable-load-reader", BoolValue),
+    ("event-storage-age-limit", StringValue),
+    ("event-storage-event-limit", StringValue),
+    ("global-housekeeping-interval", DurationValue),
+    ("log-cadvisor-usage", BoolValue),
+    ("machine-id-file", StringValue),
+    ("storage-driver-user", StringValue),
+    ("storage-driver-password", StringValue),
+    ("storage-driver-host", StringValue),
+    ("storage-driver-db", StringValue),
+    ("storage-driver-table", StringValue),
+    ("storage-driver-secure", BoolValue),
+    ("storage-driver-buffer-duration", DurationValue),
+    ("containerd-namespace", StringValue),
+)
+
 _NO_SPLIT = functools.partial(MapStringStringValue, no_split=True)
 _LANGLE = functools.partial(MapStringStringValue, separator="<")
 
@@ -124,11 +150,9 @@ _COMMAND_LINE_FLAGS = (
     Flag("cert-dir", StringValue),
     Flag("cloud-provider", StringValue),
     Flag("root-dir", StringValue),
-    Flag("seccomp-default", BoolValue),
     Flag("node-labels", ConfigurationMapValue),
     Flag("lock-file", StringValue),
     Flag("exit-on-lock-contention", BoolValue),
-    Flag("fail-cgroupv1", BoolValue),
     Flag("runtime-cgroups", StringValue),
     Flag("image-credential-provider-config", StringValue),
     Flag("image-credential-provider-bin-dir", StringValue),
@@ -151,6 +175,10 @@ _COMMAND_LINE_FLAGS = (
         BoolValue,
         deprecated="will be removed in 1.25 or later.",
     ),
+    # cAdvisor's global flags the kubelet re-registers (globalflags_linux.go): one used,
+    # eighteen deprecated; underscores in their Go names read as dashes.
+    Flag("housekeeping-interval", DurationValue),
+    *(Flag(name, value, deprecated=_CADVISOR) for name, value in _CADVISOR_FLAGS),
     # component-base logging flags that stay on the command line (not deprecated).
     Flag("v", VerbosityValue, shorthand="v"),
     Flag("vmodule", VModuleValue),
@@ -161,6 +189,9 @@ _COMMAND_LINE_FLAGS = (
 
 _CONFIG_FLAGS = (
     _cfg("enable-server", BoolValue, "enableServer"),
+    # AddKubeletConfigFlags registers both (KubeletConfiguration fields), like every flag here.
+    _cfg("seccomp-default", BoolValue, "seccompDefault"),
+    _cfg("fail-cgroupv1", BoolValue, "failCgroupV1"),
     _cfg("fail-swap-on", BoolValue, "failSwapOn"),
     _cfg("pod-manifest-path", StringValue, "staticPodPath"),
     _cfg("sync-frequency", DurationValue, "syncFrequency"),
@@ -457,8 +488,9 @@ def check_kubelet_configuration(document: Any) -> list[str]:
     """Problems with a ``KubeletConfiguration`` document, one line each (empty: fine).
 
     Checks what the stand-in enforces: a mapping with this ``apiVersion`` and
-    ``kind``, only known top-level fields, and a value of the right type for
-    every field a flag sets.  (The real kubelet falls back to lenient decoding
+    ``kind``, only known fields at the top and inside the structures the flags
+    reach (``authentication.x509.bogus`` is refused), and a value of the right
+    type for every field a flag sets.  (The real kubelet falls back to lenient decoding
     of v1beta1 and only warns about unknown fields; the stand-in is strict so
     that nodehost never writes one.)
     """
@@ -576,6 +608,9 @@ KUBE_PROXY_REMOVED_FLAGS = (
 )
 
 #: The top-level fields of ``KubeProxyConfiguration`` (v1alpha1), besides apiVersion/kind.
+#: Nested fields nodehost may write into a KubeProxyConfiguration that no flag sets.
+KUBE_PROXY_NESTED_FIELDS = frozenset({"clientConnection.acceptContentTypes"})
+
 KUBE_PROXY_CONFIG_FIELDS = frozenset(
     {
         "featureGates",
@@ -613,15 +648,17 @@ KUBE_PROXY_FLAGS = FlagSet(KUBE_PROXY, _KUBE_PROXY_FLAG_LIST, KUBE_PROXY_REMOVED
 def check_kube_proxy_configuration(document: Any) -> list[str]:
     """Problems with a ``KubeProxyConfiguration`` document, one line each (empty: fine).
 
-    A mapping with this ``apiVersion`` and ``kind``, only known top-level
-    fields (a current kube-proxy decodes strictly first), a value of the right
-    type for every field a flag sets, and a supported ``mode``.
+    A mapping with this ``apiVersion`` and ``kind``, only known fields at the
+    top and inside the structures the flags reach (a current kube-proxy
+    decodes strictly first), a value of the right type for every field a flag
+    sets, and a supported ``mode``.
     """
     problems = KUBE_PROXY_FLAGS.check_document(
         document,
         api_version=KUBE_PROXY_CONFIG_API_VERSION,
         kind=KUBE_PROXY_CONFIG_KIND,
         fields=KUBE_PROXY_CONFIG_FIELDS,
+        nested=KUBE_PROXY_NESTED_FIELDS,
     )
     mode = document.get("mode") if isinstance(document, dict) else None
     if mode not in (None, "", *PROXY_MODES):

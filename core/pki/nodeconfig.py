@@ -16,7 +16,13 @@ from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodehost.config.defaults import apply_v1_defaults, set_protobuf_client_defaults
+from nodehost.config.defaults import (
+    DEFAULT_AUTH_CACHE_SIZE,
+    DEFAULT_DOCKER_SHIM_ROOT_DIRECTORY,
+    DEFAULT_EXEC_HANDLER,
+    apply_v1_defaults,
+    set_protobuf_client_defaults,
+)
 from nodehost.config.paths import resolve_path
 from nodehost.config.schema import Kind, NodeConfig, field_specs
 
@@ -127,9 +133,33 @@ def relativize_node_config_paths(raw: MutableMapping[str, Any], base: str) -> No
         container[key] = relative
 
 
+#: Settings nodehost has no use for (:mod:`nodehost.config.noeffect`), at the values Origin's
+#: v1 defaults give them: left out of a generated file, which Origin reads the same without.
+_UNUSED_DEFAULTS = (
+    (("allowDisabledDocker",), False),
+    (("enableUnidling",), True),
+    (("dockerConfig", "execHandlerName"), DEFAULT_EXEC_HANDLER),
+    (("dockerConfig", "dockerShimRootDirectory"), DEFAULT_DOCKER_SHIM_ROOT_DIRECTORY),
+    (("authConfig", "authenticationCacheSize"), DEFAULT_AUTH_CACHE_SIZE),
+    (("authConfig", "authorizationCacheSize"), DEFAULT_AUTH_CACHE_SIZE),
+)
+
+
 def finish_node_config(raw: dict[str, Any]) -> dict[str, Any]:
-    """Apply Origin's v1 defaults and then the protobuf client defaults (§4.3, §4.4)."""
-    return set_protobuf_client_defaults(apply_v1_defaults(raw))
+    """Apply Origin's v1 defaults and then the protobuf client defaults (§4.3, §4.4).
+
+    Then leave out the settings nodehost would only warn about while they hold
+    Origin's defaults: Origin reads the file the same without them.
+    """
+    finished = set_protobuf_client_defaults(apply_v1_defaults(raw))
+    for keys, default in _UNUSED_DEFAULTS:
+        *parents, last = keys
+        holder = finished
+        for key in parents:
+            holder = holder.get(key) or {}
+        if holder.get(last, None) == default and type(holder.get(last)) is type(default):
+            del holder[last]
+    return finished
 
 
 def _sorted(value: Any) -> Any:

@@ -267,14 +267,22 @@ class _Plan:
             raise PKIError(f"cannot read {path}: {error.strerror}") from None
 
 
-def create_node_folder(request: NodeFolderRequest, *, dry_run: bool = False) -> NodeFolderResult:
+#: Checks a node-config.yaml before it is written: ``(path, content, the folder's files)``.
+ConfigCheck = Callable[[Path, bytes, frozenset[Path]], None]
+
+
+def create_node_folder(
+    request: NodeFolderRequest, check_config: ConfigCheck | None = None, *, dry_run: bool = False
+) -> NodeFolderResult:
     """Create (or complete) the node folder ``request.node_dir``; see the module docstring.
 
     Raises :class:`UsageError` (exit 2) for flag misuse and :class:`PKIError`
     (exit 1) for unusable certificate material, a key or certificate that would
     be replaced without ``overwrite``, or a folder that cannot be written.  On
     error the folder is as it was (a new folder does not appear at all); serial
-    numbers reserved before the failure stay used.
+    numbers reserved before the failure stay used.  ``check_config`` sees the
+    node-config.yaml about to be written, with every file the folder will hold
+    (written or kept); whatever it raises stops the command before any write.
 
     ``dry_run`` reads and checks the same and says what would happen -- the
     result's ``written``, ``reused``, ``issued`` (pairs that would get a new
@@ -305,6 +313,12 @@ def create_node_folder(request: NodeFolderRequest, *, dry_run: bool = False) -> 
     plan.add(KUBECONFIG_FILE, dump_kubeconfig(kubeconfig), KUBECONFIG_MODE)
     plan.add(NODE_CONFIG_FILE, _node_config(request, plan.node_dir, cwd), NODE_CONFIG_MODE)
     plan.add(REGISTRATION_FILE, _registration(request.node_name), CERT_MODE)
+    if check_config is not None:
+        names = [planned.name for planned in plan.files] + plan.reused
+        content = next(f.data for f in plan.files if f.name == NODE_CONFIG_FILE)
+        check_config(
+            plan.node_dir / NODE_CONFIG_FILE, content, frozenset(plan.node_dir / n for n in names)
+        )
     if not dry_run:
         _commit(plan)
     return NodeFolderResult(

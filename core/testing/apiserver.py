@@ -248,6 +248,7 @@ class TestApiServer:
         self.store = ObjectStore(signer=lambda csr: self.ca.sign_csr(csr, self.default_lifetime))
         self.forbidden: set[str] = set()
         self.requests: list[tuple[str, str, str]] = []
+        self.watches_opened = 0
         self.handshake_errors: list[str] = []
         self._faults: list[tuple[int, float | None, str]] = []
         self._faults_lock = threading.Lock()
@@ -434,6 +435,16 @@ class TestApiServer:
                     del self._faults[index]
                     return code, retry_after
         return None
+
+    def wait_for_watches(self, count: int, timeout: float = 30.0) -> None:
+        """Block until ``count`` watch streams have been opened since start (any resource).
+
+        A stream counts once it follows the store, so a :meth:`drop_watches`
+        after this returns ends it.  Raise ``TimeoutError`` after ``timeout`` s.
+        """
+        with self.store.lock:
+            if not self.store.lock.wait_for(lambda: self.watches_opened >= count, timeout):
+                raise TimeoutError(f"{count} watch(es) not opened within {timeout}s")
 
     def drop_watches(self) -> None:
         """End every open watch stream (the connection closes mid-stream)."""
@@ -695,6 +706,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         with store.lock:
             generation = store.watch_generation
+            self.api.watches_opened += 1
+            store.lock.notify_all()
             if version in ("", "0"):
                 items, revision = store.list(kind.plural, namespace)
                 pending = [{"type": "ADDED", "object": o} for o in _select(items, selector)]

@@ -14,8 +14,9 @@ installed plugins, run for real by the test::
         attachment = exercise(cni_sandbox, network)      # lo, ADD, address, gateway, CHECK, DEL
         assert attachment.addresses()[0][0] in my_pod_cidr
 
-``cni_sandbox`` skips the test, giving the reason, where the machine cannot
-run it (not root, no iproute2, no CNI plugins), and afterwards fails the test
+``cni_sandbox`` skips the test, naming what to install, where the machine
+cannot run it (not root, no iproute2, no CNI plugins) -- or fails it under
+``NODEHOST_REQUIRE_REAL_PARTS=1`` (:mod:`nodehost.testing.parts`) -- and afterwards fails the test
 if anything is left behind: the namespace, a link, a changed forwarding
 switch.  :class:`HostSnapshot` makes the same comparison for any test.
 """
@@ -36,6 +37,10 @@ from nodehost.cni.network import CniNetwork
 from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin
 from nodehost.cni.sandbox import Attachment, Sandbox
 from nodehost.cni.sandbox import unavailable_reason as _sandbox_unavailable
+from nodehost.testing import parts
+
+#: The real parts (:data:`nodehost.testing.parts.PARTS`) a CNI sandbox needs.
+SANDBOX_PARTS = ("root", "ip", "cni-plugins")
 
 __all__ = [
     "HostSnapshot",
@@ -84,10 +89,12 @@ class HostSnapshot:
 
 
 def open_sandbox() -> Iterator[Sandbox]:
-    """The body of the ``cni_sandbox`` fixture, for fixtures built on it (a generator)."""
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(f"real CNI runs {reason}")
+    """The body of the ``cni_sandbox`` fixture, for fixtures built on it (a generator).
+
+    Needs the parts ``root``, ``ip`` and ``cni-plugins``
+    (:func:`nodehost.testing.parts.require`).
+    """
+    parts.require(*SANDBOX_PARTS)
     before = HostSnapshot.take()
     sandbox = Sandbox(prefix="nh-test")
     with sandbox:
@@ -100,7 +107,8 @@ def open_sandbox() -> Iterator[Sandbox]:
 def cni_sandbox() -> Iterator[Sandbox]:
     """An open :class:`~nodehost.cni.sandbox.Sandbox` with the default binary directories.
 
-    Skips where :func:`unavailable_reason` says so; after the test, fails it
+    Skips where a part is missing (naming what to install; a failure under
+    ``NODEHOST_REQUIRE_REAL_PARTS=1``); after the test, fails it
     if the sandbox left a namespace, a link or a changed forwarding switch.
     (Also a fixture of nodehost's pytest plugin: no import needed.)
     """

@@ -11,12 +11,14 @@ boundary nodehost touches, using the program's tables from
   kubelet flag: unknown flag: --foo``; kube-proxy: ``Error: unknown flag:
   --foo``) and exits 1; a positional argument is refused as the program
   refuses it;
-* ``--config FILE`` is read and checked (apiVersion, kind, known top-level
-  fields, value types; for kube-proxy a supported ``mode``); a missing or
+* ``--config FILE`` is read and checked (apiVersion, kind, known fields at the
+  top and inside the structures the flags reach, value types; for kube-proxy
+  a supported ``mode``); a missing or
   wrong file prints the program's message (``Error: failed to load kubelet
   config file, path: FILE, error: ...``, ``Error: failed complete: FILE:
   ...``) and exits 1.  With a config file kube-proxy ignores the flags that
-  map to its fields, and so does its stand-in;
+  map to its fields, and so does its stand-in; without one, ``--proxy-mode``
+  must name a mode a current kube-proxy has (``userspace`` is gone);
 * ``/healthz`` is served where the program would serve it: the kubelet on
   ``healthzBindAddress:healthzPort`` (default ``127.0.0.1:10248``; flags
   override the file; port 0 means no server), kube-proxy on
@@ -207,6 +209,13 @@ def kube_proxy_main(argv: Sequence[str] | None = None) -> NoReturn:
             document.get("healthzBindAddress") or "", document.get("bindAddress") or ""
         )
     else:
+        mode = parsed.values["proxy-mode"].config() if "proxy-mode" in parsed.values else ""
+        if mode not in ("", *kube.PROXY_MODES):
+            supported = ", ".join(f'"{name}"' for name in kube.PROXY_MODES)
+            KUBE_PROXY.fail(
+                f'KubeProxyConfiguration.mode: Unsupported value: "{mode}": supported values: '
+                + supported
+            )
         healthz = kube_proxy_flags_healthz_address(parsed.values)
     run_standin(kube.KUBE_PROXY, healthz)
 

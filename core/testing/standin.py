@@ -282,9 +282,12 @@ def _fork_grandchild(new_session: bool, pid_file: str | None) -> None:
     """Fork a grandchild that survives everything but SIGKILL (see FORK_GRANDCHILD)."""
     pid = os.fork()
     if pid:
-        if pid_file:
-            with open(pid_file, "w", encoding="ascii") as handle:
-                handle.write(f"{pid}\n")
+        if pid_file:  # atomically: a test polling for the file never reads it half-written
+            from pathlib import Path
+
+            from nodehost.pki.atomic import write_atomic
+
+            write_atomic(Path(pid_file), f"{pid}\n".encode(), 0o644)
         return
     try:
         if new_session:

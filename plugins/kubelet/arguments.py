@@ -21,10 +21,15 @@ Where a current kubelet differs from Origin's, nodehost translates:
 * flags the kubelet removed are renamed or dropped
   (:data:`nodehost.kube.programs.KUBELET_REMOVED_FLAGS`), in nodehost's defaults, in
   contributions and in ``kubeletArguments`` alike;
-* ``pod-infra-container-image`` is no longer computed: the CRI runtime
-  configures its sandbox image;
+* ``pod-infra-container-image`` is ``imageConfig.format`` expanded for the
+  component ``pod`` (:mod:`nodehost.config.images`), as Origin computed it.
+  A current kubelet still takes the flag (deprecated; removed in v1.35) but
+  only to keep that image from garbage collection: the pod sandbox image is
+  the CRI runtime's setting, which the ``runtime`` component writes into the
+  containerd it runs;
 * ``container-runtime-endpoint``/``image-service-endpoint``: Origin's default
-  dockershim socket (dockershim was removed in v1.24) becomes containerd's
+  dockershim socket (``unix://`` or the bare path openshift-ansible wrote;
+  dockershim was removed in v1.24) becomes containerd's
   socket, the current kubelet's own default; another ``dockerShimSocket`` is
   passed as Origin did;
 * ``healthz-port``/``healthz-bind-address``: Origin turned the healthz server
@@ -97,7 +102,7 @@ def default_arguments(config: Any) -> Arguments:
         raise ArgumentsError(f"cannot parse node address: {error}") from None
     manifests = config.pod_manifest_config
     endpoint = config.docker_config.docker_shim_socket
-    if endpoint == config_defaults.DEFAULT_DOCKER_SHIM_SOCKET:
+    if config_defaults.is_default_docker_shim_socket(endpoint):
         endpoint = CONTAINERD_ENDPOINT
     auth = config.auth_config
     serving = config.serving_info
@@ -117,6 +122,7 @@ def default_arguments(config: Any) -> Arguments:
         "cluster-domain": [config.dns_domain],
         "http-check-frequency": ["0s"],
         "file-check-frequency": [f"{manifests.file_check_interval_seconds if manifests else 0}s"],
+        "pod-infra-container-image": [_pod_image(config.image_config)],
         "max-pods": ["250"],
         "pods-per-core": ["10"],
         "cgroup-driver": ["systemd"],
@@ -134,6 +140,15 @@ def default_arguments(config: Any) -> Arguments:
         "tls-cipher-suites": list(serving.cipher_suites or DEFAULT_CIPHER_SUITES),
         "tls-min-version": [serving.min_tls_version or DEFAULT_TLS_VERSION],
     }
+
+
+def _pod_image(image_config: Any) -> str:
+    from nodehost.config.images import ImageTemplateError, pod_image
+
+    try:
+        return pod_image(image_config)
+    except ImageTemplateError as error:
+        raise ArgumentsError(f"imageConfig.format: {error}") from None
 
 
 @dataclass(frozen=True)

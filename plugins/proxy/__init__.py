@@ -81,8 +81,11 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
 def argument_problems(arguments: Any) -> list[Problem]:
     """Every problem with ``proxyArguments``, at ``proxyArguments.<key>``."""
     from nodehost.kube import programs as kube
+    from nodehost.plugins.proxy import configuration
 
-    translated, translations = kube.KUBE_PROXY_FLAGS.translate(arguments)
+    translated, translations = kube.KUBE_PROXY_FLAGS.translate(
+        configuration.every_interface(arguments)
+    )
     problems = [
         Problem.forbidden(
             f"proxyArguments.{found.key}", found.removed.describe(), severity=Severity.WARNING
@@ -152,6 +155,21 @@ class Proxy:
             run=ProcessSpec(
                 argv=("kube-proxy", f"--config={path}", *launch.flags), readiness=readiness
             ),
-            files=(FileSpec(path, render_config_file(launch.document, context.config.source)),),
+            files=(
+                FileSpec(
+                    path,
+                    render_config_file(_document(launch, context.config), context.config.source),
+                ),
+            ),
             notes=tuple(notes),
         )
+
+
+def _document(launch: Any, config: Any) -> dict[str, Any]:
+    """The KubeProxyConfiguration, with ``acceptContentTypes``, a field no flag sets."""
+    document = dict(launch.document)
+    accept = config.master_client_connection_overrides.accept_content_types
+    if accept:
+        connection = dict(document.get("clientConnection") or {})
+        document["clientConnection"] = {**connection, "acceptContentTypes": accept}
+    return document

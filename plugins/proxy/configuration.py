@@ -15,7 +15,8 @@ nodehost's defaults, as Origin built them:
 ``iptables.syncPeriod``             ``iptablesSyncPeriod``
 ``clientConnection.kubeconfig``     ``masterKubeConfig``
 ``clientConnection`` qps, burst,    ``masterClientConnectionOverrides``
-contentType
+contentType, acceptContentTypes     (the last one has no flag: written into
+                                    the file by the plugin)
 ``hostnameOverride``                ``nodeName``
 ``healthzBindAddress``              ``0.0.0.0:10256`` (kube-proxy's default)
 ``oomScoreAdj``                     ``0``
@@ -30,7 +31,10 @@ loopback only).  The same holds for healthz.  ``healthz-port`` and
 ``metrics-port`` set the port of the matching address, as Origin's kube-proxy
 did; ``0`` empties the address, which a current kube-proxy reads as its
 default.  Removed flags (:data:`nodehost.kube.programs.KUBE_PROXY_REMOVED_FLAGS`) are
-dropped or renamed.
+dropped or renamed.  An address with an empty host (``:11257``, as
+openshift-ansible 3.11 wrote ``metrics-bind-address``) was Go's "every
+interface" to Origin, which listened on it itself; a current kube-proxy wants
+an IP, so it becomes ``0.0.0.0:<port>``.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ from nodehost.kube.goparse import FlagError, parse_int
 from nodehost.kube.values import Value
 
 Arguments = dict[str, list[str]]
+
+#: Address flags where Origin took ``:<port>`` (Go's listen address) for every interface.
+_LISTEN_ADDRESS_FLAGS = ("metrics-bind-address", "healthz-bind-address")
 
 #: Deprecated port flags and the address each one changes.
 _PORT_FLAGS = (
@@ -98,9 +105,24 @@ class ProxyArguments:
     translations: tuple[Translation, ...]
 
 
+def every_interface(arguments: Mapping[str, Sequence[str]]) -> Arguments:
+    """``arguments`` with each ``:<port>`` of an address flag made ``0.0.0.0:<port>``."""
+    return {
+        key: [
+            f"0.0.0.0{value}" if key in _LISTEN_ADDRESS_FLAGS and _empty_host(value) else value
+            for value in values
+        ]
+        for key, values in arguments.items()
+    }
+
+
+def _empty_host(value: str) -> bool:
+    return value.startswith(":") and value[1:].isdigit()
+
+
 def proxy_arguments(config: Any) -> ProxyArguments:
     """Defaults, then ``proxyArguments``; removed flags translated, port flags applied."""
-    user, translations = kube.KUBE_PROXY_FLAGS.translate(config.proxy_arguments)
+    user, translations = kube.KUBE_PROXY_FLAGS.translate(every_interface(config.proxy_arguments))
     merged = {**default_arguments(config), **user}
     merged = {key: values for key, values in merged.items() if values}
     _apply_port_flags(merged)

@@ -151,7 +151,8 @@ class Runtime:
         check_socket_path(paths.socket)
         network = node_network(context)
         config_path = os.path.join(context.state_dir, containerd.CONFIG_FILE_NAME)
-        content = containerd.render_config(paths, network, settings.cgroup_driver)
+        image = _pod_image(context.config)
+        content = containerd.render_config(paths, network, settings.cgroup_driver, image)
         launchers, search_path = containerd.shim_launchers(
             context.state_dir, os.environ.get("PATH", os.defpath)
         )
@@ -165,7 +166,8 @@ class Runtime:
             files=(FileSpec(config_path, content, 0o644), *launchers),
             notes=(
                 f"writes {config_path} (root {paths.root}, state {paths.state})",
-                f"socket {paths.socket}; cgroup driver {settings.cgroup_driver}",
+                f"socket {paths.socket}; cgroup driver {settings.cgroup_driver}; "
+                f"pod sandbox image {image}",
                 "CNI: "
                 + (f"{network.conf_dir} (provider {network.provider})" if network else "defaults"),
             ),
@@ -199,3 +201,13 @@ def _wait_task(external: External) -> Any:
     from nodehost.plugins.runtime.external import wait_task
 
     return wait_task(external)
+
+
+def _pod_image(config: Any) -> str:
+    """Origin's pod infrastructure image: ``imageConfig.format`` expanded for ``pod``."""
+    from nodehost.config.images import ImageTemplateError, pod_image
+
+    try:
+        return pod_image(config.image_config)
+    except ImageTemplateError as error:
+        raise RuntimeFailure(f"component runtime: imageConfig.format: {error}") from None

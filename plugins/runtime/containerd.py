@@ -10,6 +10,8 @@ folders:
 * the CRI plugin's CNI configuration and binary directories from the
   node's network (:func:`nodehost.cni.node_network`): the kubelet's pods and
   ``nodehost network check`` see the same network;
+* the CRI plugin's pod sandbox ("pause") image, ``sandbox_image``: Origin's
+  pod infrastructure image, ``imageConfig.format`` expanded for ``pod``;
 * runc's cgroup driver: ``SystemdCgroup`` true only for the ``systemd`` driver;
 * CRI's runc root under ``state`` instead of ``/run/containerd/runc``.
 
@@ -50,8 +52,10 @@ def toml_string(text: str) -> str:
     return json.dumps(text)
 
 
-def render_config(paths: Paths, network: CniNetwork | None, cgroup_driver: str) -> bytes:
-    """The containerd configuration (version 2) for ``paths``, the node's network and driver."""
+def render_config(
+    paths: Paths, network: CniNetwork | None, cgroup_driver: str, sandbox_image: str
+) -> bytes:
+    """The containerd configuration (version 2): ``paths``, network, driver, pause image."""
     conf_dir = network.conf_dir if network else DEFAULT_CONF_DIR
     bin_dirs = network.bin_dirs if network else DEFAULT_BIN_DIRS
     cri = 'plugins."io.containerd.grpc.v1.cri"'
@@ -76,6 +80,9 @@ def render_config(paths: Paths, network: CniNetwork | None, cgroup_driver: str) 
         "",
         '[plugins."io.containerd.internal.v1.opt"]',
         f"  path = {toml_string(paths.opt)}",
+        "",
+        f"[{cri}]",
+        f"  sandbox_image = {toml_string(sandbox_image)}",
         "",
         f"[{cri}.cni]",
         f"  conf_dir = {toml_string(conf_dir)}",

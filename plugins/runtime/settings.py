@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from nodehost.config.defaults import DEFAULT_DOCKER_SHIM_SOCKET
+from nodehost.config.defaults import is_default_docker_shim_socket
 from nodehost.config.sections import SectionReader, section_schema
 
 SECTION = "containerRuntime"
@@ -176,7 +176,7 @@ def _external(
             else None
         )
     shim = config.docker_config.docker_shim_socket
-    if shim and shim != DEFAULT_DOCKER_SHIM_SOCKET:
+    if shim and not is_default_docker_shim_socket(shim):
         socket = unix_socket(shim)
         return External(socket, "dockerConfig.dockerShimSocket", wait) if socket else None
     return None

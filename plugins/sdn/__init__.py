@@ -2,8 +2,25 @@
 
 Origin's ``plugins`` component.  ``networkConfig.networkPluginName`` names the
 provider (matched case-insensitively against every provider record, built-in
-or third-party); the component delegates its plan to that provider.  With no
-name configured the component is inactive, as Origin ran no SDN then.
+or third-party); the component delegates its plan to that provider.
+
+Every name Origin 3.x gave a meaning keeps it (reference §7.1
+``network-plugin``, §9.3), unless an installed provider claims the name:
+
+``""``
+    no SDN; the component is inactive.
+``cni``
+    what openshift-ansible wrote for Calico, Flannel, Kuryr, Nuage and Contiv:
+    Origin started no SDN and passed ``--network-plugin=cni`` to the kubelet,
+    so pods got the network another agent's CNI configuration describes.  The
+    component is inactive; a current kubelet has no ``--network-plugin`` (CNI
+    moved into the container runtime, which reads ``/etc/cni/net.d``).
+``redhat/openshift-ovs-subnet``, ``-multitenant``, ``-networkpolicy``
+    the OpenShift SDN, which Origin ran itself (since 3.10 in the
+    ``openshift-sdn`` DaemonSet, not in the node process) with the kubelet on
+    CNI.  nodehost has no OVS SDN: without a provider of that name the
+    component is inactive and validation warns that the pod network must come
+    from another agent.
 
 Built-in providers: ``bridge`` (:mod:`.bridge`, writes a CNI bridge
 configuration) and ``external`` (:mod:`.external`, waits for another agent's).
@@ -16,7 +33,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nodehost import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope, hookimpl
+from nodehost import (
+    ComponentRecord,
+    NetworkProviderRecord,
+    Problem,
+    Severity,
+    ValidationScope,
+    hookimpl,
+)
 from nodehost.cni import CniNetwork, node_network
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.errors import InvalidSetting
@@ -30,6 +54,21 @@ OPENSHIFT_SDN_NAMES = (
     "redhat/openshift-ovs-subnet",
     "redhat/openshift-ovs-multitenant",
     "redhat/openshift-ovs-networkpolicy",
+)
+
+#: The name with which Origin ran no SDN and put the kubelet on CNI (another agent's network).
+CNI = "cni"
+
+#: Why the component is inactive for the names Origin gave a meaning, when no provider has them.
+_CNI_REASON = (
+    "networkPluginName cni: the pod network is another agent's CNI configuration, as in "
+    "Origin, which started no SDN (the container runtime reads /etc/cni/net.d)"
+)
+_OPENSHIFT_SDN_WARNING = (
+    "{name!r} is the OpenShift SDN, which nodehost does not run: the kubelet uses CNI (as "
+    "Origin's did) and the pod network must come from another agent, as Origin 3.10+'s "
+    "openshift-sdn DaemonSet provided it; install a plugin package that provides {name!r} "
+    "to run it here"
 )
 
 BUILTIN_PROVIDERS = (bridge.BridgeProvider(), external.ExternalProvider())
@@ -84,6 +123,11 @@ def nodehost_validate_config(
     if not name:
         return []
     record = providers.get(name.lower())
+    if record is None and name.lower() == CNI:
+        return []
+    if record is None and name.lower() in OPENSHIFT_SDN_NAMES and not plugin_failures:
+        detail = _OPENSHIFT_SDN_WARNING.format(name=name)
+        return [Problem.invalid(PATH, name, detail, severity=Severity.WARNING)]
     if record is None:
         return [
             Problem.invalid(PATH, name, unknown_provider_detail(name, providers, plugin_failures))
@@ -111,10 +155,12 @@ def unknown_provider_detail(
             f"provide it (installed providers: {listing})"
         )
     else:
-        detail = f"no network provider is named {name!r} (installed: {listing})"
-        suggestion = closest(name.lower(), list(providers))
+        detail = f"no network provider is named {name!r} (installed: {listing}, or {CNI!r} for "
+        detail += "another agent's CNI network)"
+        suggestion = closest(name.lower(), [*providers, CNI])
         if suggestion is not None:
-            detail += f"; did you mean {providers[suggestion].name!r}?"
+            shown = providers[suggestion].name if suggestion in providers else CNI
+            detail += f"; did you mean {shown!r}?"
     if plugin_failures:
         detail += "; " + "; ".join(plugin_failures)
     return detail
@@ -130,6 +176,10 @@ class Sdn:
                 inactive_reason="no network provider configured (networkConfig.networkPluginName)"
             )
         record = context.network_providers.get(name.lower())
+        if record is None and name.lower() == CNI:
+            return ComponentPlan(inactive_reason=_CNI_REASON)
+        if record is None and name.lower() in OPENSHIFT_SDN_NAMES:
+            return ComponentPlan(inactive_reason=_OPENSHIFT_SDN_WARNING.format(name=name))
         if record is None:
             raise InvalidSetting(
                 Problem.not_supported("networkConfig.networkPluginName", name,

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from nodehost.cli import main
+from nodehost.testing import parts
 
 NODE_CONFIG = """\
 apiVersion: v1
@@ -92,8 +93,7 @@ def nodehost() -> Callable[..., Result]:
 def nodehost_exe() -> Callable[..., Result]:
     """Run the installed ``nodehost`` executable as a subprocess."""
     executable = Path(sys.executable).parent / "nodehost"
-    if not executable.exists():
-        pytest.skip("the nodehost console script is not installed next to this interpreter")
+    parts.require("nodehost-script")
 
     def run(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Result:
         done = subprocess.run(

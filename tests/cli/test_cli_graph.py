@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from nodehost.testing import parts
+
 GRAPH_DISTS = Path(__file__).resolve().parent.parent / "data" / "graph_dists"
 NAMES = ("g-root", "g-left", "g-right", "g-join", "g-solo")
 
@@ -19,8 +21,7 @@ NAMES = ("g-root", "g-left", "g-right", "g-join", "g-solo")
 def events(node_dir: Path, tmp_path: Path) -> list[tuple[str, str]]:
     """(event, component) of every lifecycle log line of one --exit-on-ready run, in order."""
     executable = Path(sys.executable).parent / "nodehost"
-    if not executable.exists():
-        pytest.skip("the nodehost console script is not installed next to this interpreter")
+    parts.require("nodehost-script")
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(

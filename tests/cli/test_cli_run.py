@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from nodehost.testing import parts
 from nodehost.testing.notify import NotifyReceiver
 
 WAIT = 30.0
@@ -54,8 +55,7 @@ def standin_pids(within: Path) -> set[int]:
 @pytest.fixture
 def start_args(node_dir: Path, tmp_path: Path):
     executable = Path(sys.executable).parent / "nodehost"
-    if not executable.exists():
-        pytest.skip("the nodehost console script is not installed next to this interpreter")
+    parts.require("nodehost-script")
     config = node_dir / "node-config.yaml"
     kubelet_port, proxy_port = free_port(), free_port()
     config.write_text(

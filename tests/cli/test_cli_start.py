@@ -101,7 +101,9 @@ def test_missing_config_file_exits_255(nodehost, tmp_path: Path) -> None:
 def test_unknown_key_is_a_warning_and_start_continues(nodehost, node_dir: Path) -> None:
     path = node_dir / "node-config.yaml"
     path.write_text(path.read_text() + "nodeNmae: typo\n")
-    result = nodehost("start", "--config", str(path), "--dry-run", "--standins=always")
+    result = nodehost(
+        "start", "--config", str(path), "--dry-run", "--standins=always", "--disable=runtime"
+    )
     assert result.code == 0, result.err
     assert "nodeNmae" in result.err and "nodeName" in result.err
 
@@ -179,7 +181,9 @@ def test_installed_executable_reports_invalid_config(nodehost_exe, write_config)
 
 def test_installed_executable_dry_run_exits_zero(nodehost_exe, node_dir: Path) -> None:
     config = str(node_dir / "node-config.yaml")
-    result = nodehost_exe("start", "--config", config, "--dry-run", "--standins=always")
+    result = nodehost_exe(
+        "start", "--config", config, "--dry-run", "--standins=always", "--disable=runtime"
+    )
     assert result.code == 0, result.err
     assert "kubelet" in result.out
 

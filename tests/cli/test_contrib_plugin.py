@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("nodehost_ptp", reason="contrib/nodehost-ptp is not installed (CI installs it)")
+pytestmark = pytest.mark.needs("nodehost-ptp")
 
 PTP_SECTION = "ptp:\n  subnet: 10.128.3.0/24\n  cniConfDir: {conf_dir}\n"
 
@@ -28,6 +28,7 @@ def test_ptp_is_listed_with_its_distribution(nodehost) -> None:
     assert "nodehost_network_providers" in infos["ptp"]["hooks"]
 
 
+@pytest.mark.needs("cni-plugins")  # the dry run checks the provider's plugins are there
 def test_ptp_is_selected_by_network_plugin_name(nodehost, ptp_config: Path, tmp_path: Path) -> None:
     result = nodehost("start", "--config", str(ptp_config), "--components=sdn", "--dry-run")
     assert result.code == 0, result.err

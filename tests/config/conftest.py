@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import textwrap
 from collections.abc import Callable
@@ -12,6 +11,7 @@ import pytest
 
 from nodehost.config.load import load_node_config
 from nodehost.config.schema import NodeConfig
+from nodehost.testing import parts
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "contrib" / "examples"
 SAMPLE = EXAMPLES / "node-config.yaml"
@@ -90,8 +90,7 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> Path:
     * ``named``    -- CN ``named.example.com``, SANs ``a.example.com``, ``*.wild.example.com``;
     * ``other``    -- CN ``other.example.com``, no SANs (its key does not match ``named``).
     """
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make test certificates")
+    parts.require("openssl")
     directory = tmp_path_factory.mktemp("certificates")
     _openssl_certificate(
         directory, "named", "/CN=named.example.com", "DNS:a.example.com,DNS:*.wild.example.com"

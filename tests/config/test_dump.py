@@ -41,7 +41,7 @@ def test_defaults_are_written_out() -> None:
 
 def test_sample_round_trips_with_absolute_paths(tmp_path: Path, sample_path: Path) -> None:
     config, _ = load_node_config(str(sample_path))
-    assert f"certFile: {sample_path.parent}/server.crt" in dump_node_config(config)
+    assert f"clientCA: {sample_path.parent}/ca.crt" in dump_node_config(config)
     assert reload(tmp_path, config) == config
 
 

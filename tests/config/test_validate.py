@@ -238,6 +238,24 @@ def test_image_format_required(valid_config: NodeConfig) -> None:
     assert errors(config) == ["imageConfig.format: Required value"]
 
 
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        (
+            "a/${component}:${build}",
+            'the key "build" in "a/${component}:${build}" is not recognized',
+        ),
+        ("a/$x:$y", 'multiple keys in "a/$x:$y" were not recognized: x, y'),
+    ],
+)
+def test_image_format_must_expand_for_the_pod_image(
+    valid_config: NodeConfig, template: str, message: str
+) -> None:
+    """Origin found this only at start (a fatal error); nodehost reports it with the rest."""
+    config = replace(valid_config, image_config=replace(valid_config.image_config, format=template))
+    assert errors(config) == [f'imageConfig.format: Invalid value: "{template}": {message}']
+
+
 def test_pod_manifest_config(valid_config: NodeConfig, node_dir: Path) -> None:
     assert errors(replace(valid_config, pod_manifest_config=PodManifestConfig())) == [
         "podManifestConfig.path: Required value",

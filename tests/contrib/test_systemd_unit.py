@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import configparser
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -80,10 +79,7 @@ def test_unit_start_command_is_accepted_by_nodehost() -> None:
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.skipif(
-    shutil.which("systemd-analyze") is None,
-    reason="systemd-analyze is not installed (apt-get install systemd)",
-)
+@pytest.mark.needs("systemd-analyze")
 def test_systemd_analyze_verifies_the_unit(tmp_path: Path) -> None:
     nodehost = Path(sys.executable).parent / "nodehost"
     text = UNIT.read_text().replace("/opt/nodehost/bin/nodehost", str(nodehost))

@@ -18,8 +18,50 @@ from nodehost.kube.values import (
 FLAGS = programs.KUBELET_FLAGS
 
 
-def test_the_table_has_the_size_of_a_current_kubelet_help() -> None:
-    assert 125 <= len(FLAGS) <= 140
+#: The flags cmd/kubelet/app/options/globalflags_linux.go (v1.33/v1.34) re-registers from
+#: cAdvisor: housekeeping_interval, then the eighteen it marks deprecated, as pflag names them.
+CADVISOR_DEPRECATED = [
+    "application_metrics_count_limit",
+    "boot_id_file",
+    "container_hints",
+    "containerd",
+    "enable_load_reader",
+    "event_storage_age_limit",
+    "event_storage_event_limit",
+    "global_housekeeping_interval",
+    "log_cadvisor_usage",
+    "machine_id_file",
+    "storage_driver_user",
+    "storage_driver_password",
+    "storage_driver_host",
+    "storage_driver_db",
+    "storage_driver_table",
+    "storage_driver_secure",
+    "storage_driver_buffer_duration",
+    "containerd-namespace",
+]
+
+
+def test_cadvisors_flags_are_accepted_and_18_of_them_deprecated() -> None:
+    assert len(CADVISOR_DEPRECATED) == 18
+    assert FLAGS.lookup("housekeeping-interval").deprecated == ""
+    for name in CADVISOR_DEPRECATED:
+        flag = FLAGS.lookup(name.replace("_", "-"))
+        assert flag is not None, name
+        assert flag.deprecated.startswith("This is a cadvisor flag that was mistakenly registered")
+
+
+def test_housekeeping_interval_in_kubelet_arguments_resolves() -> None:
+    assert FLAGS.resolve({"housekeeping-interval": ["10s"]}).errors == []
+
+
+@pytest.mark.parametrize(("name", "field"), [("seccomp-default", "seccompDefault"),
+                                             ("fail-cgroupv1", "failCgroupV1")])  # fmt: skip
+def test_flags_that_add_kubelet_config_flags_registers_set_config_fields(name, field) -> None:
+    flag = FLAGS.lookup(name)
+    assert (
+        flag.config_field == field and flag.deprecated == programs.KUBELET_CONFIG_FLAG_DEPRECATION
+    )
 
 
 @pytest.mark.parametrize(

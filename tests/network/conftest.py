@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from nodehost.cli import COMMANDS
 from nodehost.cni import hostnet
-from nodehost.testing.cni import HostSnapshot, cni_sandbox, unavailable_reason
+from nodehost.testing import parts
+from nodehost.testing.cni import SANDBOX_PARTS, HostSnapshot, cni_sandbox
 
 __all__ = ["cni_sandbox"]  # the fixture, re-exported for the tests of this folder
 
@@ -53,10 +53,8 @@ kubeletArguments:
 
 @pytest.fixture
 def needs_cni() -> None:
-    """Skip unless real CNI runs are possible here (root, iproute2, CNI plugins)."""
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(f"real CNI runs {reason}")
+    """Real CNI runs need root, iproute2 and the CNI plugins (skip or fail: testing.parts)."""
+    parts.require(*SANDBOX_PARTS)
 
 
 def unique(prefix: str = "nh-t") -> str:
@@ -139,17 +137,11 @@ class Result:
 
 
 @pytest.fixture
-def nodehost(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    """Run ``nodehost ARGS`` in-process (the ``network`` command registered if it is not yet)."""
+def nodehost() -> Callable[..., Result]:
+    """Run ``nodehost ARGS`` in-process."""
     from click.testing import CliRunner
 
     from nodehost.cli import main
-
-    monkeypatch.setitem(
-        COMMANDS,
-        "network",
-        COMMANDS.get("network", ("nodehost.cli.network:network", "Check the pod network.")),
-    )
 
     def run(*args: str) -> Result:
         runner = CliRunner()
@@ -166,14 +158,22 @@ def nodehost(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
 
 @pytest.fixture
 def nodehost_exe() -> Callable[..., Result]:
-    """Run the installed ``nodehost`` console script as a subprocess."""
-    executable = Path(sys.executable).parent / "nodehost"
-    if not executable.exists():
-        pytest.skip("the nodehost console script is not installed next to this interpreter")
+    """Run the installed ``nodehost`` console script as a subprocess.
 
-    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120, **kw) -> Result:
+    ``prefix`` goes before it on the command line (``unshare --net --``).
+    """
+    executable = Path(sys.executable).parent / "nodehost"
+    parts.require("nodehost-script")
+
+    def run(
+        *args: str,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+        prefix: tuple[str, ...] = (),
+        **kw,
+    ) -> Result:
         done = subprocess.run(
-            [str(executable), *args],
+            [*prefix, str(executable), *args],
             capture_output=True,
             text=True,
             env=env if env is not None else dict(os.environ),

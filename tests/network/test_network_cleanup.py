@@ -18,6 +18,7 @@ from nodehost.cli.network import NetworkTarget
 from nodehost.cni import RuntimeConf, add_network, delete_network, hostnet, netns, read_network_file
 from nodehost.cni.ledger import LEDGER_NAME
 from nodehost.pki.atomic import make_directories, write_atomic
+from nodehost.testing import parts
 
 PLUGIN_FLAGS = {"disable_plugins": (), "strict_plugins": False, "no_plugins": False}
 
@@ -152,9 +153,7 @@ def test_cleanup_with_nothing_created_says_so(needs_cni, nodehost, node) -> None
 def test_switching_provider_is_blocked_by_the_old_list_until_cleaned_up(
     needs_cni, nodehost, node, conflist_path
 ) -> None:
-    pytest.importorskip(
-        "nodehost_ptp", reason="contrib/nodehost-ptp is not installed (CI installs it)"
-    )
+    parts.require("nodehost-ptp")
     node.use_bridge()
     write_planned_files(node)
     node.write("ptp", f"ptp:\n  subnet: {node.pod_cidr}\n  cniConfDir: {node.conf_dir}\n")

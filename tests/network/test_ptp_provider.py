@@ -12,7 +12,7 @@ import pytest
 
 from nodehost.testing.cni import configured_network, exercise
 
-pytest.importorskip("nodehost_ptp", reason="contrib/nodehost-ptp is not installed (CI installs it)")
+pytestmark = pytest.mark.needs("nodehost-ptp")
 
 
 @pytest.fixture

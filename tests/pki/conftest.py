@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,6 +13,7 @@ import pytest
 from nodehost.config.listen import parse_listen
 from nodehost.pki.ca import create_signer_ca
 from nodehost.pki.nodefolder import NodeFolderRequest
+from nodehost.testing import parts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -89,10 +89,9 @@ def run_config_create() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 @pytest.fixture
 def openssl() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run ``openssl`` with the given arguments (skips if it is not installed)."""
-    binary = shutil.which("openssl")
-    if binary is None:
-        pytest.skip("openssl is not installed")
+    """Run ``openssl`` with the given arguments (needs the openssl part)."""
+    parts.require("openssl")
+    binary = parts.find_program("openssl")
     return lambda *args: _run([binary, *args])
 
 

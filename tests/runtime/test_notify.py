@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 
@@ -68,7 +67,7 @@ def test_notifier_message_reaches_the_socket(notify_receiver, abstract: bool) ->
     notifier.close()
 
 
-@pytest.mark.skipif(shutil.which("systemd-notify") is None, reason="systemd-notify not installed")
+@pytest.mark.needs("systemd-notify")
 def test_the_test_receiver_speaks_the_protocol_of_real_systemd_notify(notify_receiver) -> None:
     """The reference client: if systemd-notify's READY=1 gets through, so does the host's check."""
     receiver = notify_receiver(False)

@@ -13,6 +13,7 @@ import pytest
 from hostrun import WAIT, alive, wait_for
 
 from nodehost.runtime.process import Launcher, resolve_program
+from nodehost.testing import parts
 
 PARENT = textwrap.dedent(
     """
@@ -28,8 +29,9 @@ PARENT = textwrap.dedent(
 
 @pytest.mark.parametrize("mode", [True, False], ids=["setpriv", "preexec"])
 def test_a_child_dies_with_its_sigkilled_parent(mode: bool) -> None:
-    if mode and Launcher(use_setpriv=True).setpriv is None:
-        pytest.skip("no setpriv with --pdeathsig on this machine")
+    if mode:
+        parts.require("setpriv")
+        assert Launcher(use_setpriv=True).setpriv is not None, "setpriv lacks --pdeathsig"
     parent = subprocess.Popen(
         [sys.executable, "-c", PARENT.format(mode=mode)], stdout=subprocess.PIPE, text=True
     )

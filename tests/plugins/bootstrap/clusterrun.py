@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
+from collections.abc import Callable
 
 NAMESPACE = "openshift-node"
 CONFIG_MAP = "node-config"
@@ -44,3 +46,15 @@ def error_lines(stderr: str) -> list[str]:
         if isinstance(line, str) and line.startswith("error:"):
             found.append(line)
     return found
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+    """Poll ``condition`` until it is true; fail naming ``what`` after ``timeout`` seconds.
+
+    The timeout only bounds a failing test: nothing is asserted about the time taken.
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)

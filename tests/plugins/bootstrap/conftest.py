@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from nodehost.testing import parts
 from nodehost.testing.apiserver import TestApiServer
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -36,8 +37,7 @@ def api(tmp_path: Path) -> Iterator[TestApiServer]:
 def nodehost() -> str:
     """The installed ``nodehost`` console script."""
     executable = Path(sys.executable).parent / "nodehost"
-    if not executable.exists():
-        pytest.skip("the nodehost console script is not installed next to this interpreter")
+    parts.require("nodehost-script")
     return str(executable)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import dns.message
-from dnsrun import ask
+from dnsrun import ChildLog, ask, stop_child
 
 from nodehost.testing.apiserver import TestApiServer
 
@@ -105,6 +105,15 @@ def converge(
         time.sleep(0.01)
 
 
+def wait_until(condition: Callable[[], object], timeout: float = 30.0) -> None:
+    """Poll ``condition`` every 10 ms until true; fail after ``timeout`` s (bounds failures only)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met after {timeout}s")
+        time.sleep(0.01)
+
+
 def refused_kubeconfig(api: TestApiServer, path: Path, how: str) -> Path:
     """A kubeconfig for ``api`` that it refuses: ``401`` (an unknown token) or ``403``
     (a node's client certificate, with services forbidden to nodes)."""
@@ -131,20 +140,15 @@ class PendingServer:
             stderr=subprocess.PIPE,
             text=True,
         )
+        self.log = ChildLog(self.process.stderr)
 
     def ready_line(self, timeout: float) -> str | None:
-        """The ``ready host:port`` line if it comes within ``timeout`` seconds."""
+        """The ``ready host:port`` line if it comes within ``timeout`` seconds (0: already)."""
         assert self.process.stdout is not None
         readable, _, _ = select.select([self.process.stdout], [], [], timeout)
         return self.process.stdout.readline().strip() if readable else None
 
     def stop(self) -> str:
         """Stop it (SIGTERM) and return its log (stderr)."""
-        if self.process.poll() is None:
-            self.process.terminate()
-        try:
-            _, err = self.process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            _, err = self.process.communicate()
-        return err
+        stop_child(self.process)
+        return self.log.text()

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,12 +25,12 @@ import dns.rdatatype
 import pytest
 import yaml
 
-DIG = shutil.which("dig")
-DNSMASQ = shutil.which("dnsmasq") or (
-    "/usr/sbin/dnsmasq" if os.path.exists("/usr/sbin/dnsmasq") else None
-)
-needs_dig = pytest.mark.skipif(DIG is None, reason="dig is missing (apt package bind9-dnsutils)")
-needs_dnsmasq = pytest.mark.skipif(DNSMASQ is None, reason="dnsmasq is missing (apt dnsmasq-base)")
+from nodehost.testing.parts import find_program
+
+DIG = find_program("dig")
+DNSMASQ = find_program("dnsmasq")
+needs_dig = pytest.mark.needs("dig")
+needs_dnsmasq = pytest.mark.needs("dnsmasq")
 
 DOMAIN = "cluster.local"
 
@@ -103,8 +103,46 @@ def fqdn(name: str) -> str:
     return f"{name}.{DOMAIN}."
 
 
+class ChildLog:
+    """A child's stderr, read line by line as it comes (the pipe never fills)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._follow, args=(stream,), daemon=True)
+        self._reader.start()
+
+    def _follow(self, stream: Any) -> None:
+        for line in stream:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> None:
+        """Block until a line containing ``text`` was logged; fail after ``timeout`` s."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: any(text in x for x in self.lines), timeout):
+                pytest.fail(f"no log line with {text!r} after {timeout}s: {''.join(self.lines)}")
+
+    def text(self) -> str:
+        """Everything logged, once the child has ended."""
+        self._reader.join(10)
+        return "".join(self.lines)
+
+
+def stop_child(process: subprocess.Popen[str]) -> None:
+    """SIGTERM, up to 10 s to exit, then SIGKILL."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class RunningServer:
-    """``python -m nodehost.plugins.dns.server`` as a child process."""
+    """``python -m nodehost.plugins.dns.server`` as a child process; its log in ``log``."""
 
     def __init__(self, args: Sequence[str]) -> None:
         self.process = subprocess.Popen(
@@ -113,23 +151,18 @@ class RunningServer:
             stderr=subprocess.PIPE,
             text=True,
         )
+        self.log = ChildLog(self.process.stderr)
         line = _read_line(self.process, timeout=20)
         if not line.startswith("ready "):
             self.process.kill()
-            _, err = self.process.communicate()
-            pytest.fail(f"DNS server did not start: {line!r} {err}")
+            self.process.wait()
+            pytest.fail(f"DNS server did not start: {line!r} {self.log.text()}")
         host, _, port = line.split()[1].rpartition(":")
         self.host, self.port = host.strip("[]"), int(port)
 
     def stop(self) -> tuple[int, str]:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            _, err = self.process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            _, err = self.process.communicate()
-        return self.process.returncode, err
+        stop_child(self.process)
+        return self.process.returncode, self.log.text()
 
 
 def _read_line(process: subprocess.Popen[str], timeout: float) -> str:

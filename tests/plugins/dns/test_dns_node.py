@@ -15,14 +15,15 @@ import pytest
 import yaml
 from dnsrun import answer_set, ask, fqdn, free_udp_port
 
+from nodehost.testing import parts
+
 EXAMPLE = Path(__file__).parents[3] / "contrib" / "examples"
 
 
 @pytest.fixture
 def node_config(tmp_path: Path) -> tuple[Path, int]:
     """The example node config listening on a free loopback port, with its certificate files."""
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is missing")
+    parts.require("openssl")
     port = free_udp_port()
     raw = yaml.safe_load((EXAMPLE / "node-config.yaml").read_text())
     raw.update(dnsBindAddress=f"127.0.0.1:{port}", dnsNameservers=[f"127.0.0.1:{free_udp_port()}"])

@@ -148,11 +148,28 @@ def test_configured_tls_settings_are_passed_one_value_per_cipher(computed) -> No
         "experimental-dockershim-root-directory",
         "network-plugin",
         "iptables-masquerade-bit",
-        "pod-infra-container-image",
     ],
 )
 def test_rows_a_current_kubelet_no_longer_takes_are_not_computed(computed, flag: str) -> None:
     assert flag not in computed()
+
+
+def test_the_pod_infra_image_is_the_image_format_expanded_for_pod(computed, monkeypatch) -> None:
+    monkeypatch.delenv("OPENSHIFT_POD_IMAGE", raising=False)
+    assert computed()["pod-infra-container-image"] == ["openshift/origin-pod:v3.11.0"]
+    latest = computed(imageConfig={"format": "r.example/p-${component}:$version", "latest": True})
+    assert latest["pod-infra-container-image"] == ["r.example/p-pod:latest"]
+
+
+def test_openshift_pod_image_replaces_the_template_for_the_pod_image(computed, monkeypatch) -> None:
+    monkeypatch.setenv("OPENSHIFT_POD_IMAGE", "mirror.example/pause:${version}")
+    assert computed()["pod-infra-container-image"] == ["mirror.example/pause:v3.11.0"]
+
+
+def test_a_template_with_an_unknown_variable_cannot_compute_the_arguments(make_config) -> None:
+    config = make_config(imageConfig={"format": "x/${component}:${build}"})
+    with pytest.raises(args.ArgumentsError, match=r'the key "build" in .* is not recognized'):
+        args.kubelet_arguments(config, {})
 
 
 def test_every_computed_key_is_a_current_kubelet_flag(computed) -> None:
@@ -237,6 +254,7 @@ def test_the_command_line_holds_only_flags_without_a_config_field(computed, tmp_
         "--hostname-override=node1.example.com",
         f"--kubeconfig={tmp_path / 'node' / 'node.kubeconfig'}",
         "--node-ip=10.0.0.2",
+        "--pod-infra-container-image=openshift/origin-pod:v3.11.0",
         f"--root-dir={tmp_path / 'node' / 'volumes'}",
     )
 

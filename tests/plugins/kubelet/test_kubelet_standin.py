@@ -83,6 +83,21 @@ def test_a_wrong_config_file_exits_1_naming_the_file_and_the_problem(
     )
 
 
+def test_an_unknown_field_inside_a_structure_exits_1(tmp_path: Path, start_standin) -> None:
+    path = tmp_path / "nested.yaml"
+    path.write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+        "authentication: {x509: {clientCAFile: /ca.crt, bogus: true}}\n"
+        "evictionHard: {memory.available: 5%}\n"  # a map: any key
+    )
+    code, _, err = start_standin(PROGRAM, [f"--config={path}"]).finish()
+    assert code == 1
+    assert err.strip() == (
+        f"Error: failed to load kubelet config file, path: {path}, error: "
+        "authentication.x509.bogus: unknown field"
+    )
+
+
 def test_a_missing_config_file_exits_1(tmp_path: Path, start_standin) -> None:
     path = tmp_path / "absent.yaml"
     code, _, err = start_standin(PROGRAM, [f"--config={path}"]).finish()

@@ -31,6 +31,15 @@ def test_the_plan_runs_kube_proxy_with_its_config_file(make_config, make_context
     assert check_configuration(yaml.safe_load(plan.files[0].content)) == []
 
 
+def test_accepted_content_types_reach_the_config_file(make_config, make_context) -> None:
+    """No flag sets clientConnection.acceptContentTypes; the plugin writes it into the file."""
+    overrides = {"acceptContentTypes": "application/vnd.kubernetes.protobuf,application/json"}
+    plan = Proxy().plan(make_context(make_config(masterClientConnectionOverrides=overrides)))
+    document = yaml.safe_load(plan.files[0].content)
+    assert document["clientConnection"]["acceptContentTypes"] == overrides["acceptContentTypes"]
+    assert check_configuration(document) == []
+
+
 def test_readiness_is_kube_proxys_healthz_on_loopback(make_config, make_context) -> None:
     plan = Proxy().plan(make_context(make_config()))
     assert plan.run.readiness == HttpProbe(url="http://127.0.0.1:10256/healthz")

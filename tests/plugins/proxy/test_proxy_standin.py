@@ -55,6 +55,28 @@ def test_a_config_file_with_an_unsupported_mode_exits_1(tmp_path: Path, start_st
     )
 
 
+def test_a_mode_kube_proxy_no_longer_has_is_refused_as_a_flag(start_standin) -> None:
+    code, _, err = start_standin(["--proxy-mode=userspace"]).finish()
+    assert (code, err.strip()) == (
+        1,
+        'Error: KubeProxyConfiguration.mode: Unsupported value: "userspace": '
+        'supported values: "iptables", "ipvs", "nftables"',
+    )
+
+
+def test_an_unknown_field_inside_a_structure_is_refused(tmp_path: Path, start_standin) -> None:
+    path = tmp_path / "proxy.yaml"
+    path.write_text(
+        "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+        "iptables: {syncPeriod: 30s, bogus: 1}\n"
+    )
+    code, _, err = start_standin([f"--config={path}"]).finish()
+    assert (code, err.strip()) == (
+        1,
+        f"Error: failed complete: {path}: iptables.bogus: unknown field",
+    )
+
+
 def test_a_kubelet_configuration_is_refused(tmp_path: Path, start_standin) -> None:
     path = tmp_path / "kubelet.yaml"
     path.write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n")

@@ -14,14 +14,9 @@ from typing import Any
 import pytest
 
 NODEHOST = os.path.join(os.path.dirname(sys.executable), "nodehost")
-PROGRAMS = ("containerd", "containerd-shim-runc-v2", "ctr", "runc", "busybox")
 NAMESPACE = "nodehost-test"
 
-needs_containerd = pytest.mark.skipif(
-    os.geteuid() != 0 or not all(shutil.which(program) for program in PROGRAMS),
-    reason="needs root and Debian's containerd, runc and busybox-static "
-    "(apt-get install --no-install-recommends containerd runc busybox-static)",
-)
+needs_containerd = pytest.mark.needs("root", "containerd", "busybox")
 
 
 def managed_pids(state_dir: Path) -> list[int]:

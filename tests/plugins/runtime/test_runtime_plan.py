@@ -89,10 +89,17 @@ def test_standard_paths_are_containerds_own(make_config, make_context) -> None:
     assert document["plugins"]["io.containerd.internal.v1.opt"]["path"] == "/opt/containerd"
 
 
+def test_the_pod_sandbox_image_is_origins_pod_infra_image(make_config, make_context) -> None:
+    config = make_config(imageConfig={"format": "mirror.example/origin-${component}:${version}"})
+    document = config_toml(RUNTIME.plan(make_context(config)))
+    cri = document["plugins"]["io.containerd.grpc.v1.cri"]
+    assert cri["sandbox_image"] == "mirror.example/origin-pod:v3.11.0"
+
+
 def test_paths_that_need_quoting_stay_valid_toml() -> None:
     odd = '/tmp/a "quoted" \\ dir'
     paths = Paths(odd, odd, odd + "/c.sock", odd)
-    assert tomllib.loads(render_config(paths, None, "cgroupfs").decode())["root"] == odd
+    assert tomllib.loads(render_config(paths, None, "cgroupfs", "pause:1").decode())["root"] == odd
 
 
 def test_containerd_is_ready_when_its_grpc_health_service_answers(

@@ -9,6 +9,7 @@ import pytest
 
 from nodehost.cni import HostLink
 from nodehost.errors import RuntimeFailure
+from nodehost.plugins import sdn
 from nodehost.plugins.sdn import Sdn
 from nodehost.plugins.sdn.bridge import BridgeProvider
 
@@ -79,9 +80,16 @@ def test_the_section_is_checked_only_when_bridge_is_the_provider(make_config, va
     assert validate(config) == []
 
 
-def test_an_openshift_sdn_name_needs_a_plugin_package(make_config, validate) -> None:
+def test_an_openshift_sdn_name_without_a_provider_is_a_warning(make_config, validate) -> None:
     (problem,) = validate(make_config(provider="redhat/openshift-ovs-subnet", section=None))
-    assert "a plugin package must provide it (installed providers: bridge, external)" in problem
+    assert "is the OpenShift SDN, which nodehost does not run" in problem
+
+
+def test_an_openshift_sdn_name_is_an_error_when_a_plugin_failed(make_config, providers) -> None:
+    config = make_config(provider="redhat/openshift-ovs-subnet", section=None)
+    failure = "plugin ovs (nodehost-ovs 1.0) failed to load: boom"
+    (problem,) = sdn.nodehost_validate_config(config, frozenset({"sdn"}), providers, [failure])
+    assert problem.is_error and failure in problem.detail
 
 
 def test_a_misspelt_provider_gets_a_suggestion(make_config, validate) -> None:

@@ -1,0 +1,231 @@
+"""When rotation renews a certificate: at a point drawn once between 70 % and 90 % of its life."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from dataclasses import dataclass
+
+import pytest
+
+from nodehost.plugins.bootstrap import rotation
+
+START = datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC)
+
+
+@dataclass
+class Pair:
+    not_before: datetime.datetime
+    not_after: datetime.datetime
+
+    def lifetime_seconds(self) -> float:
+        return (self.not_after - self.not_before).total_seconds()
+
+
+def pair(days: int = 100) -> Pair:
+    return Pair(START, START + datetime.timedelta(days=days))
+
+
+def tracked() -> rotation.Tracked:
+    return rotation.Tracked("client", "kubelet-client", required=True)
+
+
+@pytest.mark.parametrize(("end", "days"), [(0, 70), (1, 90)])
+def test_the_window_runs_from_70_to_90_percent_of_the_lifetime(monkeypatch, end, days) -> None:
+    """The draw's lowest and highest values land on the window's edges."""
+    monkeypatch.setattr(rotation.random, "uniform", lambda low, high: (low, high)[end])
+    assert tracked().renew_at(pair(100)) == START + datetime.timedelta(days=days)
+
+
+def test_every_draw_falls_inside_the_window() -> None:
+    for _ in range(200):
+        at = tracked().renew_at(pair(100))
+        assert START + datetime.timedelta(days=70) <= at <= START + datetime.timedelta(days=90)
+
+
+def test_the_point_is_drawn_once_per_certificate(monkeypatch) -> None:
+    draws = iter([0.75, 0.85, 0.8])
+    monkeypatch.setattr(rotation.random, "uniform", lambda low, high: next(draws))
+    one = tracked()
+    first = one.renew_at(pair(100))
+    assert one.renew_at(pair(100)) == first  # the same certificate: the same point
+    renewed = Pair(START, START + datetime.timedelta(days=200))
+    assert one.renew_at(renewed) == START + datetime.timedelta(days=200 * 0.8)
+
+
+def test_no_certificate_means_renew_now() -> None:
+    assert tracked().renew_at(None) is None
+
+
+# --- the loop's decisions, with stand-in certificates and context ------------------------------
+
+
+@dataclass
+class AgedPair(Pair):
+    """A pair whose remaining life is given (``remaining_seconds`` ignores the clock)."""
+
+    remaining: float = 0.0
+
+    def remaining_seconds(self) -> float:
+        return self.remaining
+
+
+def settings(tmp_path) -> rotation.RotationSettings:
+    return rotation.RotationSettings(
+        tmp_path / "node.kubeconfig", tmp_path / "certificates", "node1", ("node1",),
+        check_interval=10.0, attempt_timeout=5.0,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("required", "remaining", "problem"),
+    [
+        (True, None, "client certificate missing"),
+        (False, None, ""),
+        (True, 0.0, "client certificate expired at 2030-04-11T00:00:00+00:00"),
+        (True, 863999.0, "client certificate expires in 863999s (renewal has not succeeded)"),
+        (True, 864000.0, ""),
+    ],
+)
+def test_what_makes_the_node_unready(required, remaining, problem) -> None:
+    """Missing (if required), expired, or under 10 % of its 100 days left."""
+    tracked = rotation.Tracked("client", "p", required=required)
+    pair = (
+        None
+        if remaining is None
+        else AgedPair(START, START + datetime.timedelta(days=100), remaining)
+    )
+    assert rotation._problem(tracked, pair) == problem
+
+
+class Context:
+    def __init__(self) -> None:
+        self.logged: list[tuple[str, str, dict]] = []
+        self.changed: list[list[str]] = []
+        self.reports: list[tuple[dict, list[str]]] = []
+        self.name = "bootstrap"
+        self.log = self
+
+    def info(self, event: str, **fields) -> None:
+        self.logged.append(("info", event, fields))
+
+    def warning(self, event: str, **fields) -> None:
+        self.logged.append(("warning", event, fields))
+
+    def files_changed(self, paths: list[str]) -> None:
+        self.changed.append(paths)
+
+    def report(self, details: dict, problems: list[str]) -> None:
+        self.reports.append((details, problems))
+
+
+def test_a_failed_renewal_backs_off_doubling_up_to_five_minutes(tmp_path, monkeypatch) -> None:
+    from nodehost.apiclient import ClusterError
+
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    client = rotator.tracked[0]
+
+    async def refuse(tracked):
+        raise ClusterError("denied")
+
+    monkeypatch.setattr(rotator, "_request", refuse)
+    monkeypatch.setattr(rotation.time, "monotonic", lambda: 1000.0)
+    context = Context()
+    delays = []
+    for _ in range(10):
+        asyncio.run(rotator._renew(client, context))
+        delays.append(client.retry_at - 1000.0)
+    assert delays == [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 256.0, 256.0]
+    assert (client.failures, client.last_error, rotator.rotations) == (10, "denied", 0)
+    assert context.logged[-1][:2] == ("warning", "certificate renewal failed; retrying")
+    assert context.changed == []
+
+
+def test_a_long_failure_streak_waits_at_most_five_minutes(tmp_path, monkeypatch) -> None:
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    client = rotator.tracked[0]
+    client.failures = 20
+
+    async def time_out(tracked):
+        raise TimeoutError
+
+    monkeypatch.setattr(rotator, "_request", time_out)
+    monkeypatch.setattr(rotation.time, "monotonic", lambda: 0.0)
+    asyncio.run(rotator._renew(client, Context()))
+    assert client.retry_at == 256.0 and client.last_error == "no certificate issued in time"
+
+
+def test_a_successful_renewal_resets_the_retry_state_and_tells_the_host(
+    tmp_path, monkeypatch
+) -> None:
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    serving = rotator.tracked[1]
+    serving.failures, serving.retry_at, serving.last_error = 3, 99.0, "old"
+
+    async def issue(tracked):
+        return tmp_path / "kubelet-server-current.pem"
+
+    monkeypatch.setattr(rotator, "_request", issue)
+    context = Context()
+    asyncio.run(rotator._renew(serving, context))
+    assert (serving.failures, serving.retry_at, serving.last_error) == (0, 0.0, "")
+    assert rotator.rotations == 1
+    assert context.changed == [[str(tmp_path / "kubelet-server-current.pem")]]
+    assert context.logged[-1][:2] == ("info", "certificate rotated")
+
+
+def test_due_when_missing_or_past_the_point_and_not_while_backing_off(
+    tmp_path, monkeypatch
+) -> None:
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    client = rotator.tracked[0]
+    monkeypatch.setattr(rotation.time, "monotonic", lambda: 50.0)
+    monkeypatch.setattr(rotator, "pair", lambda tracked: None)
+    assert rotator._due(client)  # no certificate: renew now
+    client.retry_at = 60.0
+    assert not rotator._due(client)  # still backing off
+    client.retry_at = 50.0
+    now = datetime.datetime.now(datetime.UTC)
+    fresh = Pair(now - datetime.timedelta(days=1), now + datetime.timedelta(days=99))
+    old = Pair(now - datetime.timedelta(days=99), now + datetime.timedelta(days=1))
+    monkeypatch.setattr(rotator, "pair", lambda tracked: fresh)
+    assert not rotator._due(client)
+    monkeypatch.setattr(rotator, "pair", lambda tracked: old)
+    assert rotator._due(client)
+
+
+def test_sleeps_until_the_nearest_of_interval_retry_and_renewal(tmp_path, monkeypatch) -> None:
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    client = rotator.tracked[0]
+    monkeypatch.setattr(rotation.time, "monotonic", lambda: 100.0)
+    monkeypatch.setattr(rotator, "pair", lambda tracked: None)
+    assert rotator._sleep_seconds(client) == 10.0  # the check interval
+    client.retry_at = 103.0
+    assert rotator._sleep_seconds(client) == 3.0  # the retry comes first
+    client.retry_at = 0.0
+    now = datetime.datetime.now(datetime.UTC)
+    soon = Pair(now - datetime.timedelta(seconds=69), now + datetime.timedelta(seconds=31))
+    client.fraction, client.fraction_for = 0.7, soon.not_after
+    monkeypatch.setattr(rotator, "pair", lambda tracked: soon)
+    assert 0.5 < rotator._sleep_seconds(client) <= 1.0  # renewal due in about a second
+    overdue = Pair(now - datetime.timedelta(days=9), now + datetime.timedelta(days=1))
+    client.fraction, client.fraction_for = 0.7, overdue.not_after
+    monkeypatch.setattr(rotator, "pair", lambda tracked: overdue)
+    assert rotator._sleep_seconds(client) == 10.0  # overdue: the past is not a wait
+    client.retry_at = 100.01
+    assert rotator._sleep_seconds(client) == 0.05  # never less than 50 ms
+
+
+def test_the_report_lists_both_certificates_and_the_problems(tmp_path, monkeypatch) -> None:
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    rotator.tracked[1].last_error = "no approver"
+    monkeypatch.setattr(rotator, "pair", lambda tracked: None)
+    context = Context()
+    rotator.report(context)
+    [(details, problems)] = context.reports
+    assert [s["name"] for s in details["certificates"]] == ["client", "serving"]
+    assert details["certificates"][1]["last_error"] == "no approver"
+    assert "last_error" not in details["certificates"][0]
+    assert "renew_at" not in details["certificates"][0]
+    assert details["rotations"] == 0
+    assert problems == ["client certificate missing"]
