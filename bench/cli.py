@@ -132,8 +132,10 @@ def rows(root: Path, config: Path) -> list[Row]:
             "python -c pass",
             6.0,
         ),
-        Row("launcher: 2 stand-ins ready", [sys.executable, str(HERE / "launcher.py"), "ready",
-                                            str(plan)]),  # fmt: skip
+        Row(
+            "launcher: 2 stand-ins ready",
+            [sys.executable, str(HERE / "launcher.py"), "ready", str(plan)],
+        ),
         Row(
             "nodehost start --exit-on-ready",
             [NODEHOST, "start", "--config", str(config), *smoke, "--exit-on-ready"],
@@ -234,8 +236,11 @@ def memory_table(root: Path, config: Path, runs: int) -> None:
     print(f"{'run':44} {'MiB':>6} {'budget':>7}  verdict")
     for label, argv, budget in cases:
         value = statistics.median(peak_at_ready(argv, root) for _ in range(runs))
-        verdict = "" if budget is None else f"{budget:6.0f}   " + (
-            "met" if value <= budget else f"MISSED by {value - budget:.1f} MiB"
+        verdict = (
+            ""
+            if budget is None
+            else f"{budget:6.0f}   "
+            + ("met" if value <= budget else f"MISSED by {value - budget:.1f} MiB")
         )
         print(f"{label:44} {value:6.1f} {verdict}")
     print(f"load average (1, 5, 15 min) before: {before}; after: {load()}")

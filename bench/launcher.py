@@ -59,7 +59,8 @@ def healthz_ok(url: str) -> bool:
 
 
 def ready(plan_file: str) -> int:
-    plan = json.loads(open(plan_file).read())
+    with open(plan_file) as file:
+        plan = json.load(file)
     active = [c for c in plan["components"] if not c.get("inactive")]
     children = [
         subprocess.Popen(c["argv"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -83,7 +84,8 @@ def ready(plan_file: str) -> int:
 
 
 def argvs(plan_file: str) -> list[list[str]]:
-    return [c["argv"] for c in json.loads(open(plan_file).read())["components"]]
+    with open(plan_file) as file:
+        return [c["argv"] for c in json.load(file)["components"]]
 
 
 def supervise_asyncio(plan_file: str) -> int:
