@@ -37,11 +37,10 @@ and retried every :data:`REFUSED_RETRY` seconds (credentials get rotated).
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
@@ -52,6 +51,9 @@ from nodehost.plugins.dns.records import (
     ServicePort,
 )
 from nodehost.plugins.dns.sources import RecordSink, SourceContext
+
+if TYPE_CHECKING:  # pragma: no cover
+    import asyncio
 
 NAME = "kubernetes"
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
@@ -295,6 +297,8 @@ class KubernetesSource:
 
     async def run(self, sink: RecordSink) -> None:
         """Connect, list and watch both resources; ``sink.synced()`` after both first lists."""
+        import asyncio
+
         client = await self._connect()
         mirror = Mirror(sink)
         listed = [asyncio.Event() for _ in KINDS]
@@ -326,6 +330,8 @@ class KubernetesSource:
 
     async def _connect(self) -> Any:
         """A ClusterClient for the kubeconfig; retried (one log line) until it loads."""
+        import asyncio
+
         from nodehost.apiclient import ClusterClient, ClusterError
 
         while True:
@@ -343,6 +349,8 @@ class KubernetesSource:
         self, client: Any, kind: _Kind, mirror: Mirror, listed: asyncio.Event
     ) -> None:
         """List then watch ``kind`` forever; any watch failure is a resync."""
+        import asyncio
+
         failures = 0
         while True:
             version = await self._list(client, kind, mirror)
@@ -364,6 +372,8 @@ class KubernetesSource:
 
     async def _list(self, client: Any, kind: _Kind, mirror: Mirror) -> str:
         """List every object of ``kind`` (retrying) into the mirror; the list's version."""
+        import asyncio
+
         from nodehost.apiclient import ClusterError
 
         resource = kind.lightkube_class()
@@ -388,6 +398,8 @@ class KubernetesSource:
 
     async def _watch(self, client: Any, kind: _Kind, mirror: Mirror, version: str) -> None:
         """Apply the events of ``kind`` after ``version``; raises :class:`_WatchFailed`."""
+        import asyncio
+
         import httpx2
         from lightkube import ApiError
 
