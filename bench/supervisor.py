@@ -1,13 +1,15 @@
-"""Supervisor benchmark: nodehost's host against supervisord and circus, side by side.
+"""Supervisor benchmark: nodehost's host against supervisord, circus and two floors, side by side.
 
-    /work/venv/bin/python bench/supervisor.py [--sizes 10,100] [--repeat 3] [--idle 10]
+    python bench/supervisor.py [--sizes 10,100] [--repeat 3] [--idle 10]
 
-Each supervisor runs N copies of a long-running child (``sleep <unique>``) and
-is measured from the outside, the same way for all three:
+Run it with the interpreter of a venv where nodehost is installed (``pip
+install .``, as users get it).  Each supervisor runs N copies of a
+long-running child (``sleep <unique>``) and is measured from the outside, the
+same way for all:
 
 * **running**  launch of the supervisor -> all N children exec'd (its
   ``/proc/<pid>/task/*/children`` hold N processes with the child's command line);
-* **READY=1**  (nodehost only) launch -> ``READY=1`` on a notify socket;
+* **READY=1**  (nodehost and the floors) launch -> ``READY=1`` on a notify socket;
 * **RSS**      the supervisor's peak resident set (``VmHWM``);
 * **idle CPU** and **wake-ups/s** over ``--idle`` seconds once everything runs
   (user+system ticks of ``/proc/<pid>/stat``; voluntary+involuntary context
@@ -29,6 +31,12 @@ an in-loop task (a listener in this process, which also holds 2N pipe ends
 like a host with N children) and a port held by a stranger (the holder found
 once, then remembered).  Budget (issue 11): at most 2 ms added per attempt
 at N=100.
+
+The two floors are bench/launcher.py's ``asyncio`` (children watched through
+pidfds in an asyncio loop, as nodehost's host does) and ``popen`` (plain
+``subprocess.Popen`` and ``os.wait()``): they start, restart and stop the
+children and do nothing else -- no logs, no state, no readiness probes --
+so the distance to them is what nodehost's own bookkeeping costs.
 
 Medians over ``--repeat`` runs (idle figures from the first run).  supervisord
 and circus are installed into their own venv (``--venv``, default
@@ -60,6 +68,10 @@ HERE = Path(__file__).resolve().parent
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 POLL = 0.001
 LIMIT = 60.0
+#: bench/launcher.py's supervising modes, the floors.
+FLOORS = ("asyncio", "popen")
+#: Who sends READY=1 to $NOTIFY_SOCKET.
+NOTIFYING = ("nodehost", *FLOORS)
 
 
 # --- /proc ------------------------------------------------------------------------------
@@ -170,6 +182,14 @@ def nodehost_launch(workdir: Path, command: list[str], n: int) -> Launch:
     return Launch(argv, env)
 
 
+def floor_launch(workdir: Path, command: list[str], n: int, mode: str) -> Launch:
+    """bench/launcher.py in ``mode`` (``asyncio`` or ``popen``) on the same N children."""
+    plan = {"components": [{"name": f"s{i:03d}", "argv": command} for i in range(n)]}
+    (workdir / "plan.json").write_text(json.dumps(plan))
+    argv = [sys.executable, str(HERE / "launcher.py"), mode, str(workdir / "plan.json")]
+    return Launch(argv, dict(os.environ, NOTIFY_SOCKET=str(workdir / "notify.sock")))
+
+
 def supervisord_launch(workdir: Path, command: list[str], n: int, venv: Path) -> Launch:
     (workdir / "childlogs").mkdir()
     template = (HERE / "supervisord.conf.in").read_text()
@@ -199,7 +219,8 @@ def ensure_venv(venv: Path) -> None:
 
 def measure(name: str, launch: Launch, workdir: Path, command: list[str], n: int, idle: float):
     expected = b"\0".join(c.encode() for c in command) + b"\0"
-    listener = NotifyListener(launch.env["NOTIFY_SOCKET"]) if name == "nodehost" else None
+    notify = launch.env.get("NOTIFY_SOCKET") if name in NOTIFYING else None
+    listener = NotifyListener(notify) if notify else None
     log = open(workdir / "supervisor.log", "wb")  # noqa: SIM115 -- closed below
     started = time.perf_counter()
     process = subprocess.Popen(launch.argv, env=launch.env, stdout=log, stderr=log)
@@ -427,7 +448,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--idle", type=float, default=10.0, help="idle window in seconds (0: skip)")
     parser.add_argument("--venv", default="/tmp/nodehost-bench-venv")
-    parser.add_argument("--only", default="nodehost,supervisord,circus")
+    parser.add_argument("--only", default="nodehost,asyncio,popen,supervisord,circus")
     parser.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
     parser.add_argument(
         "--probe-rounds", type=int, default=20, help="probe attempts per listener (0: skip)"
@@ -449,6 +470,8 @@ def main() -> None:
                     workdir = Path(folder)
                     if name == "nodehost":
                         launch = nodehost_launch(workdir, command, n)
+                    elif name in FLOORS:
+                        launch = floor_launch(workdir, command, n, name)
                     elif name == "supervisord":
                         launch = supervisord_launch(workdir, command, n, venv)
                     else:

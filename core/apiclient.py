@@ -417,12 +417,10 @@ def _read_kubeconfig(path: str) -> Any:
     lightkube hands certificate and key paths to OpenSSL, which would read a
     FIFO or a device without limit: each is checked first (``OSError`` if unusable).
     """
-    import yaml
-
     from nodehost.fileread import KUBECONFIG_LIMIT, PEM_LIMIT, check_file, read_file
-    from nodehost.pki.kubeconfig import referenced_files
+    from nodehost.pki.kubeconfig import load_document, referenced_files
 
-    document = yaml.safe_load(read_file(path, KUBECONFIG_LIMIT))
+    document = load_document(read_file(path, KUBECONFIG_LIMIT))
     if not isinstance(document, dict):
         raise ValueError("not a kubeconfig (not a YAML mapping)")
     for name in referenced_files(path):

@@ -38,6 +38,7 @@ from nodehost.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
+    from nodehost.entrypoints import EntryPoint
     from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
 
@@ -201,8 +202,10 @@ class PluginHost:
         for module_name in self.builtins:
             self._load_builtin(module_name)
         if options.entry_points:
-            for dist, entry_point in _entry_points():
-                self._load_entry_point(dist, entry_point)
+            from nodehost.entrypoints import entry_points
+
+            for entry_point in entry_points(ENTRY_POINT_GROUP):
+                self._load_entry_point(entry_point)
         self._check_pending(options.strict)
         return self
 
@@ -219,9 +222,9 @@ class PluginHost:
         module = importlib.import_module(module_name)
         self.register(module, name, kind="builtin")
 
-    def _load_entry_point(self, dist: Any, entry_point: Any) -> None:
+    def _load_entry_point(self, entry_point: EntryPoint) -> None:
         name = entry_point.name
-        dist_name, version = dist.metadata["Name"], dist.version
+        dist_name, version = entry_point.distribution, entry_point.version
         if self.pm.is_blocked(name):
             self.infos[name] = PluginInfo(
                 name, "entrypoint", "blocked", entry_point.value, dist_name, version
@@ -356,21 +359,6 @@ def _new_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     return pm
-
-
-def _entry_points() -> Iterator[tuple[Any, Any]]:
-    """Every ``nodehost`` entry point, once per distribution name."""
-    from importlib import metadata
-
-    seen: set[str] = set()
-    for dist in metadata.distributions():
-        dist_name = (dist.metadata["Name"] or "").lower().replace("_", "-")
-        if dist_name in seen:
-            continue
-        seen.add(dist_name)
-        for entry_point in dist.entry_points:
-            if entry_point.group == ENTRY_POINT_GROUP:
-                yield dist, entry_point
 
 
 # --- the typed facade --------------------------------------------------------------

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from fractions import Fraction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fractions import Fraction
 
 #: Kubernetes' own wording for a malformed quantity.
 QUANTITY_FORMAT_ERROR = (
@@ -18,17 +21,19 @@ QUANTITY_FORMAT_ERROR = (
 
 _NUMBER = re.compile(r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(.*)$", re.DOTALL)
 _BINARY_SI = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+#: suffix -> (numerator, denominator); ``fractions`` (and ``decimal`` with it) is
+#: imported only when a quantity is parsed.
 _DECIMAL_SI = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 10**3),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
+    "n": (1, 10**9),
+    "u": (1, 10**6),
+    "m": (1, 10**3),
+    "": (1, 1),
+    "k": (10**3, 1),
+    "M": (10**6, 1),
+    "G": (10**9, 1),
+    "T": (10**12, 1),
+    "P": (10**15, 1),
+    "E": (10**18, 1),
 }
 _EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
 _MAX_DIGITS = 64
@@ -47,10 +52,12 @@ class Quantity:
 
 
 def _multiplier(suffix: str) -> Fraction:
+    from fractions import Fraction
+
     if suffix in _BINARY_SI:
         return Fraction(_BINARY_SI[suffix])
     if suffix in _DECIMAL_SI:
-        return _DECIMAL_SI[suffix]
+        return Fraction(*_DECIMAL_SI[suffix])
     exponent = _EXPONENT.match(suffix)
     if exponent is None or len(exponent.group(1).lstrip("+-")) > 4:
         raise ValueError(QUANTITY_FORMAT_ERROR)
@@ -72,6 +79,8 @@ def parse_quantity(text: str) -> Quantity:
     suffix (``Ki`` .. ``Ei``), a decimal SI suffix (``n u m "" k M G T P E``) or
     a decimal exponent (``e3``, ``E-2``).
     """
+    from fractions import Fraction
+
     stripped = text.strip()
     match = _NUMBER.match(stripped)
     if match is None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 
@@ -80,6 +79,8 @@ def write_atomic(
 
 def _create_temporary(path: Path, data: bytes, mode: int) -> Path:
     """A new ``.<name>.tmp-XXXXXXXX`` beside ``path`` holding ``data``."""
+    import secrets
+
     while True:
         temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
         try:

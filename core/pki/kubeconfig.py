@@ -114,6 +114,14 @@ def dump_kubeconfig(config: dict[str, Any]) -> bytes:
     return dump_yaml(config, sort_keys=True).encode("utf-8")
 
 
+def load_document(data: bytes) -> Any:
+    """``yaml.safe_load`` of a kubeconfig through libyaml when PyYAML has it: a kubeconfig
+    carries its certificates and key inline, and the pure-Python scanner is slow on long
+    scalars.  Same documents; errors are the same ``yaml.YAMLError`` types with line and
+    column (libyaml's do not quote the offending line)."""
+    return yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def kubeconfig_entries(
     path: str | Path, required: str = ""
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -125,7 +133,7 @@ def kubeconfig_entries(
     from nodehost.errors import RuntimeFailure
 
     try:
-        document = yaml.safe_load(read_file(path, KUBECONFIG_LIMIT))
+        document = load_document(read_file(path, KUBECONFIG_LIMIT))
     except FileNotFoundError:
         if required:
             raise RuntimeFailure(f"unable to load {required}: {path} does not exist") from None

@@ -32,7 +32,6 @@ which is in force.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import subprocess
 from collections.abc import Iterator
@@ -75,6 +74,8 @@ def cgroup_of(pid: int | str = "self") -> str | None:
 
 def base_name(state_dir: str) -> str:
     """``nodehost-<12 hex>``: the base cgroup's name for ``state_dir`` (same dir, same name)."""
+    import hashlib
+
     digest = hashlib.sha256(os.path.realpath(state_dir).encode()).hexdigest()[:12]
     return f"nodehost-{digest}"
 

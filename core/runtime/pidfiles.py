@@ -23,7 +23,6 @@ folder) writable by group or others is refused (exit 1).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import fcntl
@@ -170,6 +169,8 @@ async def end_processes(pids: list[int], grace: float) -> list[int]:
 
 async def wait_gone(pids: list[int], timeout: float) -> list[int]:
     """Wait until none of ``pids`` is alive or ``timeout`` passed; return those still alive."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     delay = 0.002

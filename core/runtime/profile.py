@@ -20,7 +20,6 @@ Origin).  Any other value is ignored with a warning.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 import os
@@ -28,10 +27,12 @@ import sys
 import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost.pki.atomic import write_atomic
-from nodehost.runtime.server import Response, Route, text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.runtime.server import Response, Route
 
 PROFILE_VARIABLE = "NODEHOST_PROFILE"
 MODES = ("cpu", "mem", "web")
@@ -119,6 +120,8 @@ def web_address() -> tuple[str, int]:
 
 def debug_routes() -> dict[str, Route]:
     """The ``/debug/pprof/`` pages of ``NODEHOST_PROFILE=web``."""
+    from nodehost.runtime.server import text
+
     return {
         "/debug/pprof/": lambda _q: text(200, "tasks  threads  profile?seconds=N\n"),
         "/debug/pprof/tasks": lambda _q: text(200, _tasks_page()),
@@ -128,6 +131,8 @@ def debug_routes() -> dict[str, Route]:
 
 
 def _tasks_page() -> str:
+    import asyncio
+
     out = io.StringIO()
     for task in asyncio.all_tasks():
         out.write(f"{task.get_name()}: {task!r}\n")
@@ -144,8 +149,11 @@ def _threads_page() -> str:
 
 
 async def _profile_page(query: Mapping[str, str]) -> Response:
+    import asyncio
     import cProfile
     import pstats
+
+    from nodehost.runtime.server import text
 
     seconds_text = query.get("seconds", "10")
     try:

@@ -42,7 +42,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nodehost.config.hostport import join_host_port
-from nodehost.fileread import TEXT_LIMIT, read_text
 from nodehost.plugins.dns.metrics import DnsStats
 from nodehost.plugins.dns.wire import (
     OUR_PAYLOAD,
@@ -465,16 +464,3 @@ def _reason(error: BaseException) -> str:
     if isinstance(error, asyncio.IncompleteReadError):
         return "connection closed mid-answer"
     return str(error) or type(error).__name__
-
-
-# --- where the upstreams come from ----------------------------------------------------------
-
-
-def resolv_conf_nameservers(path: str) -> list[str]:
-    """The ``nameserver`` addresses of a resolv.conf, in order; ``OSError`` if unreadable."""
-    servers = []
-    for line in read_text(path, TEXT_LIMIT).splitlines():
-        fields = line.split()
-        if len(fields) >= 2 and fields[0] == "nameserver":
-            servers.append(fields[1].split("%", 1)[0])
-    return servers

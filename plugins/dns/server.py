@@ -507,8 +507,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _standalone_settings(options: Any) -> DnsSettings:
     from nodehost.config.hostport import split_host_port
-    from nodehost.plugins.dns.forward import resolv_conf_nameservers
-    from nodehost.plugins.dns.settings import SettingsError, ns_addresses, reverse_cidrs
+    from nodehost.plugins.dns.settings import (
+        SettingsError,
+        ns_addresses,
+        resolv_conf_nameservers,
+        reverse_cidrs,
+    )
 
     host, port = split_host_port(options.bind)
     upstreams = []

@@ -40,6 +40,7 @@ from nodehost.config.sections import (
     parse_cidr_list,
     section_schema,
 )
+from nodehost.fileread import TEXT_LIMIT, read_text
 
 SECTION = "dnsServerConfig"
 DEFAULT_DOMAIN = "cluster.local"
@@ -147,8 +148,6 @@ def cluster_domain(config: Any) -> str:
 
 def upstreams_of(config: Any, host_resolv_conf: str = HOST_RESOLV_CONF) -> list[Upstream]:
     """Origin's nameserver list; ``SettingsError`` when a resolv.conf cannot be read."""
-    from nodehost.plugins.dns.forward import resolv_conf_nameservers
-
     upstreams = []
     for index, text in enumerate(config.dns_nameservers):
         try:
@@ -169,8 +168,6 @@ def upstreams_of(config: Any, host_resolv_conf: str = HOST_RESOLV_CONF) -> list[
 
 
 def _read_resolv_conf(path: str, field: str) -> list[str]:
-    from nodehost.plugins.dns.forward import resolv_conf_nameservers
-
     try:
         return resolv_conf_nameservers(path)
     except OSError as error:
@@ -262,3 +259,13 @@ def ns_addresses(dns_ip: str, bind_host: str) -> tuple[str, ...]:
         if address is not None and not address.is_unspecified:
             return (str(address),)
     return ()
+
+
+def resolv_conf_nameservers(path: str) -> list[str]:
+    """The ``nameserver`` addresses of a resolv.conf, in order; ``OSError`` if unreadable."""
+    servers = []
+    for line in read_text(path, TEXT_LIMIT).splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == "nameserver":
+            servers.append(fields[1].split("%", 1)[0])
+    return servers

@@ -34,7 +34,6 @@ previous records are kept.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -323,6 +322,8 @@ class FileSource:
 
     async def run(self, sink: RecordSink) -> None:
         """Load the file (failing if it cannot be loaded), report synced, then follow changes."""
+        import asyncio
+
         state = file_state(self.path)
         records = await asyncio.to_thread(self.loader, self.path)
         sink.replace(records.services, records.endpoints)
@@ -336,6 +337,8 @@ class FileSource:
             await self._reload(sink, current)
 
     async def _reload(self, sink: RecordSink, state: FileState) -> None:
+        import asyncio
+
         if state is None:
             self._log("warning", "DNS records file is gone; keeping the previous records")
             return

@@ -41,12 +41,11 @@ and retried every :data:`REFUSED_RETRY` seconds (credentials get rotated).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
@@ -57,6 +56,9 @@ from nodehost.plugins.dns.records import (
     ServicePort,
 )
 from nodehost.plugins.dns.sources import RecordSink, SourceContext
+
+if TYPE_CHECKING:  # pragma: no cover
+    import asyncio
 
 NAME = "kubernetes"
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
@@ -339,6 +341,8 @@ class KubernetesSource:
 
     async def run(self, sink: RecordSink) -> None:
         """Connect, list and watch both resources; ``sink.synced()`` after both first lists."""
+        import asyncio
+
         client = await self._connect()
         mirror = Mirror(sink)
         listed = [asyncio.Event() for _ in KINDS]
@@ -370,6 +374,8 @@ class KubernetesSource:
 
     async def _connect(self) -> Any:
         """A ClusterClient for the kubeconfig; retried (one log line) until it loads."""
+        import asyncio
+
         from nodehost.apiclient import ClusterClient, ClusterError
 
         while True:
@@ -388,6 +394,8 @@ class KubernetesSource:
     ) -> None:
         """List then watch ``kind`` forever: a failed watch resumes from the last version seen,
         a ``410 Gone`` lists again."""
+        import asyncio
+
         failures = 0
         progress = _Progress()
         while True:
@@ -415,6 +423,8 @@ class KubernetesSource:
 
     async def _list(self, client: Any, kind: _Kind, mirror: Mirror) -> str:
         """List every object of ``kind`` (retrying) into the mirror; the list's version."""
+        import asyncio
+
         from nodehost.apiclient import ClusterError
 
         resource = kind.lightkube_class()
@@ -440,6 +450,8 @@ class KubernetesSource:
     async def _watch(self, client: Any, kind: _Kind, mirror: Mirror, progress: _Progress) -> None:
         """Apply the events of ``kind`` after ``progress.version`` (kept up to date); raises
         :class:`_WatchFailed`."""
+        import asyncio
+
         import httpx2
         from lightkube import ApiError
 

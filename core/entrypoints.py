@@ -1,0 +1,174 @@
+"""The entry points of one group, read straight from the installed distributions' files.
+
+:func:`entry_points` returns what ``importlib.metadata`` would (every
+distribution on ``sys.path``, first one of a name wins) without its cost:
+``importlib.metadata`` parses every distribution's ``METADATA`` as an e-mail
+message (and imports ``email``, ``zipfile``, ``csv``...) to answer a question
+about a few lines of ``entry_points.txt``.  Here each folder on ``sys.path`` is
+listed once, only ``entry_points.txt`` files are read, and only a distribution
+that has an entry point in the group has the head of its ``METADATA`` read,
+for its name and version.
+
+Nothing is cached between processes: a distribution installed, removed or
+upgraded is seen by the next call, in this process too.  A ``sys.path`` entry
+that is not a folder (a zip file) is searched by ``importlib.metadata`` itself,
+which then is imported; so it is when a finder on ``sys.meta_path`` other than
+the standard one finds distributions.
+
+A distribution is known by its normalized name taken from its
+``.dist-info``/``.egg-info`` folder name, as ``importlib.metadata`` finds it;
+a line of the group's section that is not ``name = value`` becomes an entry
+point that fails to load, so a broken file fails that distribution alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+#: What ``importlib.metadata.EntryPoint`` accepts as a value (``module[:attr][ [extras]]``).
+_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+_METADATA_FILES = ("METADATA", "PKG-INFO")
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """One entry point and the distribution that declares it."""
+
+    name: str
+    value: str
+    group: str
+    distribution: str | None
+    version: str | None
+
+    def load(self) -> Any:
+        """Import the module and return the attribute the value names, as
+        ``importlib.metadata.EntryPoint.load`` does; ``ValueError`` for a malformed value."""
+        match = _VALUE.match(self.value)
+        if match is None:
+            raise ValueError(f"malformed entry point value {self.value!r}")
+        module = importlib.import_module(match.group("module"))
+        attributes = filter(None, (match.group("attr") or "").split("."))
+        return functools.reduce(getattr, attributes, module)
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """Every entry point of ``group``, in ``sys.path`` order, once per distribution name."""
+    if _other_finders():
+        return list(_from_importlib(group, None))
+    found: list[EntryPoint] = []
+    seen: set[str] = set()
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = os.listdir(folder)
+        except NotADirectoryError:
+            found += _from_importlib(group, entry, seen)
+            continue
+        except OSError:
+            continue
+        for key, info in _distributions(names):
+            if key not in seen:
+                seen.add(key)
+                found += _read_group(os.path.join(folder, info), group)
+    return found
+
+
+def _other_finders() -> bool:
+    """Whether a finder other than the standard path finder can find distributions."""
+    from importlib.machinery import PathFinder
+
+    return any(
+        hasattr(finder, "find_distributions") and finder is not PathFinder
+        for finder in sys.meta_path
+    )
+
+
+def normalize(name: str) -> str:
+    """A distribution name as ``importlib.metadata`` compares them (PEP 503, ``_`` for ``-``)."""
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
+
+def _distributions(names: list[str]) -> Iterator[tuple[str, str]]:
+    """``(normalized name, folder)`` of each ``.dist-info``/``.egg-info`` among ``names``,
+    grouped by name in first-seen order, as ``importlib.metadata`` lists them."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        low = name.lower()
+        if low.endswith((".dist-info", ".egg-info")):
+            key = normalize(low.rpartition(".")[0].partition("-")[0])
+            groups.setdefault(key, []).append(name)
+    for key, infos in groups.items():
+        for info in infos:
+            yield key, info
+
+
+def _read_group(info: str, group: str) -> list[EntryPoint]:
+    """The entry points of ``group`` in the distribution folder ``info`` (none if unreadable)."""
+    try:
+        with open(os.path.join(info, "entry_points.txt"), encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return []
+    pairs = list(_section(text, group))
+    if not pairs:
+        return []
+    name, version = _name_and_version(info)
+    return [EntryPoint(key, value, group, name, version) for key, value in pairs]
+
+
+def _section(text: str, group: str) -> Iterator[tuple[str, str]]:
+    """``(name, value)`` of each line of section ``[group]`` (the ``Sectioned`` format)."""
+    current = None
+    for line in map(str.strip, text.splitlines()):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line.strip("[]")
+        elif current == group:
+            name, equals, value = line.partition("=")
+            yield (name.strip(), value.strip()) if equals else (line, "")
+
+
+def _name_and_version(info: str) -> tuple[str | None, str | None]:
+    """``Name`` and ``Version`` from the head of the distribution's metadata file."""
+    fields: dict[str, str] = {}
+    for file_name in _METADATA_FILES:
+        try:
+            with open(os.path.join(info, file_name), encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    if not line.strip():
+                        break
+                    key, colon, value = line.partition(":")
+                    if colon and key in ("Name", "Version"):
+                        fields.setdefault(key, value.strip())
+        except OSError:
+            continue
+        break
+    return fields.get("Name"), fields.get("Version")
+
+
+def _from_importlib(group: str, path: str | None, seen: set[str] | None = None) -> list[EntryPoint]:
+    """Entry points found by ``importlib.metadata`` (in ``path`` alone, if given)."""
+    from importlib import metadata
+
+    seen = set() if seen is None else seen
+    found = []
+    dists = metadata.distributions() if path is None else metadata.distributions(path=[path])
+    for dist in dists:
+        key = normalize(dist.metadata["Name"] or "")
+        if key in seen:
+            continue
+        seen.add(key)
+        found += [
+            EntryPoint(ep.name, ep.value, group, dist.metadata["Name"], dist.version)
+            for ep in dist.entry_points
+            if ep.group == group
+        ]
+    return found
