@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from nodehost.cni import RuntimeConf
+from nodehost.cni import CniNetwork, RuntimeConf
 from nodehost.cni.check import check_gateway, check_inside, check_loopback, exercise
 from nodehost.cni.sandbox import Attachment
 from nodehost.errors import RuntimeFailure
@@ -47,7 +47,7 @@ class FakeSandbox:
 
     def attach(self, conflist) -> Attachment:
         self.calls.append("ADD")
-        return attachment()
+        return attachment(conflist=conflist)
 
     def check(self, attached: Attachment) -> None:
         self.calls.append("CHECK")
@@ -56,19 +56,28 @@ class FakeSandbox:
         self.calls.append("DEL")
 
 
-def attachment(ips: tuple[tuple[str, str | None], ...] = ((ADDRESS, GATEWAY),)) -> Attachment:
+def attachment(
+    ips: tuple[tuple[str, str | None], ...] = ((ADDRESS, GATEWAY),), conflist=None
+) -> Attachment:
     result = {"ips": [{"address": a, **({"gateway": g} if g else {})} for a, g in ips]}
-    return Attachment({}, RuntimeConf("id", "/run/netns/x", "eth0"), result)
+    return Attachment(conflist or {}, RuntimeConf("id", "/run/netns/x", "eth0"), result)
 
 
 def lines() -> list[str]:
     return []
 
 
+def network(cni_version: str = "1.0.0", *, loopback: bool = True) -> CniNetwork:
+    """A host-topology network whose list (one plugin) the provider writes."""
+    conflist = {"cniVersion": cni_version, "name": "demo", "plugins": [{"type": "bridge"}]}
+    return CniNetwork("demo", "/nonexistent", ("/nonexistent",), conflist, "10-demo.conflist",
+                      loopback=loopback)  # fmt: skip
+
+
 def test_every_step_passes_on_a_working_namespace() -> None:
     echoed: list[str] = []
     sandbox = FakeSandbox()
-    exercise(sandbox, {"cniVersion": "1.0.0", "plugins": [{"type": "bridge"}]}, echoed.append)
+    exercise(sandbox, network(), echoed.append)
     assert sandbox.calls == ["loopback", "ADD", f"reach {GATEWAY}", "CHECK", "DEL"]
     steps = [line.split()[0] for line in echoed]
     assert steps == ["loopback", "ADD", "address", "gateway", "CHECK", "DEL"]
@@ -189,15 +198,14 @@ def test_run_check_names_a_missing_plugin_before_making_a_namespace(monkeypatch,
 def test_a_list_without_check_support_skips_check() -> None:
     echoed: list[str] = []
     sandbox = FakeSandbox()
-    exercise(sandbox, {"cniVersion": "0.3.1", "plugins": [{"type": "bridge"}]}, echoed.append,
-             loopback=False)  # fmt: skip
+    exercise(sandbox, network("0.3.1", loopback=False), echoed.append)
     assert sandbox.calls == ["ADD", f"reach {GATEWAY}", "DEL"]
     assert "  CHECK    ok  skipped (CNI < 0.4.0 or disableCheck)" in echoed
 
 
 def test_the_add_step_describes_the_interface_and_its_gateway() -> None:
     echoed: list[str] = []
-    exercise(FakeSandbox(), {"cniVersion": "1.0.0", "plugins": [{"type": "b"}]}, echoed.append)
+    exercise(FakeSandbox(), network(), echoed.append)
     [add] = [line for line in echoed if line.split()[0] == "ADD"]
     assert add.startswith(f"  ADD      ok  eth0 {ADDRESS} gateway {GATEWAY} (") and add.endswith(
         " ms)"
