@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from nodehost.component import FileProbe, HttpProbe, StartedProbe, TcpProbe, UnixProbe
-from nodehost.runtime.probes import check, poll_delays
+from nodehost.component import (
+    FileProbe,
+    GrpcHealthProbe,
+    HttpProbe,
+    StartedProbe,
+    TcpProbe,
+    UnixProbe,
+)
+from nodehost.runtime.ownership import Owner
+from nodehost.runtime.probes import _addresses, _tcp_target, check, foreign_listener, poll_delays
+from nodehost.testing import parts
 
 
 def attempt(probe) -> tuple[bool, str]:
@@ -144,3 +155,125 @@ def test_an_attempt_that_hangs_fails_at_the_timeout() -> None:
 def test_polls_start_at_5_ms_and_double_up_to_the_interval() -> None:
     delays = list(itertools.islice(poll_delays(StartedProbe(interval=0.05)), 6))
     assert delays == [0.005, 0.01, 0.02, 0.04, 0.05, 0.05]
+
+
+# --- the listener a probe would reach, named without connecting ----------------------------------
+
+
+@pytest.fixture
+def stranger_pid() -> Iterator[int]:
+    """A process that holds no socket: a component whose probe reaches someone else's."""
+    process = subprocess.Popen(["sleep", "600"])
+    yield process.pid
+    process.kill()
+    process.wait()
+
+
+def test_a_foreign_tcp_or_http_listener_is_named_with_its_holder(serve, stranger_pid) -> None:
+    server = serve(b"")
+    for probe in (
+        TcpProbe(port=server.port),
+        HttpProbe(url=f"http://127.0.0.1:{server.port}/healthz"),
+    ):
+        verdict = foreign_listener(probe, Owner(stranger_pid))
+        assert verdict is not None, probe
+        assert [holder.pid for holder in verdict.named().holders] == [os.getpid()]
+        assert verdict.address == f"127.0.0.1:{server.port}"
+        assert foreign_listener(probe, Owner(os.getpid())) is None  # the owner's own listener
+
+
+def test_a_foreign_unix_or_grpc_listener_is_named_with_its_holder(tmp_path, stranger_pid) -> None:
+    path = str(tmp_path / "s.sock")
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(path)
+        listener.listen()
+        for probe in (UnixProbe(path=path), GrpcHealthProbe(path=path)):
+            verdict = foreign_listener(probe, Owner(stranger_pid))
+            assert verdict is not None, probe
+            assert [holder.pid for holder in verdict.named().holders] == [os.getpid()]
+            assert foreign_listener(probe, Owner(os.getpid())) is None
+
+
+@pytest.mark.parametrize(
+    "probe",
+    [
+        FileProbe(path="/nonexistent"),  # no socket address at all
+        StartedProbe(),
+        HttpProbe(url="http://127.0.0.1:99999999/"),  # a port no socket can have
+        TcpProbe(host="no-such-host.invalid", port=1),  # a name that does not resolve
+    ],
+)
+def test_no_listener_is_named_where_the_probe_has_no_address(probe, stranger_pid) -> None:
+    assert foreign_listener(probe, Owner(stranger_pid)) is None
+
+
+def test_nothing_listening_names_no_one(stranger_pid) -> None:
+    with socket.socket() as unused:  # bound, not listening
+        unused.bind(("127.0.0.1", 0))
+        probe = TcpProbe(port=unused.getsockname()[1])
+        assert foreign_listener(probe, Owner(stranger_pid)) is None
+
+
+@pytest.mark.parametrize(
+    ("probe", "target"),
+    [
+        (HttpProbe(url="http://node.example/healthz"), ("node.example", 80)),
+        (HttpProbe(url="https://node.example/healthz"), ("node.example", 443)),
+        (HttpProbe(url="https://node.example:8443/"), ("node.example", 8443)),
+        (TcpProbe(host="10.0.0.1", port=10250), ("10.0.0.1", 10250)),
+    ],
+)
+def test_a_probe_connects_to_the_urls_port_or_the_schemes_default(probe, target) -> None:
+    assert _tcp_target(probe) == target
+
+
+def test_every_address_a_name_resolves_to_is_looked_at_once() -> None:
+    assert _addresses("127.0.0.1", 80) == ["127.0.0.1"]
+    assert _addresses("no-such-host.invalid", 80) == []
+
+
+# --- https -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tls_server(tmp_path) -> Iterator[int]:
+    """A loopback HTTPS server with a self-signed certificate (real openssl), answering 200."""
+    import ssl
+
+    parts.require("openssl")
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-days", "1", "-subj", "/CN=probe.test", "-keyout", str(key),
+         "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                with context.wrap_socket(conn, server_side=True) as tls:
+                    tls.recv(4096)
+                    tls.sendall(b"HTTP/1.1 200 OK\r\n\r\n")
+            except (OSError, ssl.SSLError):
+                continue  # a client that refused the certificate
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+def test_https_passes_with_an_unverified_certificate_only_when_told_to_be_insecure(
+    tls_server,
+) -> None:
+    url = f"https://127.0.0.1:{tls_server}/healthz"
+    assert attempt(HttpProbe(url=url, insecure=True)) == (True, "HTTP 200")
+    passed, detail = attempt(HttpProbe(url=url))
+    assert not passed and "CERTIFICATE_VERIFY_FAILED" in detail

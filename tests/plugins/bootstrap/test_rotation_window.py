@@ -229,3 +229,70 @@ def test_the_report_lists_both_certificates_and_the_problems(tmp_path, monkeypat
     assert "renew_at" not in details["certificates"][0]
     assert details["rotations"] == 0
     assert problems == ["client certificate missing"]
+
+
+# --- the settings and the starting state ---------------------------------------------------------
+
+
+def test_settings_check_every_ten_seconds_and_give_an_attempt_two_minutes(tmp_path) -> None:
+    given = rotation.RotationSettings(tmp_path / "k", tmp_path / "c", "node1", ("node1",))
+    assert (given.check_interval, given.attempt_timeout) == (10.0, 120.0)
+    assert given.bootstrap_kubeconfig is None
+
+
+def test_settings_are_a_value_that_cannot_change(tmp_path) -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings(tmp_path).check_interval = 1.0  # type: ignore[misc]
+
+
+def test_a_new_certificate_starts_with_no_point_drawn_and_no_retry_state() -> None:
+    fresh = tracked()
+    assert (fresh.fraction_for, fresh.retry_at, fresh.failures, fresh.last_error) == (
+        None,
+        0.0,
+        0,
+        "",
+    )
+
+
+@dataclass
+class StoredAt:
+    """A stored pair as kubeconfig_for sees it: only its path."""
+
+    path: str
+
+
+@pytest.fixture
+def valid_paths(monkeypatch) -> set[str]:
+    """The pair paths ``certstore.valid_pair`` calls valid (others: expired or unreadable)."""
+    from nodehost.plugins.bootstrap import certstore
+
+    valid: set[str] = set()
+    monkeypatch.setattr(certstore, "valid_pair", lambda path: object() if path in valid else None)
+    return valid
+
+
+@pytest.mark.parametrize(
+    ("name", "bootstrap", "pair", "expected"),
+    [
+        ("client", True, None, "bootstrap"),  # no client certificate at all
+        ("client", True, "expired.pem", "bootstrap"),  # one that is no longer valid
+        ("client", True, "valid.pem", "node"),  # a valid one: the node's own identity
+        ("client", False, None, "node"),  # nothing to fall back to
+        ("serving", True, None, "node"),  # the serving certificate is asked for as the node
+    ],
+)
+def test_only_a_client_without_a_valid_certificate_falls_back_to_the_bootstrap_kubeconfig(
+    tmp_path, valid_paths, name, bootstrap, pair, expected
+) -> None:
+    valid_paths.add("valid.pem")
+    given = rotation.RotationSettings(
+        tmp_path / "node.kubeconfig", tmp_path / "certificates", "node1", ("node1",),
+        bootstrap_kubeconfig=tmp_path / "bootstrap.kubeconfig" if bootstrap else None,
+    )  # fmt: skip
+    which = given.kubeconfig_for(
+        rotation.Tracked(name, "p", required=True), None if pair is None else StoredAt(pair)
+    )
+    assert which == tmp_path / f"{expected}.kubeconfig"
