@@ -21,8 +21,15 @@ from nodehost.component import (
     TcpProbe,
     UnixProbe,
 )
+from nodehost.runtime import probes
 from nodehost.runtime.ownership import Owner
-from nodehost.runtime.probes import _addresses, _tcp_target, check, foreign_listener, poll_delays
+from nodehost.runtime.probes import (
+    _addresses,
+    _tcp_target,
+    check,
+    foreign_listener,
+    poll_delays,
+)
 from nodehost.testing import parts
 
 
@@ -277,3 +284,29 @@ def test_https_passes_with_an_unverified_certificate_only_when_told_to_be_insecu
     assert attempt(HttpProbe(url=url, insecure=True)) == (True, "HTTP 200")
     passed, detail = attempt(HttpProbe(url=url))
     assert not passed and "CERTIFICATE_VERIFY_FAILED" in detail
+
+
+def owned_attempt(probe, pid: int):
+    return asyncio.run(probes.attempt(probe, Owner(pid)))
+
+
+def test_tcp_and_http_count_only_the_owners_listener(serve, stranger_pid) -> None:
+    server = serve(b"HTTP/1.1 200 OK\r\n\r\n")
+    for probe in (TcpProbe(port=server.port), HttpProbe(url=f"http://127.0.0.1:{server.port}/")):
+        refused = owned_attempt(probe, stranger_pid)
+        assert not refused.passed and refused.foreign is not None, probe
+        assert refused.detail.startswith(f"127.0.0.1:{server.port} is held by pid {os.getpid()} (")
+        assert owned_attempt(probe, os.getpid()).passed, probe
+    sent = [request for request in server.requests if request]
+    assert len(sent) == 1 and sent[0].startswith(b"GET / HTTP/1.1")  # only to the owner's own
+
+
+def test_unix_counts_only_the_owners_listener(tmp_path, stranger_pid) -> None:
+    path = str(tmp_path / "s.sock")
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(path)
+        listener.listen()
+        refused = owned_attempt(UnixProbe(path=path), stranger_pid)
+        owned = owned_attempt(UnixProbe(path=path), os.getpid())
+    assert not refused.passed and refused.detail.startswith(f"{path} is held by pid {os.getpid()}")
+    assert owned == (True, "accepted", None)
