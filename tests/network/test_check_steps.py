@@ -119,8 +119,11 @@ def test_the_address_step_names_the_interface_and_its_addresses() -> None:
 
 def test_a_connection_to_the_gateway_from_another_source_fails() -> None:
     sandbox = FakeSandbox(source="10.244.7.99")
-    with pytest.raises(RuntimeFailure, match=r"came from 10\.244\.7\.99, not from 10\.244\.7\.5"):
+    with pytest.raises(RuntimeFailure) as caught:
         check_gateway(sandbox, attachment(), lines().append)
+    assert str(caught.value) == (
+        f"the connection to the gateway {GATEWAY} came from 10.244.7.99, not from 10.244.7.5"
+    )
 
 
 def test_the_gateway_is_reached_from_the_pod_address() -> None:
@@ -190,8 +193,11 @@ def test_run_check_names_a_missing_plugin_before_making_a_namespace(monkeypatch,
     network = CniNetwork("bridge", str(tmp_path), (str(tmp_path),), conflist, "10-demo.conflist")
     monkeypatch.setattr(check, "Sandbox", FakeSandboxContext)
     before = len(FakeSandboxContext.made)
-    with pytest.raises(RuntimeFailure, match="CNI plugins bridge, loopback not found"):
+    with pytest.raises(RuntimeFailure) as caught:
         check.run_check(network, lines().append)
+    assert str(caught.value).startswith(
+        f"network provider bridge: CNI plugins bridge, loopback not found in {tmp_path};"
+    )
     assert len(FakeSandboxContext.made) == before
 
 
@@ -375,3 +381,45 @@ def test_a_layer2_pod_without_an_address_to_reach_fails(master_checks) -> None:
         exercise(sandbox, layer2_network(), lines().append)
     assert str(caught.value) == "the chain's ADD gave the pod no address to reach"
     assert sandbox.siblings == []
+
+
+def test_the_plugins_line_names_every_binary_directory(monkeypatch, tmp_path) -> None:
+    from nodehost.cni import CniNetwork, check
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder, plugin in ((first, "bridge"), (second, "loopback")):
+        folder.mkdir()
+        (folder / plugin).write_text("#!/bin/sh\n")
+        (folder / plugin).chmod(0o755)
+    conflist = {"cniVersion": "1.0.0", "name": "demo", "plugins": [{"type": "bridge"}]}
+    network = CniNetwork(
+        "bridge", str(tmp_path), (str(first), str(second)), conflist, "10-d.conflist"
+    )
+    monkeypatch.setattr(check, "Sandbox", FakeSandboxContext)
+    echoed: list[str] = []
+    check.run_check(network, echoed.append)
+    assert echoed[1] == f"  plugins  ok  bridge, loopback found in {first}, {second}"
+
+
+def test_add_check_and_del_report_how_long_each_took(monkeypatch) -> None:
+    from nodehost.cni import check
+
+    clock = iter([10.0, 10.25, 20.0, 20.003, 30.0, 31.5])
+    monkeypatch.setattr(check.time, "monotonic", lambda: next(clock))
+    echoed: list[str] = []
+    exercise(FakeSandbox(), network(loopback=False), echoed.append)
+    assert echoed[0] == f"  ADD      ok  eth0 {ADDRESS} gateway {GATEWAY} (250 ms)"
+    assert echoed[3:] == ["  CHECK    ok  3 ms", "  DEL      ok  1500 ms"]
+
+
+def test_every_missing_address_is_named_and_every_present_one_listed() -> None:
+    sandbox = FakeSandbox(addresses_of={"eth0": ["10.244.7.9/24"]})
+    both = attachment(((ADDRESS, GATEWAY), ("fd00::5/64", None)))
+    with pytest.raises(RuntimeFailure) as caught:
+        check_inside(sandbox, both, lines().append)
+    assert str(caught.value) == (
+        "eth0 inside the namespace lacks 10.244.7.5/24, fd00::5/64 (has 10.244.7.9/24)"
+    )
+    echoed: list[str] = []
+    check_inside(FakeSandbox(addresses_of={"eth0": [ADDRESS, "fd00::5/64"]}), both, echoed.append)
+    assert echoed == [f"  address  ok  eth0 is up inside the namespace with {ADDRESS}, fd00::5/64"]
