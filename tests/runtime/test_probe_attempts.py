@@ -310,3 +310,28 @@ def test_unix_counts_only_the_owners_listener(tmp_path, stranger_pid) -> None:
         owned = owned_attempt(UnixProbe(path=path), os.getpid())
     assert not refused.passed and refused.detail.startswith(f"{path} is held by pid {os.getpid()}")
     assert owned == (True, "accepted", None)
+
+
+def test_the_http_probe_sends_one_complete_get_and_nothing_after_it(serve) -> None:
+    server = serve(b"HTTP/1.1 200 OK\r\n\r\n")
+    attempt(HttpProbe(url=f"http://127.0.0.1:{server.port}/healthz"))
+    assert server.requests == [
+        f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+        "User-Agent: nodehost-probe\r\nAccept: */*\r\nConnection: close\r\n\r\n".encode()
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reply", "status"),
+    [(b"HTTP/1.1 204\r\n\r\n", 204), (b"HTTP/1.1 200 \xff\xfe bad\r\n\r\n", 200)],
+    ids=["no reason phrase", "reason phrase not UTF-8"],
+)
+def test_the_status_code_decides_whatever_the_reason_phrase(serve, reply, status) -> None:
+    server = serve(reply)
+    assert attempt(HttpProbe(url=f"http://127.0.0.1:{server.port}/")) == (True, f"HTTP {status}")
+
+
+def test_an_owners_listener_on_ipv6_loopback_counts() -> None:
+    with socket.create_server(("::1", 0), family=socket.AF_INET6) as listener:
+        probe = TcpProbe(host="::1", port=listener.getsockname()[1])
+        assert owned_attempt(probe, os.getpid()) == (True, "accepted", None)
