@@ -181,3 +181,113 @@ def test_a_cluster_answer_is_kept_in_the_hot_cache_under_the_servers_key() -> No
     wire = server.respond(dns.message.make_query(WEB, "A").to_wire(), b"the-key", False)
     assert isinstance(wire, bytes)
     assert server.cache.entries[b"the-key"] == wire[2:]
+
+
+class Log:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict]] = []
+
+    def debug(self, event: str, **fields) -> None:
+        self.events.append((event, fields))
+
+
+class Rendered:
+    """A cached upstream answer: ``render`` records its arguments and returns ``wire``."""
+
+    def __init__(self, wire: bytes) -> None:
+        self.wire = wire
+        self.rendered: list[tuple] = []
+
+    def render(self, data, end, edns, age, limit) -> bytes:
+        self.rendered.append((end, edns.do_bit if edns else None, age, limit))
+        return self.wire
+
+
+class Cached:
+    """A forwarder whose cache answers every question (age 7 s)."""
+
+    def __init__(self, answer: Rendered) -> None:
+        self.answer = answer
+        self.looked_up: list[tuple[bytes, bool]] = []
+
+    def cached(self, question: bytes, do_bit: bool = False):
+        self.looked_up.append((question, do_bit))
+        return self.answer, 7
+
+
+@pytest.mark.parametrize(
+    ("edns", "do_bit", "limit"), [(None, False, 512), (0, False, 4096), (0, True, 4096)]
+)
+def test_a_cached_upstream_answer_is_rendered_at_once_and_kept_until_the_sweep(
+    edns, do_bit, limit
+) -> None:
+    query = (
+        dns.message.make_query("www.example.com.", "A")
+        if edns is None
+        else dns.message.make_query(
+            "www.example.com.", "A", use_edns=edns, payload=4096, want_dnssec=do_bit
+        )
+    )
+    upstream = dns.message.make_response(query).to_wire()
+    forwarder, sweeps = Cached(Rendered(upstream)), []
+    server = Responder(zone(), HotCache(100), forwarder, on_sweep_due=lambda: sweeps.append(1))
+    data = query.to_wire()
+    assert server.respond(data, b"k1", False) == upstream
+    assert forwarder.looked_up == [(b"\x03www\x07example\x03com\x00\x00\x01\x00\x01", do_bit)]
+    assert forwarder.answer.rendered == [(33, do_bit if edns == 0 else None, 7, limit)]
+    assert server.cache.entries[b"k1"] == upstream[2:]
+    assert server.respond(data, b"k2", False) == upstream
+    assert sweeps == [1]  # one sweep for every answer kept until it
+
+
+def test_a_waiting_question_counts_as_pending_until_answered() -> None:
+    seen: list[int] = []
+
+    class Slow(Failing):
+        async def resolve(self, question: bytes, do_bit: bool = False):
+            seen.append(server.pending)
+            return await super().resolve(question, do_bit)
+
+    log = Log()
+    server = responder(Slow(), log=log)
+    server.pending = 3  # three others already wait
+    result = server.respond(dns.message.make_query("example.org.", "A").to_wire(), b"k", False)
+    asyncio.run(result)
+    assert seen == [4] and server.pending == 3
+    assert log.events == [("forwarding failed", {"error": "every upstream failed"})]
+
+
+def test_an_external_name_asks_upstream_for_its_target_and_says_so_when_that_fails() -> None:
+    records = ClusterRecords()
+    service = Service("default", "search", type="ExternalName", external_name="WWW.example.com")
+    records.set_service(("default", "search"), service)
+    forwarder, log = Failing(), Log()
+    server = Responder(ClusterZone("cluster.local", records), HotCache(9), forwarder, log=log)
+    query = dns.message.make_query("search.default.svc.cluster.local.", "AAAA")
+    response = dns.message.from_wire(asyncio.run(server.respond(query.to_wire(), b"k", False)))
+    assert forwarder.asked == [b"\x03www\x07example\x03com\x00\x00\x1c\x00\x01"]
+    assert [rrset.rdtype for rrset in response.answer] == [dns.rdatatype.CNAME]
+    assert log.events == [
+        (
+            "ExternalName target not resolved",
+            {"name": "www.example.com", "error": "every upstream failed"},
+        )
+    ]
+
+
+def test_a_truncated_answer_keeps_the_header_flags_and_no_answer_carries_padding() -> None:
+    query = dns.message.make_query(MANY, "A")
+    query.flags |= dns.flags.CD
+    truncated = ask(query)
+    for flag in (dns.flags.QR, dns.flags.RA, dns.flags.RD, dns.flags.CD, dns.flags.TC):
+        assert truncated.flags & flag, flag
+    assert ask(dns.message.make_query(WEB, "A", use_edns=0)).options == ()
+
+
+def test_the_soa_serial_is_the_start_of_the_current_hour() -> None:
+    import time
+
+    before = int(time.time())
+    response = ask(dns.message.make_query("nosuch.default.svc.cluster.local.", "A"))
+    serial = response.authority[0][0].serial
+    assert serial % 3600 == 0 and before - 3600 < serial <= int(time.time())
