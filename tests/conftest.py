@@ -21,6 +21,11 @@ from nodehost.testing import parts
 
 DATA = Path(__file__).parent / "data"
 
+# Every nodehost a test starts serves /healthz, /metrics and /status on a port the kernel
+# picks unless the test names one: the default 127.0.0.1:10245 would make two suites on one
+# machine (or two tests at once) fail on each other's server.
+os.environ.setdefault("NODEHOST_HEALTH_ADDRESS", "127.0.0.1:0")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(

@@ -140,8 +140,8 @@ async def _http(probe: HttpProbe, owner: Owner | None) -> tuple[bool, str]:
     if url.scheme not in ("http", "https") or not url.hostname:
         raise ValueError(f"not an http(s) URL: {probe.url!r}")
     context = _tls_context(probe.insecure) if url.scheme == "https" else None
-    port = url.port or (443 if url.scheme == "https" else 80)
-    reader, writer = await asyncio.open_connection(url.hostname, port, ssl=context)
+    host, port = _tcp_target(probe)
+    reader, writer = await asyncio.open_connection(host, port, ssl=context)
     try:
         _check_peer(writer, owner)
         path = (url.path or "/") + (f"?{url.query}" if url.query else "")
@@ -180,6 +180,10 @@ def foreign_listener(probe: Probe, owner: Owner) -> Ownership | None:
 
 
 def _tcp_target(probe: TcpProbe | HttpProbe) -> tuple[str, int]:
+    """``(host, port)`` the probe connects to: an URL's port, else 443 for https, 80 for http.
+
+    Raises ValueError for an URL whose port is not a number in range.
+    """
     if isinstance(probe, TcpProbe):
         return probe.host, probe.port
     from urllib.parse import urlsplit

@@ -62,6 +62,19 @@ def _beside_python(name: str) -> Callable[[], bool]:
     return lambda: os.access(os.path.join(os.path.dirname(sys.executable), name), os.X_OK)
 
 
+def _cgroups() -> bool:
+    """Agents can be put into cgroups here: found by making (and removing) nodehost's cgroup."""
+    import tempfile
+
+    from nodehost.runtime import cgroups
+
+    with tempfile.TemporaryDirectory() as state_dir:
+        opened, _ = cgroups.open_cgroups(state_dir)
+        if opened is not None:
+            cgroups.remove_empty(opened.base)
+    return opened is not None
+
+
 @dataclass(frozen=True)
 class Part:
     """One thing a test may need: how to tell it is here, and how to get it."""
@@ -84,6 +97,17 @@ PARTS: dict[str, Part] = {
             f"{_APT} containerd runc",
         ),
         Part("busybox", _programs("busybox"), f"{_APT} busybox-static"),
+        Part("strace", _programs("strace"), f"{_APT} strace"),
+        Part(
+            "node-exporter",
+            lambda: any(map(find_program, ("prometheus-node-exporter", "node_exporter"))),
+            f"{_APT} prometheus-node-exporter",
+        ),
+        Part(
+            "cgroups",
+            _cgroups,
+            "a writable cgroup v2 hierarchy with cgroup.kill (Linux 5.14+), tests run as root",
+        ),
         Part("cni-plugins", _cni_plugins, f"{_APT} containernetworking-plugins"),
         Part("ip", _programs("ip"), f"{_APT} iproute2"),
         Part("dnsmasq", _programs("dnsmasq"), f"{_APT} dnsmasq-base"),
@@ -103,6 +127,16 @@ PARTS: dict[str, Part] = {
             "pip install . (the nodehost console script beside this interpreter)",
         ),
         Part("nodehost-ptp", _module("nodehost_ptp"), "pip install ./contrib/nodehost-ptp"),
+        Part(
+            "nodehost-macvlan",
+            _module("nodehost_macvlan"),
+            "pip install ./contrib/nodehost-macvlan",
+        ),
+        Part(
+            "nodehost-node-exporter",
+            _module("nodehost_node_exporter"),
+            "pip install ./contrib/nodehost-node-exporter",
+        ),
     )
 }
 

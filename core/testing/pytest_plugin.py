@@ -192,13 +192,12 @@ def master_link() -> Iterator[Callable[..., ThrowawayLink]]:
     where real CNI runs are impossible (not root, no iproute2, no CNI
     plugins), as ``cni_sandbox`` does; every link made is removed after the test.
     """
-    from nodehost.testing.cni import unavailable_reason
+    from nodehost.testing import parts
+    from nodehost.testing.cni import SANDBOX_PARTS
     from nodehost.testing.links import free_subnet
     from nodehost.testing.links import master_link as make_link
 
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(f"a master link for real CNI runs {reason}")
+    parts.require(*SANDBOX_PARTS)
     made: list[ThrowawayLink] = []
 
     def make(address: str | None = None, *, mtu: int = 1500) -> ThrowawayLink:

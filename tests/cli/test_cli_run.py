@@ -92,16 +92,18 @@ def test_crash_loop_exits_one_naming_the_component(start_args) -> None:
 
 def test_ready_timeout_fails_and_stops_everything(start_args, tmp_path: Path) -> None:
     before = standin_pids(tmp_path)
-    env = {**os.environ, "NODEHOST_STANDIN_KUBE_PROXY_READY_DELAY": "30"}
+    env = {**os.environ, "NODEHOST_STANDIN_KUBE_PROXY_READY_DELAY": "60"}
+    # 5s, not 1s: the stand-in must have started and printed before the timeout for its
+    # output to be shown, and a Python start takes over a second on a loaded machine.
     done = subprocess.run(
-        start_args("--exit-on-ready", "--ready-timeout=1s"),
+        start_args("--exit-on-ready", "--ready-timeout=5s"),
         capture_output=True,
         text=True,
         env=env,
         timeout=WAIT,
     )
     assert done.returncode == 1
-    assert "error: node not ready after 1s" in done.stderr
+    assert "error: node not ready after 5s" in done.stderr
     assert "component proxy not ready: waiting for GET http://127.0.0.1:" in done.stderr
     assert "last output of proxy:" in done.stderr
     assert standin_pids(tmp_path) <= before

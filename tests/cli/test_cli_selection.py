@@ -18,6 +18,7 @@ import dns.query
 import dns.rdatatype
 import pytest
 
+from nodehost.testing import parts
 from nodehost.testing.apiserver import TestApiServer
 
 ORIGIN = "error: at least one node component must be enabled (bootstrap, dns, kubelet, localcluster, proxy, runtime, sdn)"
@@ -158,9 +159,8 @@ def test_an_empty_kubeconfig_means_the_in_cluster_service_account(
 ) -> None:
     """The network-only set with no --kubeconfig: DNS answers a Service through the pod's
     service account (token, CA, KUBERNETES_SERVICE_HOST/PORT) of a real API server."""
+    parts.require("nodehost-script")
     executable = Path(sys.executable).parent / "nodehost"
-    if not executable.exists():
-        pytest.skip("the nodehost console script is not installed next to this interpreter")
     dns_port = free_dns_port()
     config = node_dir / "node-config.yaml"
     append(config, f'dnsBindAddress: "127.0.0.1:{dns_port}"\n'

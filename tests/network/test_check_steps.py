@@ -119,8 +119,11 @@ def test_the_address_step_names_the_interface_and_its_addresses() -> None:
 
 def test_a_connection_to_the_gateway_from_another_source_fails() -> None:
     sandbox = FakeSandbox(source="10.244.7.99")
-    with pytest.raises(RuntimeFailure, match=r"came from 10\.244\.7\.99, not from 10\.244\.7\.5"):
+    with pytest.raises(RuntimeFailure) as caught:
         check_gateway(sandbox, attachment(), lines().append)
+    assert str(caught.value) == (
+        f"the connection to the gateway {GATEWAY} came from 10.244.7.99, not from 10.244.7.5"
+    )
 
 
 def test_the_gateway_is_reached_from_the_pod_address() -> None:
@@ -190,8 +193,11 @@ def test_run_check_names_a_missing_plugin_before_making_a_namespace(monkeypatch,
     network = CniNetwork("bridge", str(tmp_path), (str(tmp_path),), conflist, "10-demo.conflist")
     monkeypatch.setattr(check, "Sandbox", FakeSandboxContext)
     before = len(FakeSandboxContext.made)
-    with pytest.raises(RuntimeFailure, match="CNI plugins bridge, loopback not found"):
+    with pytest.raises(RuntimeFailure) as caught:
         check.run_check(network, lines().append)
+    assert str(caught.value).startswith(
+        f"network provider bridge: CNI plugins bridge, loopback not found in {tmp_path};"
+    )
     assert len(FakeSandboxContext.made) == before
 
 
@@ -248,3 +254,172 @@ def test_an_attachment_is_described_with_every_address_and_gateway() -> None:
     both = attachment(((ADDRESS, GATEWAY), ("fd00::5/64", None)))
     assert describe(both) == f"eth0 {ADDRESS} gateway {GATEWAY}, fd00::5/64 gateway -"
     assert describe(attachment(())) == "eth0 no addresses"
+
+
+# The layer-2 data path: the master link checked first, then a second pod on the same master
+# reaches the first (the host cannot reach pods through its own master link).
+
+PEER_ADDRESS = "10.244.7.6/24"
+
+
+@dataclass
+class FakeL2Sandbox(FakeSandbox):
+    """A sandbox whose siblings are second pods; ``peer_source`` is where a peer's TCP came from."""
+
+    name: str = "nh-check-a"
+    peer_source: str | None = None
+    siblings: list[FakeL2Sandbox] = field(default_factory=list)
+    reached: list[tuple[str, str]] = field(default_factory=list)
+    ips: tuple[tuple[str, str | None], ...] = ((ADDRESS, None),)
+
+    def attach(self, conflist) -> Attachment:
+        self.calls.append("ADD")
+        return attachment(self.ips, conflist=conflist)
+
+    def sibling(self) -> FakeL2Sandbox:
+        peer = FakeL2Sandbox(
+            addresses_of={"lo": ["127.0.0.1/8"], "eth0": [PEER_ADDRESS]},
+            name="nh-check-b",
+            ips=((PEER_ADDRESS, None),),
+        )
+        peer.peer_source = self.peer_source or str(ipaddress.ip_interface(PEER_ADDRESS).ip)
+        self.siblings.append(peer)
+        return peer
+
+    def __enter__(self) -> FakeL2Sandbox:
+        self.calls.append("open")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.calls.append("close")
+
+    def reach_peer(self, peer: FakeL2Sandbox, address: str) -> str:
+        self.reached.append((peer.name, address))
+        assert self.peer_source is not None
+        return self.peer_source
+
+
+def layer2_network(*, mtu: int | None = None, isolation: str | None = None) -> CniNetwork:
+    from nodehost.records import Topology
+
+    conflist = {"cniVersion": "1.0.0", "name": "demo", "plugins": [{"type": "macvlan"}]}
+    return CniNetwork("l2demo", "/nonexistent", ("/nonexistent",), conflist, "10-demo.conflist",
+                      master="eth9", topology=Topology.L2, mtu=mtu, isolation=isolation)  # fmt: skip
+
+
+@pytest.fixture
+def master_checks(monkeypatch) -> list[tuple[str, str]]:
+    """The layer-2 checks of the master link, recorded: ``(check, who)`` per call."""
+    from nodehost.cni import hostnet, layer2
+
+    seen: list[tuple[str, str]] = []
+
+    def check_master(network, who):
+        seen.append(("master", who))
+        return hostnet.LinkState(network.master, "dummy", up=True, carrier=True, mtu=9000)
+
+    def check_pods_on_master(network, who):
+        seen.append(("pods", who))
+        return ["10.244.7.0/24 on eth9", "10.244.8.0/24 on eth9"]
+
+    monkeypatch.setattr(layer2, "check_master", check_master)
+    monkeypatch.setattr(layer2, "check_pods_on_master", check_pods_on_master)
+    return seen
+
+
+def test_layer2_checks_the_master_then_a_second_pod_reaches_the_first(master_checks) -> None:
+    echoed: list[str] = []
+    sandbox = FakeL2Sandbox()
+    exercise(sandbox, layer2_network(mtu=1450), echoed.append)
+    assert master_checks == [("master", "network provider l2demo"),
+                             ("pods", "network provider l2demo")]  # fmt: skip
+    [peer] = sandbox.siblings
+    assert peer.reached == [("nh-check-a", "10.244.7.5")]
+    assert sandbox.calls == ["loopback", "ADD", "CHECK", "DEL"]
+    assert peer.calls == ["open", "loopback", "ADD", "CHECK", "DEL", "close"]
+    steps = [line.split()[0] for line in echoed]
+    assert steps == ["master", "pod-cidr", "pod-cidr", "loopback", "ADD", "address", "netns",
+                     "loopback#2", "ADD#2", "address#2", "peer", "CHECK#2", "DEL#2",
+                     "CHECK", "DEL"]  # fmt: skip
+    assert echoed[0] == "  master   ok  eth9 is up, MTU 9000 (pods: 1450)"
+    assert echoed[1:3] == ["  pod-cidr ok  10.244.7.0/24 on eth9",
+                           "  pod-cidr ok  10.244.8.0/24 on eth9"]  # fmt: skip
+    assert echoed[6] == "  netns    ok  nh-check-b created (a second pod on eth9)"
+    assert echoed[10] == "  peer     ok  TCP from 10.244.7.6 to 10.244.7.5 across eth9"
+
+
+def test_the_master_line_says_default_when_the_network_sets_no_mtu(master_checks) -> None:
+    echoed: list[str] = []
+    exercise(FakeL2Sandbox(), layer2_network(), echoed.append)
+    assert echoed[0] == "  master   ok  eth9 is up, MTU 9000 (pods: default)"
+
+
+def test_a_peer_connection_from_another_source_fails(master_checks) -> None:
+    sandbox = FakeL2Sandbox(peer_source="10.244.7.99")
+    with pytest.raises(RuntimeFailure) as caught:
+        exercise(sandbox, layer2_network(), lines().append)
+    assert (
+        str(caught.value)
+        == "the connection to 10.244.7.5 came from 10.244.7.99, not from 10.244.7.6"
+    )
+    [peer] = sandbox.siblings
+    assert "CHECK" not in peer.calls and "DEL" not in peer.calls
+
+
+def test_an_isolated_layer2_network_skips_the_peer_step(master_checks) -> None:
+    echoed: list[str] = []
+    sandbox = FakeL2Sandbox()
+    exercise(sandbox, layer2_network(isolation="macvlan mode private"), echoed.append)
+    assert sandbox.siblings == []
+    assert "  peer     ok  skipped: macvlan mode private" in echoed
+    assert sandbox.calls == ["loopback", "ADD", "CHECK", "DEL"]
+
+
+def test_a_layer2_pod_without_an_address_to_reach_fails(master_checks) -> None:
+    sandbox = FakeL2Sandbox(ips=())
+    with pytest.raises(RuntimeFailure) as caught:
+        exercise(sandbox, layer2_network(), lines().append)
+    assert str(caught.value) == "the chain's ADD gave the pod no address to reach"
+    assert sandbox.siblings == []
+
+
+def test_the_plugins_line_names_every_binary_directory(monkeypatch, tmp_path) -> None:
+    from nodehost.cni import CniNetwork, check
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder, plugin in ((first, "bridge"), (second, "loopback")):
+        folder.mkdir()
+        (folder / plugin).write_text("#!/bin/sh\n")
+        (folder / plugin).chmod(0o755)
+    conflist = {"cniVersion": "1.0.0", "name": "demo", "plugins": [{"type": "bridge"}]}
+    network = CniNetwork(
+        "bridge", str(tmp_path), (str(first), str(second)), conflist, "10-d.conflist"
+    )
+    monkeypatch.setattr(check, "Sandbox", FakeSandboxContext)
+    echoed: list[str] = []
+    check.run_check(network, echoed.append)
+    assert echoed[1] == f"  plugins  ok  bridge, loopback found in {first}, {second}"
+
+
+def test_add_check_and_del_report_how_long_each_took(monkeypatch) -> None:
+    from nodehost.cni import check
+
+    clock = iter([10.0, 10.25, 20.0, 20.003, 30.0, 31.5])
+    monkeypatch.setattr(check.time, "monotonic", lambda: next(clock))
+    echoed: list[str] = []
+    exercise(FakeSandbox(), network(loopback=False), echoed.append)
+    assert echoed[0] == f"  ADD      ok  eth0 {ADDRESS} gateway {GATEWAY} (250 ms)"
+    assert echoed[3:] == ["  CHECK    ok  3 ms", "  DEL      ok  1500 ms"]
+
+
+def test_every_missing_address_is_named_and_every_present_one_listed() -> None:
+    sandbox = FakeSandbox(addresses_of={"eth0": ["10.244.7.9/24"]})
+    both = attachment(((ADDRESS, GATEWAY), ("fd00::5/64", None)))
+    with pytest.raises(RuntimeFailure) as caught:
+        check_inside(sandbox, both, lines().append)
+    assert str(caught.value) == (
+        "eth0 inside the namespace lacks 10.244.7.5/24, fd00::5/64 (has 10.244.7.9/24)"
+    )
+    echoed: list[str] = []
+    check_inside(FakeSandbox(addresses_of={"eth0": [ADDRESS, "fd00::5/64"]}), both, echoed.append)
+    assert echoed == [f"  address  ok  eth0 is up inside the namespace with {ADDRESS}, fd00::5/64"]

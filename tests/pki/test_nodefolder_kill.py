@@ -23,9 +23,10 @@ import yaml
 
 from nodehost.pki.certs import decode_certificates
 from nodehost.pki.keys import decode_private_key, key_matches
+from nodehost.testing.parts import find_program
 
-STRACE = shutil.which("strace")
-pytestmark = pytest.mark.skipif(STRACE is None, reason="strace is missing (apt install strace)")
+STRACE = find_program("strace")
+pytestmark = pytest.mark.needs("strace")
 
 PAIRS = (("server.crt", "server.key"), ("master-client.crt", "master-client.key"))
 KILLED = -9

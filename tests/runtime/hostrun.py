@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -45,20 +44,8 @@ def wait_for(predicate: Callable[[], Any], timeout: float = WAIT, what: str = "c
         time.sleep(0.01)
 
 
-def cgroups_unavailable() -> str:
-    """Why agents cannot be put into cgroups here ('' when they can): found by trying."""
-    with tempfile.TemporaryDirectory() as state_dir:
-        opened, reason = cgroups.open_cgroups(state_dir)
-        if opened is not None:
-            cgroups.remove_empty(opened.base)
-    return reason
-
-
-needs_cgroups = pytest.mark.skipif(
-    bool(cgroups_unavailable()),
-    reason=f"agents cannot be put into cgroups here: {cgroups_unavailable()} "
-    "(needs a writable cgroup v2 hierarchy with cgroup.kill, Linux 5.14+, as root)",
-)
+#: Agents in cgroups: the ``cgroups`` part (:mod:`nodehost.testing.parts`).
+needs_cgroups = pytest.mark.needs("cgroups")
 #: The environment that keeps a host to the pid-file mechanism.
 PID_FILES_ONLY = {cgroups.SWITCH_VARIABLE: "0"}
 

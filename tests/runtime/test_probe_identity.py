@@ -172,7 +172,9 @@ def test_an_ipv6_listener_is_matched(children: list[subprocess.Popen[str]]) -> N
         socket.socket(socket.AF_INET6).close()
         process, port = spawn_listener("::1")
     except (OSError, ValueError):
-        pytest.skip("no IPv6 loopback here")
+        pytest.skip(
+            "this machine has no IPv6 loopback (its kernel or network setup, not a missing install)"
+        )
     children.append(process)
     other = sleeper(children)
     assert probe_attempt(TcpProbe(host="::1", port=port), process.pid).passed

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from nodehost.runtime.restart import RestartTracker
+import dataclasses
+
+import pytest
+
+from nodehost.runtime.restart import RestartTracker, Verdict
 from nodehost.runtime.settings import RestartPolicy
 
 POLICY = RestartPolicy(
@@ -62,3 +66,14 @@ def test_crash_looping_is_visible_from_the_second_quick_failure() -> None:
     assert not tracker.crash_looping
     tracker.on_exit(0.1)
     assert tracker.crash_looping
+
+
+def test_giving_up_waits_for_nothing() -> None:
+    tracker = RestartTracker(RestartPolicy(crash_loop_limit=1), middle)
+    assert tracker.on_exit(0.0) == Verdict(restart=False, delay=0.0, consecutive_failures=1)
+
+
+def test_a_verdict_cannot_be_changed_after_it_is_given() -> None:
+    verdict = RestartTracker(POLICY, middle).on_exit(0.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.restart = False  # type: ignore[misc]

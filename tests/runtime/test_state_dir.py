@@ -95,15 +95,15 @@ def test_a_new_state_directory_is_made_private_to_root_writes(tmp_path: Path) ->
         assert folder.stat().st_mode & 0o777 == 0o755
 
 
+@pytest.mark.needs("root")  # only root can give a folder away
 def test_a_state_directory_of_another_user_is_refused(tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("only root can give a folder away")
     state_dir = state_dir_of(tmp_path)
     os.chown(state_dir, 4321, 4321)
     with pytest.raises(RuntimeFailure, match=r"belongs to another user \(uid 4321\)"):
         pidfiles.StateLock(str(state_dir)).acquire()
 
 
+@pytest.mark.needs("cgroups")
 def test_the_cgroup_record_is_written_and_read_without_following_a_symlink(
     tmp_path: Path, victim: Path
 ) -> None:
@@ -114,8 +114,7 @@ def test_the_cgroup_record_is_written_and_read_without_following_a_symlink(
     record.symlink_to(victim)
     assert cgroups.recorded_base(str(state_dir)) is None  # a planted record is not read
     made, why = cgroups.open_cgroups(str(state_dir))
-    if made is None:
-        pytest.skip(f"no agent cgroups here: {why}")
+    assert made is not None, why
     try:
         assert victim.read_text() == "precious\n"
         assert not record.is_symlink()

@@ -12,9 +12,14 @@ import json
 
 import pytest
 
+from nodehost.testing import parts
 from nodehost.testing.cni import configured_network, exercise
 
-pytest.importorskip("nodehost_macvlan", reason="pip install ./contrib/nodehost-macvlan")
+
+@pytest.fixture(autouse=True)
+def _macvlan_package() -> None:
+    """This package installed (where it is not, the test skips with the install line)."""
+    parts.require("nodehost-macvlan")
 
 
 def use_macvlan(node_folder, **section):

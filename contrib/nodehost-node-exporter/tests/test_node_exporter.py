@@ -9,14 +9,17 @@ command.
 from __future__ import annotations
 
 import json
-import shutil
 import urllib.request
 
 import pytest
 
-pytest.importorskip("nodehost_node_exporter", reason="pip install ./contrib/nodehost-node-exporter")
+from nodehost.testing import parts
 
-REAL = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+
+@pytest.fixture(autouse=True)
+def _exporter_package() -> None:
+    """This package installed (where it is not, the test skips with the install line)."""
+    parts.require("nodehost-node-exporter")
 
 
 def scrape(url: str) -> str:
@@ -43,8 +46,8 @@ def test_node_runs_the_exporter_until_ready_and_stops_it(node_folder, node_run, 
         scrape(url)
 
 
-@pytest.mark.skipif(REAL is None, reason="apt-get install prometheus-node-exporter")
 def test_the_real_exporter_runs_when_installed(node_folder, node_run, free_port) -> None:
+    parts.require("node-exporter")
     config, url = configure(node_folder, free_port)
     run = node_run(config, components="node-exporter", standins="missing").ready()
     assert "node_exporter_build_info{" in scrape(url)

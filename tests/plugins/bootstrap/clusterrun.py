@@ -35,6 +35,19 @@ kubeletArguments:
 """
 
 
+def node_config(kubelet_healthz_port: int, proxy_healthz_port: int) -> str:
+    """:data:`NODE_CONFIG` with the stand-ins' ``/healthz`` on these ports.
+
+    Never the defaults (10248, 10256): a neighbour's test run or a real kubelet
+    may hold them, and readiness proves the listener is the stand-in's own.
+    """
+    return (
+        NODE_CONFIG
+        + f'  healthz-port: ["{kubelet_healthz_port}"]\n'
+        + f'proxyArguments:\n  healthz-port: ["{proxy_healthz_port}"]\n'
+    )
+
+
 def run_start(
     args: list[str], env: dict[str, str], timeout: float = 40
 ) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,15 +18,17 @@ from nodehost.testing.apiserver import TestApiServer
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clusterrun import CONFIG_MAP, NAMESPACE, NODE_CONFIG, NODE_NAME
+from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, node_config
 
 
 @pytest.fixture
-def api(tmp_path: Path) -> Iterator[TestApiServer]:
-    """A running test API server whose config map ``openshift-node/node-config`` holds a config."""
+def api(tmp_path: Path, free_port: Callable[[], int]) -> Iterator[TestApiServer]:
+    """A running test API server whose config map ``openshift-node/node-config`` holds a config
+    (the stand-ins' /healthz on free ports)."""
     server = TestApiServer(tmp_path / "api")
+    config = node_config(free_port(), free_port())
     server.put_config_map(
-        NAMESPACE, CONFIG_MAP, {"node-config.yaml": NODE_CONFIG, "extra.conf": "hello\n"}
+        NAMESPACE, CONFIG_MAP, {"node-config.yaml": config, "extra.conf": "hello\n"}
     )
     server.come_up()
     yield server

@@ -229,3 +229,240 @@ def test_the_report_lists_both_certificates_and_the_problems(tmp_path, monkeypat
     assert "renew_at" not in details["certificates"][0]
     assert details["rotations"] == 0
     assert problems == ["client certificate missing"]
+
+
+# --- the settings and the starting state ---------------------------------------------------------
+
+
+def test_settings_check_every_ten_seconds_and_give_an_attempt_two_minutes(tmp_path) -> None:
+    given = rotation.RotationSettings(tmp_path / "k", tmp_path / "c", "node1", ("node1",))
+    assert (given.check_interval, given.attempt_timeout) == (10.0, 120.0)
+    assert given.bootstrap_kubeconfig is None
+
+
+def test_settings_are_a_value_that_cannot_change(tmp_path) -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings(tmp_path).check_interval = 1.0  # type: ignore[misc]
+
+
+def test_a_new_certificate_starts_with_no_point_drawn_and_no_retry_state() -> None:
+    fresh = tracked()
+    assert (fresh.fraction_for, fresh.retry_at, fresh.failures, fresh.last_error) == (
+        None,
+        0.0,
+        0,
+        "",
+    )
+
+
+@dataclass
+class StoredAt:
+    """A stored pair as kubeconfig_for sees it: only its path."""
+
+    path: str
+
+
+@pytest.fixture
+def valid_paths(monkeypatch) -> set[str]:
+    """The pair paths ``certstore.valid_pair`` calls valid (others: expired or unreadable)."""
+    from nodehost.plugins.bootstrap import certstore
+
+    valid: set[str] = set()
+    monkeypatch.setattr(certstore, "valid_pair", lambda path: object() if path in valid else None)
+    return valid
+
+
+@pytest.mark.parametrize(
+    ("name", "bootstrap", "pair", "expected"),
+    [
+        ("client", True, None, "bootstrap"),  # no client certificate at all
+        ("client", True, "expired.pem", "bootstrap"),  # one that is no longer valid
+        ("client", True, "valid.pem", "node"),  # a valid one: the node's own identity
+        ("client", False, None, "node"),  # nothing to fall back to
+        ("serving", True, None, "node"),  # the serving certificate is asked for as the node
+    ],
+)
+def test_only_a_client_without_a_valid_certificate_falls_back_to_the_bootstrap_kubeconfig(
+    tmp_path, valid_paths, name, bootstrap, pair, expected
+) -> None:
+    valid_paths.add("valid.pem")
+    given = rotation.RotationSettings(
+        tmp_path / "node.kubeconfig", tmp_path / "certificates", "node1", ("node1",),
+        bootstrap_kubeconfig=tmp_path / "bootstrap.kubeconfig" if bootstrap else None,
+    )  # fmt: skip
+    which = given.kubeconfig_for(
+        rotation.Tracked(name, "p", required=True), None if pair is None else StoredAt(pair)
+    )
+    assert which == tmp_path / f"{expected}.kubeconfig"
+
+
+# --- the task: the loop, one renewal's request, the report -----------------------------------
+
+
+class RunContext(Context):
+    """A task context that counts readiness and stops the task after ``reports`` reports."""
+
+    def __init__(self, reports: int) -> None:
+        super().__init__()
+        self.readied = 0
+        self.stop_after = reports
+
+    def ready(self) -> None:
+        self.readied += 1
+
+    def report(self, details: dict, problems: list[str]) -> None:
+        super().report(details, problems)
+        if len(self.reports) >= self.stop_after:
+            raise asyncio.CancelledError
+
+
+def test_the_task_renews_each_missing_certificate_and_keeps_reporting(
+    tmp_path, monkeypatch
+) -> None:
+    rotator = rotation.CertificateRotation(
+        rotation.RotationSettings(
+            tmp_path / "k", tmp_path / "c", "node1", ("node1",), check_interval=0.01
+        )
+    )
+    monkeypatch.setattr(rotator, "pair", lambda tracked: None)  # never stored: always due
+    asked: list[str] = []
+
+    async def issue(tracked):
+        asked.append(tracked.name)
+        return tmp_path / f"{tracked.prefix}-current.pem"
+
+    monkeypatch.setattr(rotator, "_request", issue)
+    context = RunContext(reports=12)
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(rotator.run(context))
+    assert context.readied == 1 and context.reports[0][0]["rotations"] == 0
+    assert {"client", "serving"} <= set(asked) and rotator.rotations == len(asked) >= 2
+    assert context.reports[-1][0]["rotations"] >= 1
+    assert (
+        "info",
+        "renewing certificate",
+        {"component": "bootstrap", "certificate": "client"},
+    ) in (context.logged)
+
+
+def test_a_worker_that_fails_ends_the_task_with_its_error(tmp_path, monkeypatch) -> None:
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    monkeypatch.setattr(rotator, "pair", lambda tracked: None)
+
+    async def broken(tracked):
+        raise RuntimeError("a bug in the renewal")
+
+    monkeypatch.setattr(rotator, "_request", broken)
+    with pytest.raises(RuntimeError, match="a bug in the renewal"):
+        asyncio.run(asyncio.wait_for(rotator.run(RunContext(reports=1000)), 30))
+
+
+def test_a_renewal_asks_as_the_node_with_a_deadline_and_a_new_key(tmp_path, monkeypatch) -> None:
+    from nodehost import apiclient
+    from nodehost.plugins.bootstrap import csr
+
+    made: list[tuple] = []
+
+    class Client:
+        def __init__(self, kubeconfig: str, deadline: float) -> None:
+            made.append(("client", kubeconfig, deadline))
+
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, *exc) -> None:
+            return None
+
+    async def obtain(client, cert_dir, prefix, request, progress):
+        made.append(("obtain", cert_dir, prefix, request, progress("waiting")))
+        return cert_dir / f"{prefix}-current.pem"
+
+    monkeypatch.setattr(apiclient, "ClusterClient", Client)
+    monkeypatch.setattr(csr, "client_request", lambda node: ("client-request", node))
+    monkeypatch.setattr(
+        csr, "serving_request", lambda node, names: ("serving-request", node, names)
+    )
+    monkeypatch.setattr(csr, "obtain_with_pending_key", obtain)
+    monkeypatch.setattr(rotation.time, "monotonic", lambda: 500.0)
+    given = rotation.RotationSettings(
+        tmp_path / "node.kubeconfig", tmp_path / "c", "node1", ("node1", "10.0.0.2"),
+        bootstrap_kubeconfig=tmp_path / "bootstrap.kubeconfig", attempt_timeout=7.0,
+    )  # fmt: skip
+    rotator = rotation.CertificateRotation(given)
+    seen: list[str] = []
+    monkeypatch.setattr(rotator, "pair", lambda tracked: seen.append(tracked.name))  # none stored
+    client, serving = rotator.tracked
+    assert asyncio.run(rotator._request(client)) == tmp_path / "c" / "kubelet-client-current.pem"
+    assert asyncio.run(rotator._request(serving)) == tmp_path / "c" / "kubelet-server-current.pem"
+    assert seen == ["client", "client"]  # the fallback is decided by the client certificate
+    bootstrap, node = str(tmp_path / "bootstrap.kubeconfig"), str(tmp_path / "node.kubeconfig")
+    assert made == [
+        ("client", bootstrap, 507.0),
+        ("obtain", tmp_path / "c", "kubelet-client", ("client-request", "node1"), None),
+        ("client", node, 507.0),
+        ("obtain", tmp_path / "c", "kubelet-server",
+         ("serving-request", "node1", ("node1", "10.0.0.2")), None),
+    ]  # fmt: skip
+
+
+def test_the_report_gives_each_certificates_renewal_point(tmp_path, monkeypatch) -> None:
+    from nodehost.plugins.bootstrap import certstore
+
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    stored = AgedPair(START, START + datetime.timedelta(days=100), 50 * 86400.0)
+    monkeypatch.setattr(rotator, "pair", lambda tracked: stored)
+    calls: list[tuple] = []
+
+    def status(name, found, path):
+        calls.append((name, found, path))
+        return {"name": name}
+
+    monkeypatch.setattr(rotation, "certificate_status", status)
+    for tracked in rotator.tracked:
+        tracked.fraction, tracked.fraction_for = 0.75, stored.not_after
+    context = Context()
+    rotator.report(context)
+    [(details, _)] = context.reports
+    at = (START + datetime.timedelta(days=75)).isoformat()
+    assert details["certificates"] == [
+        {"name": "client", "renew_at": at},
+        {"name": "serving", "renew_at": at},
+    ]
+    assert calls == [
+        ("client", stored, certstore.current_path(tmp_path / "certificates", "kubelet-client")),
+        ("serving", stored, certstore.current_path(tmp_path / "certificates", "kubelet-server")),
+    ]
+
+
+def test_a_certificate_with_under_a_second_left_is_not_yet_expired() -> None:
+    tracked = rotation.Tracked("client", "p", required=True)
+    aged = AgedPair(START, START + datetime.timedelta(days=100), 0.5)
+    assert rotation._problem(tracked, aged) == (
+        "client certificate expires in 0s (renewal has not succeeded)"
+    )
+
+
+def test_due_at_the_renewal_point_itself(tmp_path, monkeypatch) -> None:
+    class Frozen(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return START + datetime.timedelta(days=80)
+
+    monkeypatch.setattr(rotation.datetime, "datetime", Frozen)
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    client = rotator.tracked[0]
+    stored = pair(100)
+    client.fraction, client.fraction_for = 0.8, stored.not_after
+    monkeypatch.setattr(rotator, "pair", lambda tracked: stored)
+    assert rotator._due(client)
+
+
+def test_with_no_wait_left_it_polls_every_50_ms(tmp_path, monkeypatch) -> None:
+    given = rotation.RotationSettings(
+        tmp_path / "k", tmp_path / "c", "node1", ("node1",), check_interval=0.0
+    )
+    rotator = rotation.CertificateRotation(given)
+    monkeypatch.setattr(rotator, "pair", lambda tracked: None)
+    assert rotator._sleep_seconds(rotator.tracked[0]) == 0.05

@@ -51,7 +51,8 @@ class Where:
 def test_nodehost_start_serves_dns_until_stopped(node_config, tmp_path: Path) -> None:
     path, port = node_config
     command = [sys.executable, "-m", "nodehost", "start", "--config", str(path),
-               "--components", "dns", "--state-dir", str(tmp_path / "state")]  # fmt: skip
+               "--components", "dns", "--state-dir", str(tmp_path / "state"),
+               "--health-address", "127.0.0.1:0"]  # fmt: skip
     env = {**os.environ, "NODEHOST_NO_PLUGINS": "1"}
     node = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:

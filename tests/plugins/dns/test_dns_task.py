@@ -173,6 +173,10 @@ def test_an_address_in_use_is_an_error_naming_it() -> None:
             asyncio.run(serve(settings, [], log=Context().log, ready=lambda server: None))
 
 
+#: Why a test skips: the machine's nature, not a missing install (CI need not notice).
+NO_IPV6 = "this machine has no IPv6 loopback (its kernel or network setup, not a missing install)"
+
+
 def _has_ipv6_loopback() -> bool:
     try:
         with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as probe:
@@ -182,7 +186,7 @@ def _has_ipv6_loopback() -> bool:
     return True
 
 
-@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback on this machine")
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason=NO_IPV6)
 def test_a_wildcard_address_answers_on_ipv4_and_ipv6_loopback() -> None:
     settings = DnsSettings(bind_host="0.0.0.0", bind_port=0)
     context = Context()
@@ -212,7 +216,7 @@ def test_a_wildcard_address_answers_on_ipv4_and_ipv6_loopback() -> None:
     asyncio.run(scenario())
 
 
-@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback on this machine")
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason=NO_IPV6)
 def test_an_ipv6_address_is_served_over_udp_and_tcp() -> None:
     settings = DnsSettings(bind_host="::1", bind_port=0)
 

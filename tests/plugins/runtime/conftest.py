@@ -109,8 +109,12 @@ def short_dir() -> Iterator[Path]:
 
 
 @pytest.fixture
-def node_folder(short_dir: Path, node_files: Callable[[Path], None]) -> Callable[..., Path]:
-    """Factory: write ``node/node-config.yaml`` (bridge network, CNI conf under the folder)."""
+def node_folder(
+    short_dir: Path, node_files: Callable[[Path], None], free_port: Callable[[], int]
+) -> Callable[..., Path]:
+    """Factory: write ``node/node-config.yaml`` (bridge network, CNI conf under the folder;
+    the kubelet stand-in's /healthz on a free port, never the default 10248)."""
+    healthz_port = free_port()
 
     def write(extra: str = "") -> Path:
         node = short_dir / "node"
@@ -133,6 +137,8 @@ def node_folder(short_dir: Path, node_files: Callable[[Path], None]) -> Callable
             volumeDirectory: volumes
             imageConfig:
               format: openshift/origin-${{component}}:${{version}}
+            kubeletArguments:
+              healthz-port: ["{healthz_port}"]
             networkConfig:
               networkPluginName: bridge
             bridgeNetwork:

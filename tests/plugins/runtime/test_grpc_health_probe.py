@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
+import subprocess
 import threading
 from pathlib import Path
 
@@ -19,7 +21,8 @@ from nodehost.runtime.grpchealth import (
     grpc_message,
     serving_status,
 )
-from nodehost.runtime.probes import check
+from nodehost.runtime.ownership import Owner
+from nodehost.runtime.probes import attempt, check
 
 
 def test_a_serving_answer_is_read_from_the_grpc_frame() -> None:
@@ -65,13 +68,17 @@ def test_a_server_that_refuses_the_call_fails_the_probe_saying_so(tmp_path: Path
 
 def serve_once(path: str, answer) -> threading.Thread:
     """An h2 server on ``path`` answering one call with ``answer(connection, stream_id)``."""
-    from h2.config import H2Configuration
-    from h2.connection import H2Connection
-    from h2.events import StreamEnded
-
     server = socket.socket(socket.AF_UNIX)
     server.bind(path)
     server.listen()
+    return answer_on(server, answer, close=True)
+
+
+def answer_on(server: socket.socket, answer, *, close: bool = False) -> threading.Thread:
+    """Answer one call on the listening ``server`` (closed afterwards if ``close``)."""
+    from h2.config import H2Configuration
+    from h2.connection import H2Connection
+    from h2.events import StreamEnded
 
     def run() -> None:
         client, _ = server.accept()
@@ -85,7 +92,8 @@ def serve_once(path: str, answer) -> threading.Thread:
                         answer(connection, event.stream_id)
                 client.sendall(connection.data_to_send())
         client.close()
-        server.close()
+        if close:
+            server.close()
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
@@ -107,13 +115,41 @@ def test_an_unknown_service_is_grpc_not_found_with_the_servers_message(tmp_path:
     assert str(raised.value) == "gRPC status NOT_FOUND: unknown service"
 
 
-def test_a_serving_answer_in_data_and_trailers_is_read(tmp_path: Path) -> None:
-    def serving(connection, stream: int) -> None:
-        connection.send_headers(stream, [(":status", "200"), ("content-type", "application/grpc")])
-        connection.send_data(stream, grpc_message(b"\x08\x01"))
-        connection.send_headers(stream, [("grpc-status", "0")], end_stream=True)
+def serving(connection, stream: int) -> None:
+    """A SERVING answer: the message in a data frame, the status in trailers."""
+    connection.send_headers(stream, [(":status", "200"), ("content-type", "application/grpc")])
+    connection.send_data(stream, grpc_message(b"\x08\x01"))
+    connection.send_headers(stream, [("grpc-status", "0")], end_stream=True)
 
+
+def test_a_serving_answer_in_data_and_trailers_is_read(tmp_path: Path) -> None:
     path = str(tmp_path / "grpc.sock")
     thread = serve_once(path, serving)
     assert asyncio.run(asyncio.wait_for(check_health(path), 10)) == "SERVING"
     thread.join(5)
+
+
+@pytest.mark.parametrize(("whose", "passed"), [("this process", True), ("another process", False)])
+def test_serving_counts_only_when_the_owner_holds_the_socket(
+    tmp_path: Path, whose: str, passed: bool
+) -> None:
+    """SERVING from a socket the component does not hold is a failed attempt naming the holder."""
+    path = str(tmp_path / "grpc.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen()
+    thread = answer_on(server, serving)
+    stranger = subprocess.Popen(["sleep", "600"])
+    try:
+        owner = Owner(os.getpid() if whose == "this process" else stranger.pid)
+        result = asyncio.run(attempt(GrpcHealthProbe(path=path), owner))
+    finally:
+        stranger.kill()
+        stranger.wait()
+        thread.join(5)
+        server.close()
+    assert result.passed is passed
+    if passed:
+        assert result.detail == "SERVING"
+    else:
+        assert result.detail.startswith(f"{path} is held by pid {os.getpid()} (")
