@@ -197,7 +197,10 @@ def choose_sources(context: PlanContext, settings: DnsSettings) -> list[RecordSo
 
 def _source_records(hooks: Any) -> dict[str, DnsRecordSourceRecord]:
     provided = (
-        [(item.record, item.source()) for item in hooks.records("nodehost_dns_record_sources")]
+        [
+            (item.record, item.source())
+            for item in hooks.records("nodehost_dns_record_sources", DnsRecordSourceRecord)
+        ]
         if hooks is not None
         else [(record, "plugin 'dns'") for record in nodehost_dns_record_sources()]
     )

@@ -180,3 +180,42 @@ def test_keys_a_disabled_plugin_would_check_are_reported_unchecked(
     assert section.endswith("; no loaded plugin owns it (disabled: dns, kubelet)")
     loaded = nodehost("config", "validate", str(path), "--no-plugins")
     assert "Not checked" not in loaded.err and "no loaded plugin" not in loaded.err
+
+
+def test_a_hook_returning_the_wrong_type_is_that_plugins_failure_in_every_command(
+    nodehost, fake_dists, node_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """``nodehost_components`` returning a string and ``nodehost_validate_config`` returning
+    non-problems: each command works and names the plugin with its distribution."""
+    module = f"nodehost_wrongtype_{os.getpid()}"
+    (tmp_path / f"{module}.py").write_text(
+        "from nodehost import hookimpl\n"
+        "@hookimpl\ndef nodehost_components():\n    return 'notalist'\n"
+        "@hookimpl\ndef nodehost_validate_config(config):\n    return ['a string', 42]\n"
+    )
+    info = tmp_path / "nodehost_wrongtype-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: nodehost-wrongtype\nVersion: 1.0\n"
+    )
+    (info / "entry_points.txt").write_text(f"[nodehost]\nwrongtype = {module}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "400")
+    config = str(node_dir / "node-config.yaml")
+    for args in (
+        ["plugins"],
+        ["components"],
+        ["config", "validate", config],
+        [
+            "start",
+            f"--config={config}",
+            "--dry-run",
+            "--standins=always",
+            f"--state-dir={tmp_path}/s",
+        ],
+    ):
+        result = nodehost(*args)
+        assert "Traceback" not in result.err, args
+        assert result.code == 0, (args, result.err)
+        assert "nodehost-wrongtype" in result.out + result.err, args
+        assert "returned str, not a list of ComponentRecord" in result.out + result.err, args
