@@ -436,7 +436,7 @@ def _run(plan: Plan, inventory: Inventory, settings: HostSettings, no_exec: bool
     if len(plan.components) == 1 and not (no_exec or settings.exit_on_ready):
         only = plan.components[0]
         if can_exec(only):
-            exec_single(only)
+            exec_single(only, plan.state_dir)
     return run_plan(plan, inventory.host.hooks, settings)
 
 
