@@ -22,7 +22,7 @@ from nodehost.records import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext
-    from nodehost.records import NetworkProviderRecord
+    from nodehost.records import NetworkProviderRecord, Problem
 
 DEFAULT_CONF_DIR = "/etc/cni/net.d"
 
@@ -160,6 +160,25 @@ def selects_provider(config: Any, selected: frozenset[str], name: str) -> bool:
     return "sdn" in selected and configured_provider_name(config) == name.lower()
 
 
+def provider_section_problems(
+    config: Any, selected: frozenset[str], name: str, section: str, problems: list[Problem]
+) -> list[Problem]:
+    """What a provider's ``nodehost_validate_config`` returns for its ``section``.
+
+    ``problems`` are every problem of the section (its reader's): all of them
+    when the pod network runs provider ``name`` (:func:`selects_provider`);
+    otherwise a section set in the file is still checked -- its bad content is
+    an error, and a warning says it has no effect unless the provider runs
+    (:func:`nodehost.config.sections.idle_section_problems`).
+    """
+    if selects_provider(config, selected, name):
+        return problems
+    from nodehost.config.sections import idle_section_problems
+
+    runs_when = f"the sdn component runs with networkConfig.networkPluginName {name}"
+    return idle_section_problems(config, section, problems, runs_when)
+
+
 def configured_record(context: PlanContext) -> NetworkProviderRecord | None:
     """The record of the provider ``networkConfig.networkPluginName`` names (None: none/unknown)."""
     name = configured_provider_name(context.config)
@@ -189,6 +208,7 @@ __all__ = [
     "configured_provider_name",
     "configured_record",
     "node_network",
+    "provider_section_problems",
     "selects_provider",
     "with_topology",
 ]
