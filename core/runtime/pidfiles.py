@@ -229,7 +229,8 @@ def _check_folder(path: Path, info: os.stat_result) -> None:
 def make_state_folder(state_dir: str | Path, folder: str | Path) -> bool:
     """Make ``folder`` inside ``state_dir`` (mode 0755), never through a symlink.
 
-    Each folder from ``state_dir`` down to ``folder`` is looked at with
+    The state directory is made if missing and checked as by
+    :func:`check_state_directory`; each folder below it down to ``folder`` is looked at with
     ``lstat``, made if missing, and must pass the state directory's own rules
     (:func:`check_state_directory`): a symlink, a folder of another user or one
     writable by group or others raises :class:`UnsafeStateDirectory` naming it.
@@ -240,6 +241,8 @@ def make_state_folder(state_dir: str | Path, folder: str | Path) -> bool:
         parts = Path(os.path.abspath(folder)).relative_to(base).parts
     except ValueError:
         return False
+    make_directories(base, STATE_DIRECTORY_MODE)
+    _check_folder(base, os.stat(base))  # the state directory itself, as check_state_directory
     current = base
     for part in parts:
         current = current / part
