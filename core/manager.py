@@ -72,8 +72,25 @@ class Named(Protocol):
 N = TypeVar("N", bound=Named)
 
 
+_TRUE = ("1", "true", "t", "yes", "y", "on")
+_FALSE = ("", "0", "false", "f", "no", "n", "off")
+
+
 def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+    """Environment variable ``name`` as a boolean (the values click accepts for a flag's
+    variable); anything else is a ``UsageError`` naming it, never silently false."""
+    from nodehost.errors import UsageError
+
+    value = os.environ.get(name, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise UsageError(
+        f"{os.environ[name]!r} is not a valid boolean; recognized values: "
+        f"{', '.join(sorted({*_TRUE, *_FALSE} - {''}))} (or empty)",
+        name,
+    )
 
 
 def _env_list(name: str) -> frozenset[str]:
@@ -255,7 +272,27 @@ class PluginHost:
             for dist, entry_point in _entry_points():
                 self._load_entry_point(dist, entry_point)
         self._check_pending(options.strict)
+        self._warn_unknown_disabled(options)
         return self
+
+    def _warn_unknown_disabled(self, options: LoadOptions) -> None:
+        """Warn about each disabled name that no plugin has (a typo disables nothing).
+
+        Without entry points (``--no-plugins``) a name cannot be checked: nothing is said.
+        """
+        if not options.entry_points:
+            return
+        from nodehost.log import get_logger
+        from nodehost.suggest import closest
+
+        for name in sorted(options.disabled - set(self.infos)):
+            suggestion = closest(name, self.infos)
+            get_logger().warning(
+                "no plugin of that name to disable",
+                plugin=name,
+                did_you_mean=suggestion,
+                plugins=", ".join(sorted(self.infos)),
+            )
 
     def register(self, plugin: object, name: str, *, kind: str = "local") -> None:
         """Register an in-process plugin object (tests, embedding applications)."""
