@@ -219,3 +219,36 @@ def test_a_hook_returning_the_wrong_type_is_that_plugins_failure_in_every_comman
         assert result.code == 0, (args, result.err)
         assert "nodehost-wrongtype" in result.out + result.err, args
         assert "returned str, not a list of ComponentRecord" in result.out + result.err, args
+
+
+def test_a_component_whose_plan_raises_fails_validate_and_start_with_exit_1(
+    nodehost, fake_dists, node_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """README "Exit codes": a plugin bug is no config problem: one line naming the
+    component and its distribution, exit 1, for ``config validate`` as for ``start``."""
+    module = f"nodehost_planfails_{os.getpid()}"
+    (tmp_path / f"{module}.py").write_text(
+        "from nodehost import ComponentRecord, hookimpl\n"
+        "class Boom:\n    def plan(self, context):\n        raise RuntimeError('plan boom')\n"
+        "@hookimpl\ndef nodehost_components():\n"
+        "    return [ComponentRecord('planfails', 'fails to plan', Boom())]\n"
+    )
+    info = tmp_path / "nodehost_planfails-2.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: nodehost-planfails\nVersion: 2.0\n"
+    )
+    (info / "entry_points.txt").write_text(f"[nodehost]\nplanfails = {module}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = str(node_dir / "node-config.yaml")
+    line = (
+        "error: component planfails (plugin 'planfails' (nodehost-planfails 2.0)) failed to "
+        "plan: RuntimeError: plan boom"
+    )
+    for args in (
+        ["config", "validate", config],
+        ["start", f"--config={config}", "--dry-run", "--standins=always"],
+    ):
+        result = nodehost(*args)
+        assert result.code == 1, (args, result.err)
+        assert result.err.strip().splitlines()[-1] == line, args
