@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -152,12 +152,24 @@ def configured_provider_name(config: Any) -> str:
     return str(config.network_config.network_plugin_name or "").strip().lower()
 
 
+#: The component that runs the provider ``networkConfig.networkPluginName`` names.
+PROVIDER_RUNNER = "sdn"
+
+
+def unrun_provider(config: Any, components: Iterable[str]) -> str:
+    """The provider ``networkPluginName`` names when no loaded component can run it (the
+    component :data:`PROVIDER_RUNNER` is not among ``components``: its plugin is disabled
+    or failed); "" otherwise."""
+    name = str(config.network_config.network_plugin_name or "").strip()
+    return name if name and PROVIDER_RUNNER not in set(components) else ""
+
+
 def selects_provider(config: Any, selected: frozenset[str], name: str) -> bool:
     """Whether the pod network runs provider ``name``: ``sdn`` is selected and the config names it.
 
     What a provider's ``nodehost_validate_config`` asks before checking its section.
     """
-    return "sdn" in selected and configured_provider_name(config) == name.lower()
+    return PROVIDER_RUNNER in selected and configured_provider_name(config) == name.lower()
 
 
 def provider_section_problems(

@@ -111,3 +111,21 @@ def test_a_plugin_section_is_checked_even_when_its_component_will_not_run(
     assert result.code == 255, result.err
     assert f"  {IDLE_SECTIONS[section][1]}" in result.err.splitlines()
     assert f"{section}: has no effect in nodehost: it is used only when" in result.err
+
+
+def test_a_provider_nothing_can_run_is_a_warning_when_its_plugin_is_disabled(
+    nodehost, node_dir: Path
+) -> None:
+    import yaml
+
+    path = node_dir / "node-config.yaml"
+    document = yaml.safe_load(path.read_text())
+    document.setdefault("networkConfig", {})["networkPluginName"] = "bridge"
+    path.write_text(yaml.safe_dump(document))
+    result = nodehost("config", "validate", str(path), "--disable-plugin", "sdn")
+    assert result.code == 0, result.err
+    assert (
+        "networkConfig.networkPluginName: Not checked: the configured provider 'bridge' will "
+        "not run: no loaded plugin provides the sdn component (disabled: sdn)"
+    ) in result.err
+    assert "will not run" not in nodehost("config", "validate", str(path)).err
