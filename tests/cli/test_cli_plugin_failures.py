@@ -182,24 +182,30 @@ def test_keys_a_disabled_plugin_would_check_are_reported_unchecked(
     assert "Not checked" not in loaded.err and "no loaded plugin" not in loaded.err
 
 
+def plugin_distribution(tmp_path: Path, monkeypatch, name: str, version: str, code: str) -> None:
+    """Put distribution ``nodehost-<name> <version>`` on ``sys.path``: entry point ``name``,
+    a module (unique to this process) holding ``code``."""
+    module = f"nodehost_{name}_{os.getpid()}"
+    (tmp_path / f"{module}.py").write_text(code)
+    info = tmp_path / f"nodehost_{name}-{version}.dist-info"
+    info.mkdir()
+    metadata = f"Metadata-Version: 2.1\nName: nodehost-{name}\nVersion: {version}\n"
+    (info / "METADATA").write_text(metadata)
+    (info / "entry_points.txt").write_text(f"[nodehost]\n{name} = {module}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
 def test_a_hook_returning_the_wrong_type_is_that_plugins_failure_in_every_command(
     nodehost, fake_dists, node_dir: Path, tmp_path: Path, monkeypatch
 ) -> None:
     """``nodehost_components`` returning a string and ``nodehost_validate_config`` returning
     non-problems: each command works and names the plugin with its distribution."""
-    module = f"nodehost_wrongtype_{os.getpid()}"
-    (tmp_path / f"{module}.py").write_text(
+    code = (
         "from nodehost import hookimpl\n"
         "@hookimpl\ndef nodehost_components():\n    return 'notalist'\n"
         "@hookimpl\ndef nodehost_validate_config(config):\n    return ['a string', 42]\n"
     )
-    info = tmp_path / "nodehost_wrongtype-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: nodehost-wrongtype\nVersion: 1.0\n"
-    )
-    (info / "entry_points.txt").write_text(f"[nodehost]\nwrongtype = {module}\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    plugin_distribution(tmp_path, monkeypatch, "wrongtype", "1.0", code)
     monkeypatch.setenv("COLUMNS", "400")
     config = str(node_dir / "node-config.yaml")
     for args in (
@@ -226,20 +232,13 @@ def test_a_component_whose_plan_raises_fails_validate_and_start_with_exit_1(
 ) -> None:
     """README "Exit codes": a plugin bug is no config problem: one line naming the
     component and its distribution, exit 1, for ``config validate`` as for ``start``."""
-    module = f"nodehost_planfails_{os.getpid()}"
-    (tmp_path / f"{module}.py").write_text(
+    code = (
         "from nodehost import ComponentRecord, hookimpl\n"
         "class Boom:\n    def plan(self, context):\n        raise RuntimeError('plan boom')\n"
         "@hookimpl\ndef nodehost_components():\n"
         "    return [ComponentRecord('planfails', 'fails to plan', Boom())]\n"
     )
-    info = tmp_path / "nodehost_planfails-2.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: nodehost-planfails\nVersion: 2.0\n"
-    )
-    (info / "entry_points.txt").write_text(f"[nodehost]\nplanfails = {module}\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    plugin_distribution(tmp_path, monkeypatch, "planfails", "2.0", code)
     config = str(node_dir / "node-config.yaml")
     line = (
         "error: component planfails (plugin 'planfails' (nodehost-planfails 2.0)) failed to "

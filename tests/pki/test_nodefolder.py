@@ -491,6 +491,16 @@ def test_unwritable_location_is_one_clear_error(request_factory, tmp_path) -> No
         create_node_folder(request_factory(node_dir=str(tmp_path / "file" / "node1")))
 
 
+def folder_and_outside(request_factory, tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A node folder made by ``config create``, and a folder outside it holding ``name``."""
+    request = request_factory()
+    create_node_folder(request)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / name).write_text("not yours\n")
+    return Path(request.node_dir), outside
+
+
 def test_a_planted_symlinked_version_folder_is_refused_and_never_followed(
     request_factory, tmp_path: Path
 ) -> None:
@@ -500,12 +510,7 @@ def test_a_planted_symlinked_version_folder_is_refused_and_never_followed(
 
     from nodehost.pki.versioned import CURRENT
 
-    request = request_factory()
-    create_node_folder(request)
-    folder = Path(request.node_dir)
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret").write_text("not yours\n")
+    folder, outside = folder_and_outside(request_factory, tmp_path, "secret")
     planted = folder / ".nodehost-v-00000001"
     planted.symlink_to(outside)
     (folder / ".current.tmp").symlink_to(planted.name)
@@ -519,13 +524,8 @@ def test_a_planted_symlinked_version_folder_is_refused_and_never_followed(
 def test_a_stale_symlink_named_like_a_version_folder_is_removed_not_followed(
     request_factory, tmp_path: Path
 ) -> None:
-    request = request_factory()
-    create_node_folder(request)
-    folder = Path(request.node_dir)
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "keep").write_text("x")
+    folder, outside = folder_and_outside(request_factory, tmp_path, "keep")
     (folder / ".nodehost-v-00000002").symlink_to(outside)
     create_node_folder(request_factory(overwrite=True))
     assert not (folder / ".nodehost-v-00000002").is_symlink()
-    assert (outside / "keep").read_text() == "x"
+    assert (outside / "keep").read_text() == "not yours\n"

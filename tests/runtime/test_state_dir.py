@@ -141,6 +141,16 @@ def unsafe_folder(state_dir: Path, folder: str, how: str, elsewhere: Path) -> Pa
     return path
 
 
+def unsafe_state(tmp_path: Path, folder: str, how: str) -> tuple[Path, Path, Path]:
+    """(state dir, the folder a symlink points at, ``folder`` made unsafe ``how``)."""
+    if how == "foreign" and os.geteuid() != 0:
+        pytest.skip("only root can give a folder away")
+    state_dir = state_dir_of(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    return state_dir, elsewhere, unsafe_folder(state_dir, folder, how, elsewhere)
+
+
 UNSAFE = {
     "symlink": "is a symbolic link",
     "foreign": "belongs to another user (uid 65534)",
@@ -153,12 +163,7 @@ UNSAFE = {
 def test_an_unsafe_subfolder_a_component_writes_is_refused_before_anything_starts(
     host_run, tmp_path: Path, folder: str, how: str
 ) -> None:
-    if how == "foreign" and os.geteuid() != 0:
-        pytest.skip("only root can give a folder away")
-    state_dir = state_dir_of(tmp_path)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    path = unsafe_folder(state_dir, folder, how, elsewhere)
+    state_dir, elsewhere, path = unsafe_state(tmp_path, folder, how)
     launcher = {"path": str(path / "launcher"), "content": "#!/bin/sh\n", "mode": "0755"}
     run = host_run([{**SLEEPER[0], "files": [launcher]}], state_dir=str(state_dir))
     assert run.wait() == 1
@@ -176,12 +181,7 @@ def test_plan_files_are_never_written_through_an_unsafe_state_folder(
     from nodehost.component import FileSpec
     from nodehost.runtime.files import FileWriteError, write_plan_files
 
-    if how == "foreign" and os.geteuid() != 0:
-        pytest.skip("only root can give a folder away")
-    state_dir = state_dir_of(tmp_path)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    path = unsafe_folder(state_dir, "kubelet/sub", how, elsewhere)
+    state_dir, elsewhere, path = unsafe_state(tmp_path, "kubelet/sub", how)
     target = path / "config.yaml"
     with pytest.raises(FileWriteError, match=re.escape(f"{path} {UNSAFE[how]}")):
         write_plan_files([FileSpec(str(target), b"x")], str(state_dir))
