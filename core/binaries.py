@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,6 +45,25 @@ def parse_binary_overrides(values: tuple[str, ...]) -> dict[str, str]:
             raise UsageError(f"{value!r} is not NAME=PATH", "--binary")
         overrides[name] = path
     return overrides
+
+
+def check_overrides_used(overrides: Mapping[str, str], programs: Iterable[str]) -> None:
+    """``UsageError`` (``--binary``) for an override naming a program no planned component
+    runs -- a typo would otherwise be ignored -- with the closest program named."""
+    from nodehost.suggest import closest
+
+    known = sorted(set(programs))
+    for name in overrides:
+        if name in known:
+            continue
+        suggestion = closest(name, known)
+        hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
+        runs = ", ".join(known) if known else "none"
+        raise UsageError(
+            f"no selected component runs a program named {name!r}{hint}; "
+            f"the selected components run: {runs}",
+            "--binary",
+        )
 
 
 def resolve_program(

@@ -86,20 +86,24 @@ def node_folder(options: StartOptions, *, dry_run: bool = False) -> NodeFolderRe
 
 
 def master_url(kubeconfig: str) -> str:
-    """The API server URL from ``--kubeconfig`` (Origin's ``NodeArgs.Validate`` message if none)."""
-    from nodehost.pki.kubeconfig import read_server
+    """The API server URL from ``--kubeconfig`` (Origin's ``NodeArgs.Validate`` message if
+    none); a file that cannot be loaded, or names no server, is a ``UsageError`` saying which."""
+    from nodehost.errors import RuntimeFailure
+    from nodehost.pki.kubeconfig import kubeconfig_entries
 
     if not kubeconfig:
         raise UsageError(KUBECONFIG_REQUIRED, "--kubeconfig")
     try:
-        server = read_server(kubeconfig)
-    except (OSError, ValueError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        raise UsageError(f"cannot read {kubeconfig}: {reason}", "--kubeconfig") from error
-    except Exception as error:  # a YAML error: the file is not a kubeconfig
-        raise UsageError(f"{kubeconfig} is not a kubeconfig: {error}", "--kubeconfig") from error
-    if not server:
-        raise UsageError(KUBECONFIG_REQUIRED, "--kubeconfig")
+        cluster, _ = kubeconfig_entries(kubeconfig, required="kubeconfig")
+    except RuntimeFailure as error:
+        raise UsageError(str(error), "--kubeconfig") from None
+    server = cluster.get("server")
+    if not isinstance(server, str) or not server:
+        raise UsageError(
+            f"{kubeconfig} names no API server (its current context's cluster has no server); "
+            f"{KUBECONFIG_REQUIRED}",
+            "--kubeconfig",
+        )
     return server
 
 

@@ -14,7 +14,9 @@ Each docstring states, under fixed headings:
   firstresult or historic, and whether wrappers are welcome;
 * **Errors** -- what the core does if an implementation raises.
 
-Whatever the hook, a third-party plugin that raises fails alone: it is
+Whatever the hook, a third-party plugin that raises, or returns anything
+the **Returns** heading does not allow (checked by the facade: a list of the
+stated records, None where nothing is returned), fails alone: it is
 unregistered, recorded (``nodehost plugins`` shows it) and reported as one
 log line naming its entry point, distribution, version and hook (the
 traceback at ``-v 4``); ``--strict-plugins`` makes it exit 1 instead.  A

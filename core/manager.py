@@ -74,8 +74,25 @@ class Named(Protocol):
 N = TypeVar("N", bound=Named)
 
 
+_TRUE = ("1", "true", "t", "yes", "y", "on")
+_FALSE = ("", "0", "false", "f", "no", "n", "off")
+
+
 def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+    """Environment variable ``name`` as a boolean (the values click accepts for a flag's
+    variable); anything else is a ``UsageError`` naming it, never silently false."""
+    from nodehost.errors import UsageError
+
+    value = os.environ.get(name, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise UsageError(
+        f"{os.environ[name]!r} is not a valid boolean; recognized values: "
+        f"{', '.join(sorted({*_TRUE, *_FALSE} - {''}))} (or empty)",
+        name,
+    )
 
 
 def _env_list(name: str) -> frozenset[str]:
@@ -155,15 +172,67 @@ class PluginInfo:
 
 def _ours(error: BaseException) -> bool:
     """A failure nodehost itself described (a clash, an unknown hook): no traceback to show."""
-    return isinstance(error, PluginError) and error.__cause__ is None
+    return isinstance(error, WrongResult) or (
+        isinstance(error, PluginError) and error.__cause__ is None
+    )
+
+
+def _failed_how(error: BaseException) -> str:
+    """``raised Type: message``, or what a hook wrongly returned."""
+    if isinstance(error, WrongResult):
+        return str(error)
+    return f"raised {_one_line(error)}"
 
 
 def _one_line(error: BaseException) -> str:
-    """``Type: message`` on one line (a :class:`PluginError`'s message alone: it is ours)."""
+    """``Type: message`` on one line (a :class:`PluginError`'s or :class:`WrongResult`'s
+    message alone: it is ours)."""
     text = " ".join(str(error).split())
-    if isinstance(error, PluginError):
+    if isinstance(error, (PluginError, WrongResult)):
         return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class WrongResult(TypeError):
+    """A hook returned something its hookspec does not allow (the plugin's failure)."""
+
+
+def _kind(expected: type | tuple[type, ...]) -> str:
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    return " or ".join(kind.__name__ for kind in kinds)
+
+
+def checked_items(result: object, expected: type | tuple[type, ...]) -> list[Any]:
+    """``result`` as a list whose every item is an ``expected``; None is empty.
+
+    Raises :class:`WrongResult` naming what was returned instead: a string,
+    bytes or a mapping is not a sequence of records, however iterable.
+    """
+    if result is None:
+        return []
+    if isinstance(result, (str, bytes, Mapping)) or not isinstance(result, Iterable):
+        raise WrongResult(f"returned {type(result).__name__}, not a list of {_kind(expected)}")
+    items = list(result)
+    for index, item in enumerate(items):
+        if not isinstance(item, expected):
+            raise WrongResult(
+                f"returned a list whose item {index} is {type(item).__name__} "
+                f"({_short_repr(item)}), not {_kind(expected)}"
+            )
+    return items
+
+
+def checked_none(result: object) -> None:
+    """Raise :class:`WrongResult` unless ``result`` is None (hooks that return nothing)."""
+    if result is not None:
+        raise WrongResult(
+            f"returned {type(result).__name__} ({_short_repr(result)}); this hook returns None"
+        )
+
+
+def _short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)
@@ -207,7 +276,27 @@ class PluginHost:
             for entry_point in entry_points(ENTRY_POINT_GROUP):
                 self._load_entry_point(entry_point)
         self._check_pending(options.strict)
+        self._warn_unknown_disabled(options)
         return self
+
+    def _warn_unknown_disabled(self, options: LoadOptions) -> None:
+        """Warn about each disabled name that no plugin has (a typo disables nothing).
+
+        Without entry points (``--no-plugins``) a name cannot be checked: nothing is said.
+        """
+        if not options.entry_points:
+            return
+        from nodehost.log import get_logger
+        from nodehost.suggest import closest
+
+        for name in sorted(options.disabled - set(self.infos)):
+            suggestion = closest(name, self.infos)
+            get_logger().warning(
+                "no plugin of that name to disable",
+                plugin=name,
+                did_you_mean=suggestion,
+                plugins=", ".join(sorted(self.infos)),
+            )
 
     def register(self, plugin: object, name: str, *, kind: str = "local") -> None:
         """Register an in-process plugin object (tests, embedding applications)."""
@@ -396,19 +485,22 @@ class Hooks:
                 self._host.disable_failed(plugin, error, hook_name)
         return results
 
-    def records(self, hook_name: str) -> list[Provided[Any]]:
+    def records(
+        self, hook_name: str, expected: type | tuple[type, ...] = object
+    ) -> list[Provided[Any]]:
         """The records every plugin returns from registration hook ``hook_name``.
 
         Each record comes with the plugin that provided it; a third-party plugin
-        whose implementation raises (or returns something that is not a
-        sequence) is disabled, a built-in's error raises.  Also for hooks that
-        plugins add through ``nodehost_addhooks``, e.g. the ``dns`` plugin's
+        whose implementation raises, or returns anything but a list (or None)
+        of ``expected`` instances (:func:`checked_items`), is disabled, a
+        built-in's error raises.  Also for hooks that plugins add through
+        ``nodehost_addhooks``, e.g. the ``dns`` plugin's
         ``nodehost_dns_record_sources``.
         """
         provided: list[Provided[Any]] = []
         for plugin, function, argnames in self._impls(hook_name):
             try:
-                records = list(function(**dict.fromkeys(argnames)) or ())
+                records = checked_items(function(**dict.fromkeys(argnames)), expected)
             except Exception as error:
                 self._host.disable_failed(plugin, error, hook_name)
                 continue
@@ -423,11 +515,15 @@ class Hooks:
 
     def components(self) -> list[Provided[ComponentRecord]]:
         """Every component record, with the plugin that provided it."""
-        return self.records("nodehost_components")
+        from nodehost.records import ComponentRecord
+
+        return self.records("nodehost_components", ComponentRecord)
 
     def network_providers(self) -> list[Provided[NetworkProviderRecord]]:
         """Every network-provider record, with the plugin that provided it."""
-        return self.records("nodehost_network_providers")
+        from nodehost.records import NetworkProviderRecord
+
+        return self.records("nodehost_network_providers", NetworkProviderRecord)
 
     # options
     def start_options(
@@ -492,7 +588,7 @@ class Hooks:
             draft = copy.deepcopy(raw)
             kwargs = {"raw": draft, "source": source}
             try:
-                function(**{name: kwargs[name] for name in argnames})
+                checked_none(function(**{name: kwargs[name] for name in argnames}))
             except Exception as error:
                 self._host.disable_failed(plugin, error, hook)
                 continue
@@ -509,7 +605,8 @@ class Hooks:
     ) -> list[Problem]:
         """Every plugin's problems.
 
-        An implementation that raises is a problem of its own, at the path of
+        An implementation that raises, or returns anything but a list (or None)
+        of :class:`~nodehost.records.Problem`, is a problem of its own, at the path of
         the plugin's distribution (``Internal error``), when ``in_play(plugin)``
         -- one of its components is selected or a section it owns is in the
         file -- and the plugin is disabled (a built-in's is always reported).
@@ -522,10 +619,13 @@ class Hooks:
             "providers": providers,
             "plugin_failures": [info.failure_line() for info in self._host.failures()],
         }
+        from nodehost.records import Problem
+
         hook = "nodehost_validate_config"
         for plugin, function, argnames in self._impls(hook):
             try:
-                problems.extend(function(**{name: kwargs[name] for name in argnames}) or ())
+                result = function(**{name: kwargs[name] for name in argnames})
+                problems.extend(checked_items(result, Problem))
             except Exception as error:
                 problems.extend(self._validation_failure(plugin, error, in_play(plugin)))
         return problems
@@ -537,7 +637,7 @@ class Hooks:
         problem = Problem.internal(
             info.distribution or PROJECT_NAME,
             f"plugin {plugin!r} ({info.dist_label}, entry point {info.entry_point}): "
-            f"nodehost_validate_config raised {_one_line(error)}; its rules were not checked "
+            f"nodehost_validate_config {_failed_how(error)}; its rules were not checked "
             "(-v 4 shows the traceback)",
         )
         if self._host.is_builtin(plugin):
@@ -552,19 +652,21 @@ class Hooks:
 
     def obtain_config(self, options: StartOptions) -> str | None:
         """The first path an implementation returns, or None (``nodehost_obtain_config``)."""
-        path = self._first("nodehost_obtain_config", options)
+        path = self._first("nodehost_obtain_config", options, _checked_path)
         return None if path is None else str(path)
 
     def describe_config(self, options: StartOptions) -> list[str] | None:
         """The first lines an implementation returns, or None (``nodehost_describe_config``)."""
-        lines = self._first("nodehost_describe_config", options)
-        return None if lines is None else [str(line) for line in lines]
+        return self._first(
+            "nodehost_describe_config", options, lambda lines: checked_items(lines, str)
+        )
 
-    def _first(self, hook_name: str, options: StartOptions) -> Any:
-        """The first non-None answer of a firstresult hook taking ``options``.
+    def _first(self, hook_name: str, options: StartOptions, check: Callable[[Any], Any]) -> Any:
+        """The first non-None answer of a firstresult hook taking ``options``, through ``check``.
 
-        A ``NodehostError`` reaches the user as it is; any other exception
-        fails that plugin (the next implementation is asked).
+        A ``NodehostError`` reaches the user as it is; any other exception, or
+        an answer ``check`` refuses (:class:`WrongResult`), fails that plugin
+        (the next implementation is asked).
         """
         from nodehost.errors import NodehostError
 
@@ -572,6 +674,7 @@ class Hooks:
             kwargs = {"options": options}
             try:
                 answer = function(**{name: kwargs[name] for name in argnames})
+                answer = None if answer is None else check(answer)
             except NodehostError:
                 raise
             except Exception as error:
@@ -589,10 +692,11 @@ class Hooks:
 
     # run time
     def _notify(self, hook_name: str, **kwargs: Any) -> None:
-        """Call an observer hook; a raising third-party plugin is disabled, a built-in logged."""
+        """Call an observer hook; a third-party plugin that raises or returns a value
+        (:func:`checked_none`) is disabled, a built-in's failure logged."""
         for plugin, function, argnames in self._impls(hook_name):
             try:
-                function(**{name: kwargs[name] for name in argnames})
+                checked_none(function(**{name: kwargs[name] for name in argnames}))
             except Exception as error:
                 if not self._host.is_builtin(plugin):
                     self._host.disable_failed(plugin, error, hook_name)
@@ -621,11 +725,22 @@ class Hooks:
         self._notify("nodehost_node_ready", seconds=seconds, status_address=status_address)
 
     def metrics_collectors(self) -> list[tuple[str, Any]]:
-        """Every plugin's ``nodehost_metrics_collectors``, as (plugin, collector) pairs."""
+        """Every plugin's ``nodehost_metrics_collectors``, as (plugin, collector) pairs.
+
+        A hook that raises, or returns anything but a list (or None) of objects
+        with a callable ``collect``, is logged and gives no collectors.
+        """
         collected: list[tuple[str, Any]] = []
         for plugin, function, _ in self._impls("nodehost_metrics_collectors"):
             try:
-                collected.extend((plugin, collector) for collector in function() or ())
+                collectors = checked_items(function(), object)
+                for index, collector in enumerate(collectors):
+                    if not callable(getattr(collector, "collect", None)):
+                        raise WrongResult(
+                            f"returned a list whose item {index} ({_short_repr(collector)}) "
+                            "has no collect() method"
+                        )
+                collected.extend((plugin, collector) for collector in collectors)
             except Exception as error:
                 from nodehost.log import get_logger
 
@@ -636,6 +751,13 @@ class Hooks:
                     error=_one_line(error),
                 )
         return collected
+
+
+def _checked_path(answer: object) -> str | os.PathLike[str]:
+    """``nodehost_obtain_config``'s answer: a str or os.PathLike, else :class:`WrongResult`."""
+    if isinstance(answer, (str, os.PathLike)):
+        return answer
+    raise WrongResult(f"returned {type(answer).__name__} ({_short_repr(answer)}), not a path")
 
 
 def index_by_name(

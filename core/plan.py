@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nodehost.binaries import StandinMode, resolve_program
+from nodehost.binaries import StandinMode, check_overrides_used, resolve_program
 from nodehost.component import ComponentPlan, PlanContext, ProcessSpec
 from nodehost.errors import (
     ConfigInvalid,
@@ -96,20 +96,25 @@ def build_plan(
     is left out and its failure appended, so judging a file does not depend on the host.
     """
     order = start_order(inventory.catalog, resolved.selected)
-    planned, refusals = [], []
+    made, refusals = [], []
     for name, after in order:
         provided = inventory.components[name]
         context = plan_context(inventory, resolved, options, name, state_dir)
         try:
-            plan = _component_plan(provided, context)
+            made.append((name, after, provided, _component_plan(provided, context)))
         except InvalidSetting as error:
             refusals.extend(error.problems)
-            continue
         except RuntimeFailure as error:
             if host_failures is None:
                 raise
             host_failures.append(error)
-            continue
+    if refusals:
+        raise ConfigInvalid(resolved.config.source, refusals)
+    if resolve_programs:
+        programs = [p.run.argv[0] for *_, p in made if isinstance(p.run, ProcessSpec)]
+        check_overrides_used(overrides, programs)
+    planned = []
+    for name, after, provided, plan in made:
         standin = False
         if resolve_programs:
             plan, standin = _resolve_program(
@@ -126,8 +131,6 @@ def build_plan(
                 standin=standin,
             )
         )
-    if refusals:
-        raise ConfigInvalid(resolved.config.source, refusals)
     result = Plan(tuple(planned), state_dir, resolved.config.source)
     if require_active:
         check_active(result, inventory.catalog.names)

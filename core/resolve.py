@@ -128,17 +128,30 @@ def validate(
 
 def unchecked_keys(config: NodeConfig, inventory: Inventory) -> list[Problem]:
     """A warning per key of :data:`~nodehost.config.validate.PLUGIN_CHECKED_KEYS` set in
-    ``config`` that no loaded plugin claims: its rules did not run, and why."""
+    ``config`` that no loaded plugin claims: its rules did not run, and why; and one for a
+    ``networkPluginName`` that no loaded component can run
+    (:func:`nodehost.cni.network.unrun_provider`)."""
+    from nodehost.cni.network import PROVIDER_RUNNER, unrun_provider
     from nodehost.config.validate import PLUGIN_CHECKED_KEYS
     from nodehost.inventory import is_set
 
     claimed = inventory.known_sections()
     why = "no loaded plugin checks it" + inventory.host.missing_summary()
-    return [
+    problems = [
         Problem.not_checked(key, why)
         for key in PLUGIN_CHECKED_KEYS
         if key not in claimed and is_set(config, key)
     ]
+    provider = unrun_provider(config, inventory.catalog.records)
+    if provider:
+        problems.append(
+            Problem.not_checked(
+                "networkConfig.networkPluginName",
+                f"the configured provider {provider!r} will not run: no loaded plugin provides "
+                f"the {PROVIDER_RUNNER} component" + inventory.host.missing_summary(),
+            )
+        )
+    return problems
 
 
 def plan_problems(

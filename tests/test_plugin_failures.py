@@ -14,7 +14,9 @@ from nodehost import ComponentRecord, NetworkProviderRecord, hookimpl
 from nodehost.component import ComponentPlan
 from nodehost.errors import PluginError
 from nodehost.inventory import Inventory
-from nodehost.manager import LoadOptions, PluginHost
+from nodehost.manager import BUILTIN_PLUGINS, LoadOptions, PluginHost
+
+BUILTINS = [module.rsplit(".", 1)[-1] for module in BUILTIN_PLUGINS]
 
 
 def load(**options: Any) -> Inventory:
@@ -179,3 +181,100 @@ def test_a_builtin_that_fails_is_a_bug_not_a_disabled_plugin() -> None:
     host = PluginHost().load(LoadOptions(entry_points=False))
     with pytest.raises(PluginError, match="built-in plugin 'kubelet' failed in hook x"):
         host.disable_failed("kubelet", RuntimeError("bug"), "x")
+
+
+WRONG_RESULTS = [
+    # (hook, wrong result, what the failure says, how the facade calls it)
+    (
+        "nodehost_components",
+        "notalist",
+        "returned str, not a list of ComponentRecord",
+        "components",
+    ),
+    ("nodehost_components", ["x"], "item 0 is str ('x'), not ComponentRecord", "components"),
+    ("nodehost_network_providers", 7, "returned int, not a list of Network", "network_providers"),
+    ("nodehost_adjust_config", {"nodeName": "x"}, "returned dict", "adjust_config"),
+    ("nodehost_obtain_config", 42, "returned int (42), not a path", "obtain_config"),
+    ("nodehost_describe_config", "one line", "returned str, not a list of str", "describe_config"),
+    ("nodehost_component_started", "yes", "this hook returns None", "component_started"),
+    ("nodehost_component_ready", 1, "this hook returns None", "component_ready"),
+    ("nodehost_component_exited", [], "this hook returns None", "component_exited"),
+    ("nodehost_component_stopped", {}, "this hook returns None", "component_stopped"),
+]
+
+FACADE_CALLS: dict[str, Any] = {
+    "components": lambda hooks: hooks.components(),
+    "network_providers": lambda hooks: hooks.network_providers(),
+    "adjust_config": lambda hooks: hooks.adjust_config({}, "node-config.yaml"),
+    "obtain_config": lambda hooks: hooks.obtain_config(None),
+    "describe_config": lambda hooks: hooks.describe_config(None),
+    "component_started": lambda hooks: hooks.component_started("kubelet", 1),
+    "component_ready": lambda hooks: hooks.component_ready("kubelet", 0.1),
+    "component_exited": lambda hooks: hooks.component_exited("kubelet", 0, False),
+    "component_stopped": lambda hooks: hooks.component_stopped("kubelet"),
+}
+
+
+def returning(hook: str, value: object) -> object:
+    """A plugin object whose ``hook`` takes no argument and returns ``value``."""
+
+    def implementation(self: object) -> object:
+        return value
+
+    implementation.__name__ = hook
+    return type("Wrong", (), {hook: hookimpl(implementation)})()
+
+
+@pytest.mark.parametrize(("hook", "value", "message", "call"), WRONG_RESULTS)
+def test_a_wrong_result_type_fails_the_plugin_as_raising_would(
+    hook: str, value: object, message: str, call: str
+) -> None:
+    host = PluginHost().load(LoadOptions(entry_points=False))
+    host.register(returning(hook, value), "wrong", kind="entrypoint")
+    FACADE_CALLS[call](host.hooks)
+    info = host.infos["wrong"]
+    assert (info.status, info.hook) == ("failed", hook)
+    assert message in (info.error or "")
+    assert not host.pm.has_plugin("wrong")
+
+
+def test_a_wrong_component_list_leaves_the_inventory_working() -> None:
+    inventory = with_plugin(returning("nodehost_components", ["x"]), "wrong")
+    assert inventory.host.infos["wrong"].status == "failed"
+    assert "kubelet" in inventory.catalog.records
+
+
+def test_a_validation_hook_returning_non_problems_is_its_plugin_problem() -> None:
+    from nodehost.records import ValidationScope
+
+    host = PluginHost().load(LoadOptions(entry_points=False, disabled=frozenset(BUILTINS)))
+    host.register(
+        returning("nodehost_validate_config", ["a string", 42]), "wrong", kind="entrypoint"
+    )
+    problems = host.hooks.validate_config(None, ValidationScope.NODE, frozenset(), {})  # type: ignore[arg-type]
+    assert [problem.detail for problem in problems] == [
+        f"plugin 'wrong' (-, entry point wrong = {__name__}): "
+        "nodehost_validate_config returned a list whose item 0 is str ('a string'), not Problem; "
+        "its rules were not checked (-v 4 shows the traceback)"
+    ]
+    assert host.infos["wrong"].hook == "nodehost_validate_config"
+
+
+def test_metrics_collectors_without_collect_give_none() -> None:
+    class Collector:
+        def collect(self) -> list[object]:
+            return []
+
+    good = Collector()
+    host = PluginHost().load(LoadOptions(entry_points=False))
+    host.register(returning("nodehost_metrics_collectors", [object()]), "wrong", kind="entrypoint")
+    host.register(returning("nodehost_metrics_collectors", [good]), "good", kind="entrypoint")
+    collected = [item for item in host.hooks.metrics_collectors() if item[0] in {"good", "wrong"}]
+    assert collected == [("good", good)]
+
+
+def test_a_builtin_returning_the_wrong_type_is_a_bug() -> None:
+    host = PluginHost().load(LoadOptions(entry_points=False))
+    host.register(returning("nodehost_components", "x"), "odd", kind="builtin")
+    with pytest.raises(PluginError, match="built-in plugin 'odd' failed in hook nodehost_comp"):
+        host.hooks.components()

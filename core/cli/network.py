@@ -62,11 +62,13 @@ def providers(as_json: bool, **plugin_flags: Any) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    table = [("NAME", "TOPOLOGY", "SECTION", "DISTRIBUTION", "SUMMARY")]
+    table = [("NAME", "TOPOLOGY", "SECTION", "PLUGIN", "DISTRIBUTION", "SUMMARY")]
     for row in rows:
         name = row["name"] + (f" ({', '.join(row['aliases'])})" if row["aliases"] else "")
         section = row["config_section"] or "-"
-        table.append((name, row["topology"], section, row["distribution"], row["summary"]))
+        table.append(
+            (name, row["topology"], section, row["plugin"], row["distribution"], row["summary"])
+        )
     click.echo(format_table(table, terminal_width()))
 
 

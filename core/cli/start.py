@@ -281,7 +281,10 @@ def start(ctx: click.Context, **flags: Any) -> None:
             click.echo("\n".join([*resolved.actions, render_plan(plan)]))
         return
     replanner = _replanner(inventory, options, selected, overrides, flags["standins"])
-    raise click.exceptions.Exit(_run(plan, inventory, settings, flags["no_exec"], replanner))
+    health_set = _given(ctx, "health_address")
+    raise click.exceptions.Exit(
+        _run(plan, inventory, settings, flags["no_exec"], replanner, health_set=health_set)
+    )
 
 
 def _echo_actions(actions: list[str], as_json: bool) -> None:
@@ -497,8 +500,14 @@ def _run(
     settings: HostSettings,
     no_exec: bool,
     replanner: Replanner,
+    *,
+    health_set: bool = False,
 ) -> int:
-    """Run the plan under the host (or exec the kubelet alone, as Origin did)."""
+    """Run the plan under the host (or exec the kubelet alone, as Origin did).
+
+    ``health_set``: ``--health-address`` was given; exec mode serves nothing, so it
+    warns that the address is not served.
+    """
     from nodehost.component import ProcessSpec
     from nodehost.log import get_logger
     from nodehost.runtime import can_exec, exec_single, run_plan
@@ -514,7 +523,13 @@ def _run(
     if len(plan.components) == 1 and not (no_exec or settings.exit_on_ready):
         only = plan.components[0]
         if can_exec(only):
-            exec_single(only)
+            if health_set and settings.health_address is not None:
+                get_logger().warning(
+                    "exec mode: no health server runs, --health-address is not served "
+                    "(use --no-exec to keep nodehost supervising and serving)",
+                    component=only.name,
+                )
+            exec_single(only, plan.state_dir)
     return run_plan(plan, inventory.host.hooks, settings, replanner=replanner)
 
 

@@ -1,7 +1,12 @@
 """``nodehost status``: ask a running nodehost for its state (``GET /status``).
 
 Exit codes: 0 when the node is ready, 1 when it is not -- or when nothing
-answers at the address (one ``error:`` line saying so).
+answers at the address, or no whole answer comes within ``--timeout`` (one
+``error:`` line saying so).
+
+The document may come from another nodehost version: a missing field is shown
+as ``?`` (a missing ``ready`` is not ready), an unknown one is ignored, and
+every text from it is shown with control characters escaped.
 """
 
 from __future__ import annotations
@@ -21,7 +26,32 @@ STATUS_LIMIT = 4 * 1024 * 1024
 
 
 def fetch_status(host: str, port: int, timeout: float) -> dict[str, Any]:
-    """``GET /status``; RuntimeFailure with one line if nothing (or no nodehost) answers."""
+    """``GET /status`` within ``timeout`` seconds overall (connecting, headers and body:
+    a server that drips bytes does not hold it longer); RuntimeFailure with one line if
+    nothing, or no nodehost, answers in time."""
+    import threading
+
+    where = f"{host}:{port}"
+    answer: list[Any] = []
+
+    def fetch() -> None:
+        try:
+            answer.append(_get_status(host, port, timeout))
+        except BaseException as error:  # handed to the caller's thread
+            answer.append(error)
+
+    worker = threading.Thread(target=fetch, name="nodehost-status", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not answer:
+        raise RuntimeFailure(f"no whole answer from {where} within {timeout:g}s (see --timeout)")
+    if isinstance(answer[0], BaseException):
+        raise answer[0]
+    return answer[0]
+
+
+def _get_status(host: str, port: int, timeout: float) -> dict[str, Any]:
+    """``GET /status`` (``timeout`` per socket operation): the document, or RuntimeFailure."""
     import http.client
 
     where = f"{host}:{port}"
@@ -50,34 +80,61 @@ def fetch_status(host: str, port: int, timeout: float) -> dict[str, Any]:
     return document
 
 
+def shown(value: object, missing: str = "?") -> str:
+    """``value`` as one line of text: ``missing`` for None, control characters escaped."""
+    if value is None:
+        return missing
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
+
+
+def _number(value: object, suffix: str = "") -> str:
+    """A number from the document, rounded (``?`` if it is not one)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.0f}{suffix}"
+    return "?"
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _last_exit(component: dict[str, Any]) -> str:
-    last = component.get("last_exit")
+    last = _mapping(component.get("last_exit"))
     if not last:
         return "-"
-    return f"{last['description']} ({last['seconds_ago']:.0f}s ago)"
+    return f"{shown(last.get('description'))} ({_number(last.get('seconds_ago'), 's')} ago)"
+
+
+def is_ready(document: dict[str, Any]) -> bool:
+    """Whether the document says the node is ready (a missing or odd ``ready``: not)."""
+    return document.get("ready") is True
 
 
 def render_table(document: dict[str, Any]) -> str:
-    """The human view of a status document."""
-    verdict = "ready" if document["ready"] else f"not ready ({document['state']})"
-    lines = [
-        f"node: {verdict}; nodehost pid {document['pid']}, up {document['uptime_seconds']:.0f}s"
-    ]
+    """The human view of a status document (any version's: see the module docstring)."""
+    verdict = "ready" if is_ready(document) else f"not ready ({shown(document.get('state'))})"
+    uptime = _number(document.get("uptime_seconds"), "s")
+    lines = [f"node: {verdict}; nodehost pid {shown(document.get('pid'))}, up {uptime}"]
     header = ("COMPONENT", "STATE", "READY", "PID", "RESTARTS", "LAST EXIT", "DETAIL")
+    components = [_mapping(component) for component in document["components"]]
     rows = [header]
-    for component in document["components"]:
+    for component in components:
+        looping = " (crash loop)" if component.get("crash_looping") is True else ""
         rows.append(
             (
-                component["name"],
-                component["state"] + (" (crash loop)" if component["crash_looping"] else ""),
-                "yes" if component["ready"] else "no",
-                str(component["pid"] or "-"),
-                str(component["restarts"]),
+                shown(component.get("name")),
+                shown(component.get("state")) + looping,
+                "yes" if component.get("ready") is True else "no",
+                shown(component.get("pid") or None, "-"),
+                shown(component.get("restarts")),
                 _last_exit(component),
-                component["reason"] or "",
+                shown(component.get("reason"), ""),
             )
         )
-    details = _detail_lines(document["components"])
+    details = _detail_lines(components)
     return "\n".join([*lines, format_table(rows), *details, *_config_lines(document)])
 
 
@@ -85,32 +142,47 @@ def _detail_lines(components: list[dict[str, Any]]) -> list[str]:
     """One line per certificate a component reports (``details.certificates``)."""
     lines = []
     for component in components:
-        for certificate in (component.get("details") or {}).get("certificates") or []:
-            where = f"certificate {certificate['name']} ({component['name']})"
+        certificates = _mapping(component.get("details")).get("certificates")
+        for certificate in map(_mapping, certificates if isinstance(certificates, list) else []):
+            name, owner = shown(certificate.get("name")), shown(component.get("name"))
+            where = f"certificate {name} ({owner})"
             if not certificate.get("present"):
-                lines.append(f"{where}: missing ({certificate.get('file', '?')})")
+                lines.append(f"{where}: missing ({shown(certificate.get('file'))})")
                 continue
-            remaining = certificate["remaining_seconds"]
-            left = "EXPIRED" if remaining <= 0 else f"in {_duration_text(remaining)}"
-            lines.append(f"{where}: expires {certificate['not_after']} ({left})")
+            remaining = certificate.get("remaining_seconds")
+            if not isinstance(remaining, (int, float)):
+                left = "?"
+            else:
+                left = "EXPIRED" if remaining <= 0 else f"in {_duration_text(remaining)}"
+            lines.append(f"{where}: expires {shown(certificate.get('not_after'))} ({left})")
     return lines
 
 
 def _config_lines(document: dict[str, Any]) -> list[str]:
-    """The configuration's file and generation, then the last apply and its problems."""
-    configuration = document.get("configuration")
-    if not isinstance(configuration, dict) or not configuration.get("reload"):
+    """The configuration's file and generation, then the last apply and its problems.
+
+    Tolerant as the rest of the view: a missing field is ``?``, text is escaped.
+    """
+    configuration = _mapping(document.get("configuration"))
+    if not configuration.get("reload"):
         return []  # a host that cannot take a new configuration has none to show
-    lines = [f"config: {configuration['file']} (generation {configuration['generation']})"]
-    last = configuration.get("last_apply")
+    file, generation = shown(configuration.get("file")), shown(configuration.get("generation"))
+    lines = [f"config: {file} (generation {generation})"]
+    last = _mapping(configuration.get("last_apply"))
     if last:
-        ago = _duration_text(last["seconds_ago"])
-        restarted = ", ".join(last["restarted"])
-        lines.append(
-            f"config {last['result']} {ago} ago (generation {last['generation']}, "
-            f"from {last['origin']})" + (f"; restarted {restarted}" if restarted else "")
+        seconds = last.get("seconds_ago")
+        ago = _duration_text(seconds) if isinstance(seconds, (int, float)) else "?"
+        restarted_list = last.get("restarted")
+        restarted = ", ".join(
+            shown(name) for name in (restarted_list if isinstance(restarted_list, list) else [])
         )
-        lines.extend(f"  {problem}" for problem in last["problems"])
+        lines.append(
+            f"config {shown(last.get('result'))} {ago} ago (generation "
+            f"{shown(last.get('generation'))}, from {shown(last.get('origin'))})"
+            + (f"; restarted {restarted}" if restarted else "")
+        )
+        problems = last.get("problems")
+        lines.extend(f"  {shown(p)}" for p in (problems if isinstance(problems, list) else []))
     return lines
 
 
@@ -143,7 +215,7 @@ def status(address: str, as_json: bool, timeout: float) -> None:
     host, port = parse_address_flag(address, "--address")
     document = fetch_status(host, port, timeout)
     click.echo(json.dumps(document, indent=2) if as_json else render_table(document))
-    raise click.exceptions.Exit(0 if document["ready"] else 1)
+    raise click.exceptions.Exit(0 if is_ready(document) else 1)
 
 
 if __name__ == "__main__":

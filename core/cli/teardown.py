@@ -55,6 +55,10 @@ def teardown(
 
     seconds = _duration(grace, "--grace") or 0.0
     state = default_state_dir(state_dir)
+    if os.path.lexists(state) and not os.path.isdir(state):
+        from nodehost.errors import UsageError
+
+        raise UsageError(f"{state} is not a directory", "--state-dir")
     if not os.path.isdir(state):
         click.echo(f"nothing to tear down: {state} does not exist")
         return

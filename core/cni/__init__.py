@@ -37,6 +37,7 @@ _LAZY = {
     "HostLink": "nodehost.cni.network",
     "node_network": "nodehost.cni.network",
     "selects_provider": "nodehost.cni.network",
+    "provider_section_problems": "nodehost.cni.network",
     "DEFAULT_CONF_DIR": "nodehost.cni.network",
     "CNI_DIRS_SCHEMA": "nodehost.cni.network",
     "conflist_plan": "nodehost.cni.provider",
@@ -70,6 +71,7 @@ if TYPE_CHECKING:  # pragma: no cover
         CniNetwork,
         HostLink,
         node_network,
+        provider_section_problems,
         selects_provider,
     )
     from nodehost.cni.plugins import DEFAULT_BIN_DIRS, find_plugin, require_plugins
@@ -95,6 +97,7 @@ __all__ = [
     "first_network",
     "master_network",
     "node_network",
+    "provider_section_problems",
     "read_network_file",
     "require_plugins",
     "run_check",

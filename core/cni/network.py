@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from nodehost.records import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext
-    from nodehost.records import NetworkProviderRecord
+    from nodehost.records import NetworkProviderRecord, Problem
 
 DEFAULT_CONF_DIR = "/etc/cni/net.d"
 
@@ -152,12 +152,43 @@ def configured_provider_name(config: Any) -> str:
     return str(config.network_config.network_plugin_name or "").strip().lower()
 
 
+#: The component that runs the provider ``networkConfig.networkPluginName`` names.
+PROVIDER_RUNNER = "sdn"
+
+
+def unrun_provider(config: Any, components: Iterable[str]) -> str:
+    """The provider ``networkPluginName`` names when no loaded component can run it (the
+    component :data:`PROVIDER_RUNNER` is not among ``components``: its plugin is disabled
+    or failed); "" otherwise."""
+    name = str(config.network_config.network_plugin_name or "").strip()
+    return name if name and PROVIDER_RUNNER not in set(components) else ""
+
+
 def selects_provider(config: Any, selected: frozenset[str], name: str) -> bool:
     """Whether the pod network runs provider ``name``: ``sdn`` is selected and the config names it.
 
     What a provider's ``nodehost_validate_config`` asks before checking its section.
     """
-    return "sdn" in selected and configured_provider_name(config) == name.lower()
+    return PROVIDER_RUNNER in selected and configured_provider_name(config) == name.lower()
+
+
+def provider_section_problems(
+    config: Any, selected: frozenset[str], name: str, section: str, problems: list[Problem]
+) -> list[Problem]:
+    """What a provider's ``nodehost_validate_config`` returns for its ``section``.
+
+    ``problems`` are every problem of the section (its reader's): all of them
+    when the pod network runs provider ``name`` (:func:`selects_provider`);
+    otherwise a section set in the file is still checked -- its bad content is
+    an error, and a warning says it has no effect unless the provider runs
+    (:func:`nodehost.config.sections.idle_section_problems`).
+    """
+    if selects_provider(config, selected, name):
+        return problems
+    from nodehost.config.sections import idle_section_problems
+
+    runs_when = f"the sdn component runs with networkConfig.networkPluginName {name}"
+    return idle_section_problems(config, section, problems, runs_when)
 
 
 def configured_record(context: PlanContext) -> NetworkProviderRecord | None:
@@ -189,6 +220,7 @@ __all__ = [
     "configured_provider_name",
     "configured_record",
     "node_network",
+    "provider_section_problems",
     "selects_provider",
     "with_topology",
 ]

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, overload
 
-from nodehost.records import Problem
+from nodehost.records import Problem, ProblemKind
 
 #: Linux interface names: 1-15 characters, no '/', ':', whitespace.
 _LINK_NAME = re.compile(r"^[^/:\s]{1,15}$")
@@ -281,6 +281,28 @@ class SectionReader:
             if suggestion is not None:
                 detail += f'; did you mean "{suggestion}"?'
             self.problems.append(Problem.forbidden(self.path(str(key)), detail))
+
+
+def idle_section_problems(
+    config: Any, section: str, problems: Sequence[Problem], runs_when: str
+) -> list[Problem]:
+    """The problems of ``section`` when its component will not run with this config.
+
+    A section set in the file is always checked: its bad content (``problems``,
+    from the same reader the component uses) stays an error, except a missing
+    required value, which matters only to a component that runs; and a warning
+    says the section has no effect unless ``runs_when``.  Nothing when the
+    section is not in the file.
+    """
+    if section not in config.extra:
+        return []
+    kept = [
+        problem
+        for problem in problems
+        if problem.kind is not ProblemKind.REQUIRED
+        and (problem.path == section or problem.path.startswith((f"{section}.", f"{section}[")))
+    ]
+    return [*kept, Problem.no_effect(section, f"it is used only when {runs_when}")]
 
 
 def section_schema(

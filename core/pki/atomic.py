@@ -60,7 +60,9 @@ def write_atomic(
     moment (use it for private keys).  ``sync_directory=False`` leaves flushing
     the folder to the caller (who writes several files, then flushes once).
 
-    Raises :class:`OSError`; on error no temporary file is left behind.
+    Raises :class:`OSError` naming ``path`` (the obstacle, never the temporary
+    file: ``File exists (a dangling symbolic link)``); on error no temporary
+    file is left behind.
     """
     path = Path(path)
     temporary = _create_temporary(path, data, mode)
@@ -70,6 +72,9 @@ def write_atomic(
         else:
             os.link(temporary, path)
             temporary.unlink()
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise _about(error, path) from None
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -88,6 +93,14 @@ def _create_temporary(path: Path, data: bytes, mode: int) -> Path:
         except FileExistsError:
             continue
         return temporary
+
+
+def _about(error: OSError, path: Path) -> OSError:
+    """``error`` (from putting a temporary file in place) as the same error about ``path``."""
+    reason = error.strerror or str(error)
+    if path.is_symlink():
+        reason += " (a symbolic link)" if path.exists() else " (a dangling symbolic link)"
+    return type(error)(error.errno, reason, str(path))
 
 
 def make_directories(path: Path, mode: int = 0o755) -> list[Path]:

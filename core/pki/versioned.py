@@ -27,6 +27,11 @@ them, so every step of the adoption shows the same content.  Files the
 commit does not name are never touched.  A new folder is assembled in a
 staging folder beside it and renamed into place.
 
+A version folder is never followed: ``.nodehost-current`` naming a symlink
+is refused (``OSError`` ELOOP naming it, nothing changed), a symlink named
+like a version folder that nothing points at is removed, not followed, so
+no file is written, nor hard-linked from, outside the folder.
+
 What a kill can leave -- a version folder nobody points at, ``.<name>.tmp-*``
 files and symlinks, ``.<folder>.staging-*`` folders beside it (keys included)
 -- is removed by the next commit on that folder (:func:`clean_stale`).  Commits
@@ -36,6 +41,7 @@ take an ``flock`` on the parent folder, so two never interleave.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -150,13 +156,26 @@ def _update(folder: Path, files: Sequence[PlannedFile]) -> None:
 
 
 def _current_version(folder: Path) -> Path | None:
+    """The version folder ``.nodehost-current`` names (None: none, or a name that is not one).
+
+    Raises ``OSError`` (ELOOP) naming it when that entry is a symlink: its
+    files would be written, and hard-linked into the next version, outside
+    the folder.
+    """
     link = folder / CURRENT
     if not link.is_symlink():
         return None
     target = os.readlink(link)
     if "/" in target or not target.startswith(VERSION_PREFIX):
         return None
-    return folder / target
+    version = folder / target
+    if version.is_symlink():
+        raise OSError(
+            errno.ELOOP,
+            "a version folder that is a symbolic link (nodehost follows none; remove it)",
+            str(version),
+        )
+    return version
 
 
 def _adopt(folder: Path, names: Sequence[str]) -> Path:
@@ -245,7 +264,10 @@ def clean_stale(folder: Path) -> list[str]:
     removed = []
     for entry in os.scandir(folder):
         if entry.name.startswith(VERSION_PREFIX) and folder / entry.name != current:
-            shutil.rmtree(entry.path, ignore_errors=True)
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:  # a symlink is removed, never followed
+                os.unlink(entry.path)
         elif _TEMPORARY.match(entry.name) and not entry.is_dir(follow_symlinks=False):
             os.unlink(entry.path)
         else:

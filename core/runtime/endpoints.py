@@ -6,7 +6,8 @@
 ``/readyz``             200 when every component is ready, else 503; ``?verbose``
                         lists each component as ``[+]name ready`` or
                         ``[-]name not ready: reason``; ``?exclude=NAME`` (repeatable,
-                        or comma separated) leaves components out, as kube-apiserver does;
+                        or comma separated) leaves components out, as kube-apiserver does
+                        (a name that matches none is a ``warn:`` line of the verbose list);
 ``/readyz/<component>`` and ``/livez/<component>``: that component alone;
 ``/metrics``            Prometheus text format 0.0.4 (:mod:`nodehost.runtime.metrics`);
 ``/status``             the status document as JSON (what ``nodehost status`` reads).
@@ -83,7 +84,9 @@ def readyz(
 ) -> Response:
     """200 ``ok`` if the node is ready, else 503; ``verbose`` lists each component.
 
-    Components named in ``exclude`` do not count (listed as ``excluded``).
+    Components named in ``exclude`` do not count (listed as ``excluded``); a name
+    that matches no component is warned about in the verbose list, as kube-apiserver
+    does (``warn: some health checks cannot be excluded: no matches for "x"``).
     """
     components = document["components"]
     if exclude:
@@ -103,6 +106,10 @@ def readyz(
             lines.append(f"[+]{component['name']} ready")
         else:
             lines.append(f"[-]{component['name']} not ready: {component['reason']}")
+    unmatched = sorted(exclude - {component["name"] for component in components})
+    if unmatched:
+        quoted = ", ".join(f'"{name}"' for name in unmatched)
+        lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}")
     lines.append("readyz check passed" if ready else "readyz check failed")
     return text(status, "\n".join(lines) + "\n")
 

@@ -25,7 +25,7 @@ def can_exec(component: PlannedComponent) -> bool:
     return isinstance(run, ProcessSpec) and run.exec_allowed
 
 
-def exec_single(component: PlannedComponent) -> NoReturn:
+def exec_single(component: PlannedComponent, state_dir: str | None = None) -> NoReturn:
     """Write ``component``'s files and replace this process with its program.
 
     Raises :class:`RuntimeFailure` (naming the component and the cause) if the
@@ -35,7 +35,7 @@ def exec_single(component: PlannedComponent) -> NoReturn:
     if not isinstance(run, ProcessSpec) or not run.exec_allowed:
         raise RuntimeFailure(f"component {component.name} cannot replace nodehost (exec mode)")
     try:
-        write_plan_files(component.plan.files)
+        write_plan_files(component.plan.files, state_dir)
     except FileWriteError as error:
         raise RuntimeFailure(f"component {component.name}: {error}") from None
     environment = {**os.environ, **run.env}

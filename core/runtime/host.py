@@ -259,6 +259,7 @@ class Host:
         lock.acquire()
         loop = asyncio.get_running_loop()
         try:
+            self._make_state_folders()
             self._install(loop)
             try:
                 await self._prepare()
@@ -275,6 +276,20 @@ class Host:
         if self.failures:
             raise RuntimeFailure("\n".join(self.failures))
         return self.exit_code
+
+    def _make_state_folders(self) -> None:
+        """Make every folder the plan writes in the state directory before anything starts;
+        one that is unsafe (:func:`pidfiles.make_state_folder`) is a RuntimeFailure naming it."""
+        for supervisor in self.supervisors.values():
+            for spec in supervisor.planned.plan.files:
+                try:
+                    pidfiles.make_state_folder(self.state_dir, os.path.dirname(spec.path))
+                except pidfiles.UnsafeStateDirectory as error:
+                    raise RuntimeFailure(str(error)) from None
+                except OSError as error:
+                    raise RuntimeFailure(
+                        f"cannot write {spec.path}: {error.strerror or error}"
+                    ) from None
 
     def _install(self, loop: asyncio.AbstractEventLoop) -> None:
         self.launcher = Launcher()  # before the reaper: it may run setpriv --help

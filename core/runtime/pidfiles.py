@@ -201,19 +201,63 @@ def check_state_directory(state_dir: str | Path) -> None:
     """
     run = Path(state_dir) / RUN_DIRECTORY
     for path, info in ((Path(state_dir), os.stat(state_dir)), (run, os.lstat(run))):
-        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-            raise UnsafeStateDirectory(f"state directory: {path} is not a directory")
-        if info.st_uid not in (0, os.geteuid()):
-            raise UnsafeStateDirectory(
-                f"state directory {path} belongs to another user (uid {info.st_uid}); "
-                "choose another --state-dir"
-            )
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise UnsafeStateDirectory(
-                f"state directory {path} is writable by group or others "
-                f"(mode {stat.S_IMODE(info.st_mode):04o}); run 'chmod go-w {path}' or choose "
-                "another --state-dir"
-            )
+        _check_folder(path, info)
+
+
+def _check_folder(path: Path, info: os.stat_result) -> None:
+    """Raise :class:`UnsafeStateDirectory` unless ``info`` (from ``lstat``) is a real
+    directory of root or this user that neither group nor others may write."""
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafeStateDirectory(
+            f"state directory: {path} is a symbolic link; nodehost writes there as root and "
+            "follows none: remove it"
+        )
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnsafeStateDirectory(f"state directory: {path} is not a directory")
+    if info.st_uid not in (0, os.geteuid()):
+        raise UnsafeStateDirectory(
+            f"state directory {path} belongs to another user (uid {info.st_uid}); "
+            "choose another --state-dir"
+        )
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnsafeStateDirectory(
+            f"state directory {path} is writable by group or others "
+            f"(mode {stat.S_IMODE(info.st_mode):04o}); run 'chmod go-w {path}' or choose "
+            "another --state-dir"
+        )
+
+
+def make_state_folder(state_dir: str | Path, folder: str | Path) -> bool:
+    """Make ``folder`` inside ``state_dir`` (mode 0755), never through a symlink.
+
+    The state directory is made if missing and checked as by
+    :func:`check_state_directory`; each folder below it down to ``folder`` is looked at with
+    ``lstat``, made if missing, and must pass the state directory's own rules
+    (:func:`check_state_directory`): a symlink, a folder of another user or one
+    writable by group or others raises :class:`UnsafeStateDirectory` naming it.
+    Returns False, doing nothing, when ``folder`` is not inside ``state_dir``.
+    """
+    base = Path(os.path.abspath(state_dir))
+    try:
+        parts = Path(os.path.abspath(folder)).relative_to(base).parts
+    except ValueError:
+        return False
+    make_directories(base, STATE_DIRECTORY_MODE)
+    _check_folder(base, os.stat(base))  # the state directory itself, as check_state_directory
+    current = base
+    for part in parts:
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(current, STATE_DIRECTORY_MODE)
+            info = os.lstat(current)
+            if stat.S_ISDIR(info.st_mode):
+                os.chmod(current, STATE_DIRECTORY_MODE)  # whatever the umask
+                info = os.lstat(current)
+        _check_folder(current, info)
+    return True
 
 
 class StateLock:

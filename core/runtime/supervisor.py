@@ -294,7 +294,7 @@ class ComponentSupervisor:
         from nodehost.runtime.files import FileWriteError, write_plan_files
 
         try:
-            write_plan_files(self.planned.plan.files)
+            write_plan_files(self.planned.plan.files, self.host.state_dir)
         except FileWriteError as error:
             self._fail(str(error))
             return False

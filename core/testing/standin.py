@@ -329,16 +329,49 @@ def _serve_healthz(
         def log_message(self, format: str, *args: object) -> None:
             """Stay quiet: probes would flood the log."""
 
+    from nodehost.config.hostport import join_host_port
+
     try:
-        server = ThreadingHTTPServer(address, Handler)
+        server = listening_server(address, Handler)
     except OSError as error:
-        _fail(program, f"cannot listen on {address[0]}:{address[1]}: {error.strerror}", 1)
+        where = join_host_port(*address)
+        _fail(program, f"cannot listen on {where}: {error.strerror or error}", 1)
     server.daemon_threads = True
     host, port = str(server.server_address[0]), server.server_address[1]
-    _say(program, f"serving {path} on {host}:{port}")
+    _say(program, f"serving {path} on {join_host_port(host, port)}")
+
     # A long poll interval: the server is never shut down, so it need not wake up.
     thread = threading.Thread(target=server.serve_forever, args=(3600,), daemon=True)
     thread.start()
+
+
+def listening_server(
+    address: tuple[str, int], handler: type[BaseHTTPRequestHandler]
+) -> ThreadingHTTPServer:
+    """An HTTP server bound to ``address`` as the real programs bind: an IPv6 literal
+    (``::1``) on IPv6, ``::`` and an empty host on both families (dual stack; an
+    empty host falls back to IPv4 alone where the kernel has no IPv6), anything
+    else on IPv4.  OSError when it cannot be bound."""
+    import socket
+
+    host, port = address
+    if host not in ("", "::") and ":" not in host:
+        return ThreadingHTTPServer(address, handler)
+
+    class Server(ThreadingHTTPServer):
+        address_family = socket.AF_INET6
+
+        def server_bind(self) -> None:
+            if host in ("", "::"):
+                self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            super().server_bind()
+
+    try:
+        return Server((host or "::", port), handler)
+    except OSError:
+        if host != "":
+            raise
+        return ThreadingHTTPServer(address, handler)
 
 
 # --- the console script -------------------------------------------------------------------

@@ -139,14 +139,18 @@ def bootstrap_node(options: StartOptions, log: Any = None) -> str:
 def describe_bootstrap(options: StartOptions) -> list[str]:
     """What :func:`bootstrap_node` would ask of whom and write, doing none of it (``--dry-run``).
 
-    Reads the flags and the bootstrap kubeconfig only; ``UsageError`` as the
-    real run would raise for the flags.
+    Reads the flags and the kubeconfigs only; ``UsageError`` as the real run
+    would raise for the flags, and ``RuntimeFailure`` as it would for a
+    bootstrap kubeconfig it needs (no usable ``node.kubeconfig``) and cannot load.
     """
     from nodehost.pki.kubeconfig import read_server
 
     settings = settings_from_options(options)
     folder = settings.config_dir
-    server = read_server(str(settings.bootstrap_kubeconfig)) or "(no server in the kubeconfig)"
+    if usable_node_kubeconfig(settings.node_kubeconfig):
+        server = read_server(str(settings.bootstrap_kubeconfig)) or "(no server in the kubeconfig)"
+    else:
+        server = bootstrap_cluster(settings.bootstrap_kubeconfig)["server"]
     user = f"system:node:{settings.node_name}"
     where = f"{settings.namespace}/{settings.config_map}"
     return [

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskContext, TaskSpec
+from nodehost.config.sections import idle_section_problems
 from nodehost.errors import InvalidSetting, RuntimeFailure
 from nodehost.plugins.dns import hookspecs
 from nodehost.plugins.dns.hookspecs import DnsRecordSourceRecord
@@ -62,7 +63,8 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
     ``dnsServerConfig`` section, and the records file (loaded and checked).
     """
     if "dns" not in selected or not config.dns_bind_address:
-        return []
+        runs_when = "the dns component is selected and dnsBindAddress is set"
+        return idle_section_problems(config, SECTION, section_problems(config), runs_when)
     problems = section_problems(config)
     for check in (bind_address_check, settings_from_config):
         try:
@@ -197,7 +199,10 @@ def choose_sources(context: PlanContext, settings: DnsSettings) -> list[RecordSo
 
 def _source_records(hooks: Any) -> dict[str, DnsRecordSourceRecord]:
     provided = (
-        [(item.record, item.source()) for item in hooks.records("nodehost_dns_record_sources")]
+        [
+            (item.record, item.source())
+            for item in hooks.records("nodehost_dns_record_sources", DnsRecordSourceRecord)
+        ]
         if hooks is not None
         else [(record, "plugin 'dns'") for record in nodehost_dns_record_sources()]
     )

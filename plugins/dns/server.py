@@ -400,7 +400,8 @@ async def serve(
     """Run the server and its record sources until cancelled.
 
     ``ready(server)`` is called once the sockets are bound and every source
-    has synced (after :func:`_settle_garbage_collector`).  A source that
+    has synced (after :func:`_settle_garbage_collector`); until then
+    ``status`` names the sources still loading, updated as each one syncs.  A source that
     raises ends this coroutine with its error.
     """
     store = ClusterRecords()
@@ -410,8 +411,12 @@ async def serve(
     if not waiting:
         synced.set()
 
+    def waiting_text() -> str:
+        return f"waiting for DNS record sources: {', '.join(sorted(waiting))}" if waiting else ""
+
     def source_synced(name: str) -> None:
         waiting.discard(name)
+        status(waiting_text())  # the reason names only the sources still loading
         if not waiting:
             synced.set()
 
@@ -427,7 +432,7 @@ async def serve(
             sink = store.sink(source.name)
             sink.on_synced = lambda name=source.name: source_synced(name)
             tasks.append(asyncio.ensure_future(source.run(sink)))
-        status(f"waiting for DNS record sources: {', '.join(sorted(waiting))}" if waiting else "")
+        status(waiting_text())
         await _first_of(tasks, synced)
         host, port = server.address
         log.info("Starting DNS", address=f"{host}:{port}", domain=settings.domain,

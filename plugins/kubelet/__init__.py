@@ -100,6 +100,7 @@ def nodehost_validate_config(
         problems.extend(argument_problems(arguments))
     if "kubelet" in selected:
         problems.extend(security_problems(arguments))
+        problems.extend(file_problems(arguments))
         problems.extend(
             Problem.forbidden(f"kubeletArguments.{key}", why)
             for key, why in RESERVED_KEYS.items()
@@ -127,6 +128,23 @@ def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
             problems.append(Problem.invalid("flag", error.key, error.detail))
         else:
             problems.append(Problem.invalid(error.key, error.value, error.detail))
+    return problems
+
+
+#: kubeletArguments naming a file the kubelet must read at start (its serving pair, the CA).
+FILE_FLAGS = ("tls-cert-file", "tls-private-key-file", "client-ca-file")
+
+
+def file_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
+    """Each :data:`FILE_FLAGS` value (the last one wins, as for the kubelet) must be a
+    readable regular file, as ``servingInfo.certFile`` must (``validate_file``)."""
+    from nodehost.config.validate import validate_file
+
+    problems = []
+    for key in FILE_FLAGS:
+        values = arguments.get(key) or ()
+        if values and values[-1]:
+            problems.extend(validate_file(values[-1], f"kubeletArguments.{key}"))
     return problems
 
 

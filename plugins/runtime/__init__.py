@@ -47,6 +47,7 @@ from nodehost.component import (
     ReportedProbe,
     TaskSpec,
 )
+from nodehost.config.sections import idle_section_problems
 from nodehost.errors import InvalidSetting, RuntimeFailure
 from nodehost.plugins.runtime import containerd
 from nodehost.plugins.runtime.settings import (
@@ -79,9 +80,11 @@ def nodehost_components() -> list[ComponentRecord]:
 
 @hookimpl
 def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
-    """Every problem of the ``containerRuntime`` section, when the runtime is selected."""
+    """Every problem of the ``containerRuntime`` section, when the runtime is selected; its
+    bad content whenever it is set (:func:`idle_section_problems`)."""
     if NAME not in selected:
-        return []
+        runs_when = f"the {NAME} component is selected"
+        return idle_section_problems(config, SECTION, read_settings(config)[1].problems, runs_when)
     return read_settings(config)[1].problems
 
 

@@ -41,7 +41,7 @@ from nodehost import (
     ValidationScope,
     hookimpl,
 )
-from nodehost.cni import CniNetwork, node_network
+from nodehost.cni import CniNetwork, node_network, provider_section_problems
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.errors import InvalidSetting
 from nodehost.plugins.sdn import bridge, external
@@ -116,13 +116,42 @@ def nodehost_validate_config(
     providers: Mapping[str, NetworkProviderRecord],
     plugin_failures: Sequence[str],
 ) -> list[Problem]:
-    """The provider name; and a built-in provider's section when it is the configured one."""
-    if "sdn" not in selected:
-        return []
-    name = configured_provider(config)
+    """The provider name; a built-in provider's section when it is the configured one, and
+    the content of every other built-in provider's section set in the file."""
+    name = configured_provider(config) if "sdn" in selected else ""
+    record = providers.get(name.lower()) if name else None
+    return _idle_sections(config, record, providers) + _configured_problems(
+        config, name, record, providers, plugin_failures
+    )
+
+
+def _idle_sections(
+    config: Any, configured: NetworkProviderRecord | None, providers: Mapping[str, Any]
+) -> list[Problem]:
+    """Problems of the built-in providers' sections set in the file for a provider that
+    will not run (:func:`~nodehost.config.sections.idle_section_problems`)."""
+    problems: list[Problem] = []
+    for record in {id(record): record for record in providers.values()}.values():
+        builtin = any(record.provider is provider for provider in BUILTIN_PROVIDERS)
+        if not builtin or record is configured or not record.config_section:
+            continue
+        provider: Any = record.provider
+        problems += provider_section_problems(
+            config, frozenset(), record.name, record.config_section, provider.problems(config)
+        )
+    return problems
+
+
+def _configured_problems(
+    config: Any,
+    name: str,
+    record: NetworkProviderRecord | None,
+    providers: Mapping[str, NetworkProviderRecord],
+    plugin_failures: Sequence[str],
+) -> list[Problem]:
+    """The configured provider's name, and a built-in provider's own section."""
     if not name:
         return []
-    record = providers.get(name.lower())
     if record is None and name.lower() == CNI:
         return []
     if record is None and name.lower() in OPENSHIFT_SDN_NAMES and not plugin_failures:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 HEAVY = ("click", "structlog", "cryptography", "yaml", "pluggy", "asyncio", "importlib.metadata")
 
@@ -89,3 +90,18 @@ def test_status_refuses_a_negative_timeout(nodehost) -> None:
     result = nodehost("status", "--timeout=-1")
     assert result.code == 2
     assert "--timeout" in result.err
+
+
+def test_teardown_of_a_state_dir_that_is_a_file_says_so_and_exits_2(
+    nodehost, tmp_path: Path
+) -> None:
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    result = nodehost("teardown", f"--state-dir={plain}")
+    assert result.code == 2
+    assert result.err.strip() == f"error: invalid value for --state-dir: {plain} is not a directory"
+    missing = nodehost("teardown", f"--state-dir={tmp_path / 'missing'}")
+    assert (missing.code, missing.out.strip()) == (
+        0,
+        f"nothing to tear down: {tmp_path / 'missing'} does not exist",
+    )

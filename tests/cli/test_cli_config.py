@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 
 def test_valid_config_exits_zero(nodehost, node_dir: Path) -> None:
     path = node_dir / "node-config.yaml"
@@ -76,3 +78,54 @@ def test_schema_accepts_the_valid_fixture(nodehost, node_dir: Path) -> None:
     schema = json.loads(nodehost("config", "schema").out)
     document = yaml.safe_load((node_dir / "node-config.yaml").read_text())
     jsonschema.validate(document, schema)
+
+
+IDLE_SECTIONS = {
+    # section: (bad content, the problem it must give)
+    "dnsServerConfig": (
+        {"recordz": "x", "forwardTimeout": "banana"},
+        'dnsServerConfig.recordz: Forbidden: unknown field; did you mean "recordsFile"?',
+    ),
+    "bridgeNetwork": (
+        {"podCIDRR": 1},
+        'bridgeNetwork.podCIDRR: Forbidden: unknown field; did you mean "podCIDR"?',
+    ),
+    "containerRuntime": ({"bogus": 1}, "containerRuntime.bogus: Forbidden: unknown field"),
+}
+
+
+@pytest.mark.parametrize("section", sorted(IDLE_SECTIONS))
+def test_a_plugin_section_is_checked_even_when_its_component_will_not_run(
+    nodehost, node_dir: Path, section: str
+) -> None:
+    """README: a plugin's section is checked whenever it is set in the file; for a component
+    that will not run it is also a warning that it has no effect."""
+    import yaml
+
+    path = node_dir / "node-config.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["dnsBindAddress"] = ""  # dns will not run; nor will bridge, nor (below) runtime
+    document[section] = IDLE_SECTIONS[section][0]
+    path.write_text(yaml.safe_dump(document))
+    result = nodehost("config", "validate", str(path), "--components=kubelet")
+    assert result.code == 255, result.err
+    assert f"  {IDLE_SECTIONS[section][1]}" in result.err.splitlines()
+    assert f"{section}: has no effect in nodehost: it is used only when" in result.err
+
+
+def test_a_provider_nothing_can_run_is_a_warning_when_its_plugin_is_disabled(
+    nodehost, node_dir: Path
+) -> None:
+    import yaml
+
+    path = node_dir / "node-config.yaml"
+    document = yaml.safe_load(path.read_text())
+    document.setdefault("networkConfig", {})["networkPluginName"] = "bridge"
+    path.write_text(yaml.safe_dump(document))
+    result = nodehost("config", "validate", str(path), "--disable-plugin", "sdn")
+    assert result.code == 0, result.err
+    assert (
+        "networkConfig.networkPluginName: Not checked: the configured provider 'bridge' will "
+        "not run: no loaded plugin provides the sdn component (disabled: sdn)"
+    ) in result.err
+    assert "will not run" not in nodehost("config", "validate", str(path)).err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,28 @@ def test_recursive_resolv_conf_reaches_a_generated_config(
     config, _ = load_node_config(str(node / "node-config.yaml"))
     options = StartOptions(recursive_resolv_conf=str(resolv))
     assert apply_overrides(config, options).dns_recursive_resolv_conf == str(resolv)
+
+
+def test_generation_names_what_is_wrong_with_the_kubeconfig(
+    nodehost, master: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    thin = tmp_path / "thin.kubeconfig"
+    thin.write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
+    for path, reason in (
+        (tmp_path / "nonexistent", "does not exist"),
+        ("/dev/zero", "not a regular file (a character device)"),
+        (fifo, "not a regular file (a named pipe)"),
+        (thin, "names no API server"),
+    ):
+        result = nodehost(
+            "start",
+            f"--master-cert-dir={master}",
+            f"--config-dir={tmp_path / 'n'}",
+            f"--kubeconfig={path}",
+            "--dry-run",
+        )
+        assert result.code == 2, result.err
+        assert "--kubeconfig" in result.err and str(path) in result.err and reason in result.err
+        assert "Traceback" not in result.err

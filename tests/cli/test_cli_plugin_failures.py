@@ -180,3 +180,74 @@ def test_keys_a_disabled_plugin_would_check_are_reported_unchecked(
     assert section.endswith("; no loaded plugin owns it (disabled: dns, kubelet)")
     loaded = nodehost("config", "validate", str(path), "--no-plugins")
     assert "Not checked" not in loaded.err and "no loaded plugin" not in loaded.err
+
+
+def plugin_distribution(tmp_path: Path, monkeypatch, name: str, version: str, code: str) -> None:
+    """Put distribution ``nodehost-<name> <version>`` on ``sys.path``: entry point ``name``,
+    a module (unique to this process) holding ``code``."""
+    module = f"nodehost_{name}_{os.getpid()}"
+    (tmp_path / f"{module}.py").write_text(code)
+    info = tmp_path / f"nodehost_{name}-{version}.dist-info"
+    info.mkdir()
+    metadata = f"Metadata-Version: 2.1\nName: nodehost-{name}\nVersion: {version}\n"
+    (info / "METADATA").write_text(metadata)
+    (info / "entry_points.txt").write_text(f"[nodehost]\n{name} = {module}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_a_hook_returning_the_wrong_type_is_that_plugins_failure_in_every_command(
+    nodehost, fake_dists, node_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """``nodehost_components`` returning a string and ``nodehost_validate_config`` returning
+    non-problems: each command works and names the plugin with its distribution."""
+    code = (
+        "from nodehost import hookimpl\n"
+        "@hookimpl\ndef nodehost_components():\n    return 'notalist'\n"
+        "@hookimpl\ndef nodehost_validate_config(config):\n    return ['a string', 42]\n"
+    )
+    plugin_distribution(tmp_path, monkeypatch, "wrongtype", "1.0", code)
+    monkeypatch.setenv("COLUMNS", "400")
+    config = str(node_dir / "node-config.yaml")
+    for args in (
+        ["plugins"],
+        ["components"],
+        ["config", "validate", config],
+        [
+            "start",
+            f"--config={config}",
+            "--dry-run",
+            "--standins=always",
+            f"--state-dir={tmp_path}/s",
+        ],
+    ):
+        result = nodehost(*args)
+        assert "Traceback" not in result.err, args
+        assert result.code == 0, (args, result.err)
+        assert "nodehost-wrongtype" in result.out + result.err, args
+        assert "returned str, not a list of ComponentRecord" in result.out + result.err, args
+
+
+def test_a_component_whose_plan_raises_fails_validate_and_start_with_exit_1(
+    nodehost, fake_dists, node_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """README "Exit codes": a plugin bug is no config problem: one line naming the
+    component and its distribution, exit 1, for ``config validate`` as for ``start``."""
+    code = (
+        "from nodehost import ComponentRecord, hookimpl\n"
+        "class Boom:\n    def plan(self, context):\n        raise RuntimeError('plan boom')\n"
+        "@hookimpl\ndef nodehost_components():\n"
+        "    return [ComponentRecord('planfails', 'fails to plan', Boom())]\n"
+    )
+    plugin_distribution(tmp_path, monkeypatch, "planfails", "2.0", code)
+    config = str(node_dir / "node-config.yaml")
+    line = (
+        "error: component planfails (plugin 'planfails' (nodehost-planfails 2.0)) failed to "
+        "plan: RuntimeError: plan boom"
+    )
+    for args in (
+        ["config", "validate", config],
+        ["start", f"--config={config}", "--dry-run", "--standins=always"],
+    ):
+        result = nodehost(*args)
+        assert result.code == 1, (args, result.err)
+        assert result.err.strip().splitlines()[-1] == line, args

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -293,3 +294,53 @@ def test_start_flags_come_from_nodehost_variables_as_an_environment_file_sets_th
     assert plan["state_dir"] == str(tmp_path / "state")
     flag_wins = nodehost_exe("start", "--components=proxy", env=env)
     assert [c["name"] for c in json.loads(flag_wins.out)["components"]] == ["proxy"]
+
+
+def test_a_binary_override_for_no_program_is_a_usage_error(nodehost, node_dir: Path) -> None:
+    result = dry_run(nodehost, node_dir, "--binary=kubelett=/bin/true")
+    assert result.code == 2
+    assert result.err.strip().splitlines()[-1] == (
+        "error: invalid value for --binary: no selected component runs a program named "
+        "'kubelett' (did you mean 'kubelet'?); the selected components run: containerd, kube-proxy, "
+        "kubelet"
+    )
+    assert dry_run(nodehost, node_dir, "--binary=kubelet=/bin/true").code == 0
+
+
+@pytest.mark.parametrize("variable", ["NODEHOST_STRICT_PLUGINS", "NODEHOST_NO_PLUGINS"])
+def test_a_plugin_switch_variable_that_is_no_boolean_is_a_usage_error(
+    nodehost, monkeypatch, variable: str
+) -> None:
+    monkeypatch.setenv(variable, "banana")
+    result = nodehost("components")
+    assert result.code == 2
+    assert f"error: invalid value for {variable}: 'banana' is not a valid boolean" in result.err
+    monkeypatch.setenv(variable, "off")
+    assert nodehost("components").code == 0
+
+
+def test_disabling_a_plugin_that_does_not_exist_is_a_warning_naming_it(nodehost) -> None:
+    result = nodehost("plugins", "--disable-plugin", "kubelt")
+    assert result.code == 0
+    [event] = [json.loads(line) for line in result.err.splitlines() if "kubelt" in line]
+    assert event["event"] == "no plugin of that name to disable"
+    assert event["did_you_mean"] == "kubelet"
+
+
+def test_exec_mode_warns_that_a_given_health_address_is_not_served(
+    nodehost_exe, node_dir: Path, tmp_path: Path
+) -> None:
+    """Exec mode replaces nodehost with the kubelet (``/bin/true`` here): nothing serves
+    ``--health-address``; saying nothing would ignore the flag.  The state directory is
+    new: exec mode makes it."""
+    config = f"--config={node_dir / 'node-config.yaml'}"
+    args = ["start", config, "--components=kubelet", "--binary=kubelet=/bin/true"]
+    given = nodehost_exe(*args, "--health-address=127.0.0.1:0", f"--state-dir={tmp_path}/a/s")
+    assert given.code == 0, given.err
+    assert "exec mode: no health server runs, --health-address is not served" in given.err
+    # The suite sets NODEHOST_HEALTH_ADDRESS for every nodehost it starts; a default
+    # start has neither the flag nor the variable.
+    unset = {k: v for k, v in os.environ.items() if k != "NODEHOST_HEALTH_ADDRESS"}
+    default = nodehost_exe(*args, f"--state-dir={tmp_path}/b/s", env=unset)
+    assert default.code == 0, default.err
+    assert "health" not in default.err

@@ -28,9 +28,11 @@ def test_table_names_summary_and_section(nodehost, monkeypatch) -> None:
     result = nodehost("network", "providers")
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].split() == ["NAME", "TOPOLOGY", "SECTION", "DISTRIBUTION", "SUMMARY"]
+    header = ["NAME", "TOPOLOGY", "SECTION", "PLUGIN", "DISTRIBUTION", "SUMMARY"]
+    assert lines[0].split() == header  # as README says: the plugin too
     row = next(line for line in lines if line.startswith("bridge "))
-    assert "bridgeNetwork" in row and bridge.SUMMARY in row
+    assert row.split()[:4] == ["bridge", "host", "bridgeNetwork", "sdn"]
+    assert bridge.SUMMARY in row
 
 
 def test_blocked_provider_is_not_listed(nodehost, fake_dists) -> None:

@@ -83,3 +83,36 @@ def test_remove_empty_directories_keeps_non_empty_ones(tmp_path: Path) -> None:
     remove_empty_directories(created)
     assert not (tmp_path / "a" / "b").exists()
     assert (tmp_path / "a" / "keep").exists()
+
+
+def test_an_obstacle_is_named_not_the_temporary_file(tmp_path: Path) -> None:
+    dangling = tmp_path / "ca.serial.txt"
+    dangling.symlink_to(tmp_path / "nowhere" / "x")
+    with pytest.raises(FileExistsError) as raised:
+        write_atomic(dangling, b"01\n", 0o644, replace=False)
+    assert raised.value.filename == str(dangling)
+    assert raised.value.strerror == "File exists (a dangling symbolic link)"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError) as raised_dir:
+        write_atomic(folder, b"x", 0o644)
+    assert raised_dir.value.filename == str(folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ca.serial.txt", "folder"]
+
+
+def test_ca_create_names_a_dangling_symlink_in_its_way(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "ca.serial.txt").symlink_to(tmp_path / "nowhere" / "x")
+    done = subprocess.run(
+        [sys.executable, "-m", "nodehost", "ca", "create", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"error: cannot write CA into {tmp_path}: File exists (a dangling symbolic link): "
+        f"{tmp_path / 'ca.serial.txt'}"
+    )

@@ -489,3 +489,43 @@ def test_unwritable_location_is_one_clear_error(request_factory, tmp_path) -> No
     (tmp_path / "file").write_text("x")
     with pytest.raises(PKIError, match=r"cannot write node folder .*Not a directory"):
         create_node_folder(request_factory(node_dir=str(tmp_path / "file" / "node1")))
+
+
+def folder_and_outside(request_factory, tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A node folder made by ``config create``, and a folder outside it holding ``name``."""
+    request = request_factory()
+    create_node_folder(request)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / name).write_text("not yours\n")
+    return Path(request.node_dir), outside
+
+
+def test_a_planted_symlinked_version_folder_is_refused_and_never_followed(
+    request_factory, tmp_path: Path
+) -> None:
+    """``config create --overwrite`` over a folder whose ``.nodehost-current`` names a
+    symlink to a folder elsewhere: nothing is written into it or hard-linked from it."""
+    import os
+
+    from nodehost.pki.versioned import CURRENT
+
+    folder, outside = folder_and_outside(request_factory, tmp_path, "secret")
+    planted = folder / ".nodehost-v-00000001"
+    planted.symlink_to(outside)
+    (folder / ".current.tmp").symlink_to(planted.name)
+    os.rename(folder / ".current.tmp", folder / CURRENT)
+    with pytest.raises(PKIError, match=f"symbolic link.*{planted}"):
+        create_node_folder(request_factory(overwrite=True))
+    assert sorted(path.name for path in outside.iterdir()) == ["secret"]
+    assert (outside / "secret").stat().st_nlink == 1
+
+
+def test_a_stale_symlink_named_like_a_version_folder_is_removed_not_followed(
+    request_factory, tmp_path: Path
+) -> None:
+    folder, outside = folder_and_outside(request_factory, tmp_path, "keep")
+    (folder / ".nodehost-v-00000002").symlink_to(outside)
+    create_node_folder(request_factory(overwrite=True))
+    assert not (folder / ".nodehost-v-00000002").is_symlink()
+    assert (outside / "keep").read_text() == "not yours\n"

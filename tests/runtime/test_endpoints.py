@@ -89,6 +89,14 @@ def test_readyz_can_exclude_components_as_kube_apiserver_does() -> None:
     assert readyz({**DOCUMENT, "state": "stopping"}, False, frozenset({'we"ird'})).status == 503
 
 
+def test_readyz_warns_about_an_exclude_that_matches_no_component() -> None:
+    response = readyz(DOCUMENT, True, frozenset({'we"ird', "nosuch", "kubelett"}))
+    assert response.body.decode().splitlines()[-2:] == [
+        'warn: some health checks cannot be excluded: no matches for "kubelett", "nosuch"',
+        "readyz check passed",
+    ]
+
+
 def test_livez_fails_while_a_component_crash_loops() -> None:
     response = livez(DOCUMENT, verbose=True)
     assert response.status == 500

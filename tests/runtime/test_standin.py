@@ -175,3 +175,49 @@ def test_taken_healthz_port_exits_1() -> None:
 def test_behaviour_crash_times_needs_a_starts_file() -> None:
     with pytest.raises(BehaviourError, match="STARTS_FILE"):
         Behaviour.from_environ("kubelet", {"NODEHOST_STANDIN_CRASH_TIMES": "2"})
+
+
+def free_port6() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET6) as sock:
+        sock.bind(("::1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("program", "flags", "url_host"),
+    [
+        ("kubelet", ["--healthz-bind-address=::1", "--healthz-port={port}"], "[::1]"),
+        ("kubelet", ["--healthz-bind-address=::", "--healthz-port={port}"], "127.0.0.1"),
+        ("kube-proxy", ["--healthz-bind-address=[::]:{port}"], "[::1]"),
+        ("kube-proxy", ["--healthz-bind-address=[::1]:{port}"], "[::1]"),
+    ],
+)
+def test_the_program_stand_ins_bind_ipv6_as_the_real_ones_do(
+    program: str, flags: list[str], url_host: str
+) -> None:
+    """``::`` is both families (dual stack, as Go binds it), ``::1`` IPv6 loopback."""
+    import shutil
+    import sys
+
+    port = free_port6()
+    script = Path(sys.executable).parent / f"nodehost-standin-{program}"
+    argv = [str(script), *(flag.format(port=port) for flag in flags)]
+    if shutil.which(str(script)) is None:
+        pytest.skip(f"{script} is not installed")
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+
+        def answered() -> str | None:
+            try:
+                code, body = http_get(f"http://{url_host}:{port}/healthz", timeout=1)
+            except OSError:
+                return None if child.poll() is None else f"exited {child.returncode}"
+            return body if code == 200 else None
+
+        assert wait_for(answered, what=f"{program} healthz on {port}") == "ok"
+    finally:
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=WAIT)
+    assert "Address family" not in err, err

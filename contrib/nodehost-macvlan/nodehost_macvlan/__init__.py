@@ -41,7 +41,7 @@ from nodehost.cni import (
     conflist_file_name,
     conflist_plan,
     master_network,
-    selects_provider,
+    provider_section_problems,
 )
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.config.sections import SectionReader, section_schema
@@ -108,8 +108,9 @@ def nodehost_network_providers() -> list[NetworkProviderRecord]:
 
 @hookimpl
 def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
-    """Check the ``macvlanNetwork`` section when the sdn component runs this provider."""
-    return read_settings(config)[1] if selects_provider(config, selected, NAME) else []
+    """Check the ``macvlanNetwork`` section when the sdn component runs this provider or it
+    is set."""
+    return provider_section_problems(config, selected, NAME, SECTION, read_settings(config)[1])
 
 
 @dataclass(frozen=True)

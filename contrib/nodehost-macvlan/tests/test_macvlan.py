@@ -163,3 +163,12 @@ def test_schema_describes_the_section(nodehost_cli) -> None:
     section = schema["properties"]["macvlanNetwork"]
     assert section["required"] == ["master", "podCIDR"]
     assert set(section["properties"]) >= {"master", "podCIDR", "gateway", "mode", "mtu"}
+
+
+def test_the_section_is_checked_when_another_provider_runs(nodehost_cli, node_folder) -> None:
+    node_folder.update({"macvlanNetwork": {"mode": "bridged", "masterLink": "eth1"}})
+    result = nodehost_cli("config", "validate", str(node_folder.config_path))
+    assert result.code == 255
+    assert '  macvlanNetwork.mode: Unsupported value: "bridged"' in result.err, result.err
+    assert "  macvlanNetwork.master: Required value" not in result.err  # it does not run
+    assert "macvlanNetwork: has no effect in nodehost: it is used only when the sdn" in result.err

@@ -30,7 +30,7 @@ from typing import Any
 
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, HttpProbe, PlanContext, ProcessSpec
-from nodehost.config.sections import SectionReader, section_schema
+from nodehost.config.sections import SectionReader, idle_section_problems, section_schema
 
 __version__ = "0.1.0"
 
@@ -88,9 +88,10 @@ def nodehost_components() -> list[ComponentRecord]:
 
 @hookimpl
 def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
-    """Check the ``nodeExporter`` section when the component is selected."""
+    """Check the ``nodeExporter`` section when the component is selected or it is set."""
     if NAME not in selected:
-        return []
+        runs_when = f"the {NAME} component is selected"
+        return idle_section_problems(config, SECTION, read_settings(config)[1], runs_when)
     return read_settings(config)[1]
 
 

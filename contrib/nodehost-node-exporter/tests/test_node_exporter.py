@@ -152,3 +152,17 @@ def test_schema_describes_the_section(nodehost_cli) -> None:
         "collectors",
         "textfileDirectory",
     }
+
+
+def test_the_section_is_checked_when_the_exporter_is_not_selected(
+    nodehost_cli, node_folder
+) -> None:
+    node_folder.update({"nodeExporter": {"telemetryPath": "metrics"}})
+    result = nodehost_cli(
+        "config", "validate", str(node_folder.config_path), "--components=kubelet"
+    )
+    assert result.code == 255
+    assert '  nodeExporter.telemetryPath: Invalid value: "metrics"' in result.err, result.err
+    assert "nodeExporter: has no effect in nodehost: it is used only when the node-exporter" in (
+        result.err
+    )

@@ -101,3 +101,18 @@ def test_dry_run_with_bootstrap_needs_no_api_server(start_args, api, tmp_path: P
     done = run(start_args("--dry-run", "--bootstrap-timeout=1h"))
     assert done.returncode == 0, done.stderr
     assert "would bootstrap" in done.stdout
+
+
+def test_dry_run_with_an_unloadable_bootstrap_kubeconfig_fails_as_the_real_run(
+    start_args, api, tmp_path: Path
+) -> None:
+    """A dry run says what the real run would fail on, with the same exit code."""
+    missing = tmp_path / "no-such.kubeconfig"
+    argv = [a for a in start_args() if not a.startswith("--kubeconfig=")]
+    argv.append(f"--kubeconfig={missing}")
+    real = run(argv)
+    dry = run([*argv, "--dry-run"])
+    assert real.returncode == dry.returncode == 1, (real.stderr, dry.stderr)
+    line = f"error: unable to load bootstrap kubeconfig: {missing} does not exist"
+    assert line in real.stderr and line in dry.stderr
+    assert "would bootstrap" not in dry.stdout

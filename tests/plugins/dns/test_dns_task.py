@@ -158,6 +158,47 @@ def test_the_server_is_not_ready_until_every_source_has_synced() -> None:
     assert context.statuses == ["waiting for DNS record sources: stuck"]
 
 
+class SyncsAtOnce:
+    name = "file"
+
+    async def run(self, sink) -> None:
+        sink.synced()
+        await asyncio.Event().wait()
+
+
+def test_the_waiting_reason_drops_each_source_as_it_syncs() -> None:
+    settings = DnsSettings(bind_host="127.0.0.1", bind_port=0)
+    statuses: list[str] = []
+
+    async def scenario() -> None:
+        updated = asyncio.Event()
+
+        def status(message: str) -> None:
+            statuses.append(message)
+            if len(statuses) == 2:
+                updated.set()
+
+        task = asyncio.ensure_future(
+            serve(
+                settings,
+                [SyncsAtOnce(), NeverSynced()],
+                log=Context().log,
+                ready=lambda server: None,
+                status=status,
+            )
+        )
+        await asyncio.wait_for(updated.wait(), 30)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert statuses == [
+        "waiting for DNS record sources: file, stuck",
+        "waiting for DNS record sources: stuck",
+    ]
+
+
 def test_a_failing_source_ends_the_server_with_its_error() -> None:
     settings = DnsSettings(bind_host="127.0.0.1", bind_port=0)
     with pytest.raises(RuntimeError, match="the API went away"):

@@ -127,3 +127,30 @@ def test_the_config_key_is_owned_by_nodehost(make_config) -> None:
     ((severity, text),) = rendered(make_config, config=["/etc/kubelet.yaml"])
     assert severity is Severity.ERROR
     assert text.startswith("kubeletArguments.config: Forbidden: is written by nodehost")
+
+
+def test_file_arguments_must_name_readable_regular_files(make_config, tmp_path) -> None:
+    import os
+
+    pem = tmp_path / "ok.crt"
+    pem.write_text("x")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    problems = rendered(
+        make_config,
+        **{
+            "tls-cert-file": [str(tmp_path / "missing.crt")],
+            "tls-private-key-file": [str(fifo)],
+            "client-ca-file": [str(tmp_path / "missing"), str(pem)],  # the last one wins
+        },
+    )
+    assert [text for _, text in problems] == [
+        f'kubeletArguments.tls-cert-file: Invalid value: "{tmp_path}/missing.crt": could not '
+        f"read file: stat {tmp_path}/missing.crt: no such file or directory",
+        f'kubeletArguments.tls-private-key-file: Invalid value: "{fifo}": could not read file: '
+        f"{fifo}: not a regular file (a named pipe)",
+    ]
+    not_selected = rendered(
+        make_config, selected=frozenset(), **{"tls-cert-file": [str(tmp_path / "x")]}
+    )
+    assert not_selected == []

@@ -75,9 +75,29 @@ def test_the_section_is_checked_only_when_the_sdn_component_runs(make_config, va
     assert validate(make_config(section=None), frozenset({"kubelet"})) == []
 
 
-def test_the_section_is_checked_only_when_bridge_is_the_provider(make_config, validate) -> None:
-    config = make_config(provider="external", section=None, bridgeNetwork={"podCIDR": "x"})
-    assert validate(config) == []
+NO_EFFECT = (
+    "bridgeNetwork: has no effect in nodehost: it is used only when the sdn component runs "
+    "with networkConfig.networkPluginName bridge"
+)
+
+
+@pytest.mark.parametrize("selected", [frozenset({"sdn"}), frozenset()])
+def test_the_section_is_checked_whenever_set_and_has_no_effect_for_another_provider(
+    make_config, validate, selected
+) -> None:
+    config = make_config(provider="external", section=None, bridgeNetwork={"podCIDRR": 1})
+    assert validate(config, selected) == [
+        'bridgeNetwork.podCIDRR: Forbidden: unknown field; did you mean "podCIDR"?',
+        NO_EFFECT,
+    ]
+
+
+def test_a_missing_required_value_matters_only_to_the_running_provider(
+    make_config, validate
+) -> None:
+    config = make_config(provider="external", section=None, bridgeNetwork={})
+    assert validate(config) == [NO_EFFECT]
+    assert validate(make_config(provider="external", section=None)) == []
 
 
 def test_an_openshift_sdn_name_without_a_provider_is_a_warning(make_config, validate) -> None:
