@@ -13,9 +13,21 @@ The components that run them (the ``kubelet`` and ``proxy`` plugins) write
 their command lines and files from these tables; the stand-ins of
 :mod:`nodehost.testing.programs` accept exactly what the tables accept.
 
+**Where the tables come from.**  ``tools/kubeflags.py`` reads the Go files
+that register the flags, at pinned upstream commits, and writes
+``tools/upstream-flags.json`` (each flag's pflag type, deprecation, shorthand);
+``tests/kube/test_upstream_flag_listing.py`` holds these tables to it.  What
+the tables know beyond that listing is an explicit overlay: the config fields
+(``config_field``), the flags the listing's sources do not register
+(:data:`KUBELET_FLAGS_NOT_IN_SOURCES`, :data:`KUBE_PROXY_FLAGS_NOT_IN_SOURCES`,
+each with its reason), the cAdvisor flags' Go types (cAdvisor defines them),
+and the flags removed since (:data:`KUBELET_REMOVED_FLAGS`).
+
 **The kubelet.**  Target: a current kubelet -- the flag set of ``kubelet
 --help`` in v1.33/v1.34 (Linux build, with the JSON log format registered as
-in the released binary).  Flags that set a ``KubeletConfiguration`` field name
+in the released binary).  The pinned kubelet sources are of the v1.28-v1.30
+line (the newest available when the listing was made); the overlay says
+where v1.33/v1.34 differ.  Flags that set a ``KubeletConfiguration`` field name
 that field; upstream marks all of those deprecated in favour of the
 ``--config`` file, but every one is still accepted, and a flag given on the
 command line overrides the file.
@@ -156,6 +168,9 @@ _COMMAND_LINE_FLAGS = (
     Flag("runtime-cgroups", StringValue),
     Flag("image-credential-provider-config", StringValue),
     Flag("image-credential-provider-bin-dir", StringValue),
+    # A KubeletFlags flag (the pinned options.go): on the command line, not deprecated, even
+    # though KubeletConfiguration has a seccompDefault field too.
+    Flag("seccomp-default", BoolValue),
     Flag(
         "pod-infra-container-image",
         StringValue,
@@ -189,8 +204,7 @@ _COMMAND_LINE_FLAGS = (
 
 _CONFIG_FLAGS = (
     _cfg("enable-server", BoolValue, "enableServer"),
-    # AddKubeletConfigFlags registers both (KubeletConfiguration fields), like every flag here.
-    _cfg("seccomp-default", BoolValue, "seccompDefault"),
+    # Added in v1.31 by AddKubeletConfigFlags (see KUBELET_FLAGS_NOT_IN_SOURCES).
     _cfg("fail-cgroupv1", BoolValue, "failCgroupV1"),
     _cfg("fail-swap-on", BoolValue, "failSwapOn"),
     _cfg("pod-manifest-path", StringValue, "staticPodPath"),
@@ -480,6 +494,32 @@ KUBELET_CONFIG_FIELDS = frozenset(
 )
 
 
+_CONTAINER_RUNTIME_OPTIONS = (
+    "registered by ContainerRuntimeOptions.AddFlags (pkg/kubelet/config/flags.go), which the "
+    "listing does not expand: the stored copies of that file are older than the pinned options.go"
+)
+_NEWER_LOGGING = (
+    "a component-base logging flag (logsapi.AddFlags) newer than the pinned logs options.go, "
+    "which registers only the JSON split-stream pair"
+)
+_COBRA_HELP = "cobra registers -h/--help on every command"
+_VERFLAG = "verflag.AddFlags (globalflags.go); the stored copies of that file predate the others"
+
+#: The kubelet flags the table has that the upstream listing (``tools/upstream-flags.json``,
+#: from ``tools/kubeflags.py``) does not, each with why.  Upstream flags the table lacks are
+#: :data:`KUBELET_REMOVED_FLAGS`, removed after the release line of the pinned sources.
+KUBELET_FLAGS_NOT_IN_SOURCES: dict[str, str] = {
+    "runtime-cgroups": _CONTAINER_RUNTIME_OPTIONS,
+    "image-credential-provider-config": _CONTAINER_RUNTIME_OPTIONS,
+    "image-credential-provider-bin-dir": _CONTAINER_RUNTIME_OPTIONS,
+    "pod-infra-container-image": _CONTAINER_RUNTIME_OPTIONS,
+    "fail-cgroupv1": "added by AddKubeletConfigFlags in v1.31, after the pinned options.go",
+    "log-text-split-stream": _NEWER_LOGGING,
+    "log-text-info-buffer-size": _NEWER_LOGGING,
+    "help": _COBRA_HELP,
+    "version": _VERFLAG,
+}
+
 #: Every flag a current kubelet accepts, and those it no longer does.
 KUBELET_FLAGS = FlagSet(KUBELET, _COMMAND_LINE_FLAGS + _CONFIG_FLAGS, KUBELET_REMOVED_FLAGS)
 
@@ -586,6 +626,12 @@ _KUBE_PROXY_FLAG_LIST = (
         Int32Value,
         deprecated=_PORT_FLAG_DEPRECATION.format("metrics-bind-address"),
     ),
+    # Still registered (options.go), but it has done nothing since the userspace proxy went.
+    Flag(
+        "proxy-port-range",
+        text_value("port-range"),
+        deprecated="This flag has no effect and will be removed in a future release.",
+    ),
     # component-base logging flags: kube-proxy copies them over its config file.
     Flag("v", VerbosityValue, shorthand="v"),
     Flag("vmodule", VModuleValue),
@@ -603,7 +649,6 @@ _KUBE_PROXY_FLAG_LIST = (
 KUBE_PROXY_REMOVED_FLAGS = (
     RemovedFlag("resource-container", "v1.16", "run kube-proxy in the cgroup you want"),
     RemovedFlag("cleanup-iptables", "v1.15", "renamed", "cleanup"),
-    RemovedFlag("proxy-port-range", "v1.29", "the userspace proxy was removed"),
     RemovedFlag("udp-timeout", "v1.29", "the userspace proxy was removed"),
 )
 
@@ -640,6 +685,14 @@ KUBE_PROXY_CONFIG_FIELDS = frozenset(
     }
 )
 
+
+#: The kube-proxy flags the table has that the upstream listing does not, each with why.
+KUBE_PROXY_FLAGS_NOT_IN_SOURCES: dict[str, str] = {
+    "log-text-split-stream": _NEWER_LOGGING,
+    "log-text-info-buffer-size": _NEWER_LOGGING,
+    "help": _COBRA_HELP,
+    "version": "verflag.AddFlags (server.go's NewProxyCommand), outside the pinned options.go",
+}
 
 #: Every flag a current kube-proxy accepts, and those it no longer does.
 KUBE_PROXY_FLAGS = FlagSet(KUBE_PROXY, _KUBE_PROXY_FLAG_LIST, KUBE_PROXY_REMOVED_FLAGS)

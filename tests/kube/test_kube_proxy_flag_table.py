@@ -45,9 +45,18 @@ def test_port_flags_are_deprecated_in_favour_of_addresses() -> None:
     assert "--metrics-bind-address" in FLAGS.lookup("metrics-port").deprecated
 
 
-@pytest.mark.parametrize("name", ["proxy-port-range", "udp-timeout", "resource-container"])
+@pytest.mark.parametrize("name", ["udp-timeout", "resource-container", "cleanup-iptables"])
 def test_userspace_era_flags_are_removed(name: str) -> None:
     assert FLAGS.lookup(name) is None and name in FLAGS.removed
+
+
+def test_proxy_port_range_is_still_accepted_as_a_deprecated_no_op() -> None:
+    parsed = FLAGS.parse_args(["--proxy-port-range=30000-30100"])
+    assert parsed.warnings == [
+        "Flag --proxy-port-range has been deprecated, "
+        "This flag has no effect and will be removed in a future release."
+    ]
+    assert FLAGS.lookup("proxy-port-range").config_field == ""
 
 
 def test_proxy_mode_accepts_any_text_like_go_proxy_mode() -> None:

@@ -55,13 +55,16 @@ def test_housekeeping_interval_in_kubelet_arguments_resolves() -> None:
     assert FLAGS.resolve({"housekeeping-interval": ["10s"]}).errors == []
 
 
-@pytest.mark.parametrize(("name", "field"), [("seccomp-default", "seccompDefault"),
-                                             ("fail-cgroupv1", "failCgroupV1")])  # fmt: skip
-def test_flags_that_add_kubelet_config_flags_registers_set_config_fields(name, field) -> None:
-    flag = FLAGS.lookup(name)
-    assert (
-        flag.config_field == field and flag.deprecated == programs.KUBELET_CONFIG_FLAG_DEPRECATION
-    )
+def test_fail_cgroupv1_is_a_config_flag_as_add_kubelet_config_flags_registers_it() -> None:
+    flag = FLAGS.lookup("fail-cgroupv1")
+    assert flag.config_field == "failCgroupV1"
+    assert flag.deprecated == programs.KUBELET_CONFIG_FLAG_DEPRECATION
+
+
+def test_seccomp_default_is_a_kubelet_flags_flag_on_the_command_line() -> None:
+    """KubeletFlags registers it (not AddKubeletConfigFlags): not deprecated, no field."""
+    flag = FLAGS.lookup("seccomp-default")
+    assert (flag.config_field, flag.deprecated) == ("", "")
 
 
 @pytest.mark.parametrize(
@@ -112,6 +115,7 @@ def test_config_backed_flags_name_their_kubelet_configuration_field(
         "v",
         "vmodule",
         "log-flush-frequency",
+        "seccomp-default",
     ],
 )
 def test_identity_and_logging_flags_stay_on_the_command_line(name: str) -> None:

@@ -119,11 +119,17 @@ def test_metrics_port_applies_to_the_given_metrics_address(launch) -> None:
 
 
 def test_removed_userspace_flags_are_dropped_and_reported(make_config) -> None:
+    merged = configuration.proxy_arguments(make_config(proxyArguments={"udp-timeout": ["250ms"]}))
+    assert "udp-timeout" not in merged.arguments
+    assert [found.key for found in merged.translations] == ["udp-timeout"]
+
+
+def test_proxy_port_range_is_passed_on_as_kube_proxy_still_accepts_it(make_config) -> None:
     merged = configuration.proxy_arguments(
         make_config(proxyArguments={"proxy-port-range": ["30000-30100"]})
     )
-    assert "proxy-port-range" not in merged.arguments
-    assert [found.key for found in merged.translations] == ["proxy-port-range"]
+    assert merged.arguments["proxy-port-range"] == ["30000-30100"]
+    assert not merged.translations
 
 
 def test_an_invalid_value_fails_the_launch_naming_it(make_config) -> None:
