@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nodehost.component import FileProbe, HttpProbe, StartedProbe, TcpProbe, UnixProbe
-from nodehost.runtime.probes import check, poll_delays
+from nodehost.runtime.probes import STARTING_WINDOW, check, poll_delays
 
 
 def attempt(probe) -> tuple[bool, str]:
@@ -141,6 +141,18 @@ def test_an_attempt_that_hangs_fails_at_the_timeout() -> None:
         listener.close()
 
 
-def test_polls_start_at_5_ms_and_double_up_to_the_interval() -> None:
-    delays = list(itertools.islice(poll_delays(StartedProbe(interval=0.05)), 6))
-    assert delays == [0.005, 0.01, 0.02, 0.04, 0.05, 0.05]
+def test_polls_start_at_5_ms_and_stay_at_20_ms_while_starting() -> None:
+    delays = list(itertools.islice(poll_delays(StartedProbe(interval=0.5)), 6))
+    assert delays == [0.005, 0.01, 0.02, 0.02, 0.02, 0.02]
+
+
+def test_after_the_starting_window_polls_double_up_to_the_interval() -> None:
+    delays = poll_delays(StartedProbe(interval=0.5))
+    starting = list(itertools.takewhile(lambda delay: delay <= 0.02, delays))
+    assert sum(starting) >= STARTING_WINDOW
+    assert list(itertools.islice(delays, 4)) == [0.08, 0.16, 0.32, 0.5]
+
+
+def test_an_interval_shorter_than_the_cap_is_the_poll() -> None:
+    delays = list(itertools.islice(poll_delays(StartedProbe(interval=0.01)), 4))
+    assert delays == [0.005, 0.01, 0.01, 0.01]
