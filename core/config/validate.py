@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nodehost.config.goduration import parse_go_duration_ns
 from nodehost.config.hostport import (
@@ -546,59 +546,7 @@ def _read(path: str) -> bytes:
 
 def _certificate_names(cert_file: str, key_file: str) -> list[str]:
     """Go's ``tls.LoadX509KeyPair`` then the leaf's CN and DNS SANs; ``ValueError`` with Go's
-    wording when the pair cannot be loaded or does not match."""
-    from cryptography import x509
-    from cryptography.exceptions import UnsupportedAlgorithm
-    from cryptography.hazmat.primitives import serialization
+    wording when the pair cannot be loaded or does not match (:mod:`nodehost.pki.keypair`)."""
+    from nodehost.pki.keypair import certificate_names
 
-    cert_pem, key_pem = _read(cert_file), _read(key_file)
-    if b"-----BEGIN" not in cert_pem:
-        raise ValueError("tls: failed to find any PEM data in certificate input")
-    if b"-----BEGIN CERTIFICATE-----" not in cert_pem:
-        raise ValueError('tls: failed to find "CERTIFICATE" PEM block in certificate input')
-    try:
-        leaf = x509.load_pem_x509_certificates(cert_pem)[0]
-    except ValueError:
-        raise ValueError("x509: malformed certificate") from None
-    if b"-----BEGIN" not in key_pem:
-        raise ValueError("tls: failed to find any PEM data in key input")
-    if b"PRIVATE KEY-----" not in key_pem:
-        raise ValueError(
-            "tls: found a certificate rather than a key in the PEM for the private key"
-        )
-    try:
-        key = serialization.load_pem_private_key(key_pem, password=None)
-    except (ValueError, TypeError, UnsupportedAlgorithm):
-        raise ValueError("tls: failed to parse private key") from None
-    _check_key_matches(leaf.public_key(), key)
-    from nodehost.pki.certs import common_name_of
-
-    names = [common_name_of(leaf)]
-    try:
-        san = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName)
-    except x509.ExtensionNotFound:
-        return names
-    return names + san.value.get_values_for_type(x509.DNSName)
-
-
-def _key_algorithm(public_key: Any) -> str:
-    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-
-    for name, kind in (
-        ("rsa", rsa.RSAPublicKey),
-        ("ecdsa", ec.EllipticCurvePublicKey),
-        ("ed25519", ed25519.Ed25519PublicKey),
-    ):
-        if isinstance(public_key, kind):
-            return name
-    return type(public_key).__name__
-
-
-def _check_key_matches(cert_key: Any, private_key: Any) -> None:
-    """Go's ``tls.X509KeyPair`` checks, with its messages."""
-    from nodehost.pki.keys import key_matches
-
-    if _key_algorithm(cert_key) != _key_algorithm(private_key.public_key()):
-        raise ValueError("tls: private key type does not match public key type")
-    if not key_matches(private_key, cert_key):
-        raise ValueError("tls: private key does not match public key")
+    return certificate_names(cert_file, key_file, _read(cert_file), _read(key_file))

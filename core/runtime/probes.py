@@ -1,7 +1,9 @@
 """Readiness probes: one attempt of each :mod:`nodehost.component` probe, and the polling schedule.
 
 :func:`attempt` makes one attempt and says why it failed; :func:`poll_delays`
-is the schedule between attempts -- a few short polls right after start, then
+is the schedule between attempts -- every :data:`STARTING_POLL_CAP` at most
+for the first :data:`STARTING_WINDOW` seconds after start (a component that
+starts quickly is noticed within a few ms of answering), then doubling up to
 the probe's ``interval``.  Nothing polls once a component is ready.
 
 Given an :class:`~nodehost.runtime.ownership.Owner`, a socket probe (TCP,
@@ -30,6 +32,8 @@ from nodehost.component import (
 from nodehost.runtime.ownership import Owner, Ownership, tcp_ownership, unix_ownership
 
 FIRST_POLL_DELAY = 0.005
+STARTING_POLL_CAP = 0.02
+STARTING_WINDOW = 2.0
 
 
 class Attempt(NamedTuple):
@@ -49,11 +53,21 @@ class NotOwned(Exception):
 
 
 def poll_delays(probe: Probe) -> Iterator[float]:
-    """Delays between attempts: 5 ms doubling up to the probe's ``interval``."""
-    delay = FIRST_POLL_DELAY
-    while True:
-        yield min(delay, probe.interval)
+    """Delays between attempts: 5 ms doubling to 20 ms, held there for the first
+    :data:`STARTING_WINDOW` seconds of delays, then doubling up to the probe's ``interval``.
+
+    (The attempts' own time is not counted: the window is at least that long.)
+    """
+    delay, waited = FIRST_POLL_DELAY, 0.0
+    while waited < STARTING_WINDOW:
+        step = min(delay, STARTING_POLL_CAP, probe.interval)
+        yield step
+        waited += step
         delay *= 2
+    delay = min(STARTING_POLL_CAP, probe.interval)
+    while True:
+        delay = min(delay * 2, probe.interval)
+        yield delay
 
 
 async def check(probe: Probe, owner: Owner | None = None) -> tuple[bool, str]:

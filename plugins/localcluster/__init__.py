@@ -115,12 +115,12 @@ class LocalClusterComponent:
     """Plans the task that owns the running API server."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        from nodehost.plugins.localcluster.cluster import WHAT_IT_IS, ClusterTask
-        from nodehost.plugins.localcluster.layout import LOOPBACK, Layout, read_settings
-
         options = context.options
         if options is None or not options.local_cluster:
             return ComponentPlan(inactive_reason="--local-cluster DIR is not given")
+        from nodehost.plugins.localcluster.cluster import WHAT_IT_IS, ClusterTask
+        from nodehost.plugins.localcluster.layout import LOOPBACK, Layout, read_settings
+
         layout = Layout(Path(options.local_cluster))
         settings = read_settings(layout)
         port = settings.apiserver_port if settings is not None else 0

@@ -21,7 +21,6 @@ the CSR; the API server's objects live in memory and start empty each time
 from __future__ import annotations
 
 import json
-import secrets
 import socket
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -85,6 +84,8 @@ class ClusterSettings:
     @classmethod
     def choose(cls) -> ClusterSettings:
         """Free ports now, and a new random bootstrap token."""
+        import secrets  # hashlib and random: only when a cluster is made
+
         return cls(
             apiserver_port=free_port(),
             dns_port=free_port(udp_too=True),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -20,6 +21,7 @@ from nodehost.config.schema import (
 )
 from nodehost.config.validate import validate_node_config
 from nodehost.records import Severity, ValidationScope
+from nodehost.testing import parts
 
 NODE, IN_CLUSTER, NETWORK = (
     ValidationScope.NODE,
@@ -520,6 +522,41 @@ def test_serving_certificate_that_does_not_match_its_key(
         f'servingInfo.certFile: Invalid value: "{node_dir / "server.crt"}": error loading '
         "certificate/key: tls: private key does not match public key"
     ]
+
+
+def test_serving_key_of_another_type(valid_config: NodeConfig, node_dir: Path) -> None:
+    from nodehost.pki.keys import encode_private_key, generate_private_key
+
+    (node_dir / "server.key").write_bytes(encode_private_key(generate_private_key("rsa")))
+    [message] = errors(valid_config)
+    assert message.endswith("tls: private key type does not match public key type")
+
+
+def test_serving_key_that_is_encrypted(valid_config: NodeConfig, node_dir: Path) -> None:
+    parts.require("openssl")
+    key = node_dir / "server.key"
+    encrypted = ["openssl", "pkey", "-in", str(key), "-aes128", "-passout", "pass:secret"]
+    key.write_bytes(subprocess.run(encrypted, check=True, capture_output=True).stdout)
+    [message] = errors(valid_config)
+    assert message.endswith("tls: failed to parse private key")
+
+
+def test_serving_certificate_that_is_malformed(valid_config: NodeConfig, node_dir: Path) -> None:
+    cert = node_dir / "server.crt"
+    lines = cert.read_text().splitlines()
+    cert.write_text("\n".join([lines[0], lines[1][:20], lines[-1]]) + "\n")
+    [message] = errors(valid_config)
+    assert message.endswith("x509: malformed certificate")
+
+
+def test_serving_chain_with_a_malformed_certificate(
+    valid_config: NodeConfig, node_dir: Path
+) -> None:
+    cert = node_dir / "server.crt"
+    leaf = cert.read_text()
+    cert.write_text(leaf + "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    [message] = errors(valid_config)
+    assert message.endswith("x509: malformed certificate")
 
 
 def test_serving_certificate_that_is_not_a_certificate(

@@ -24,6 +24,7 @@ from nodehost.component import (
 from nodehost.runtime import probes
 from nodehost.runtime.ownership import Owner
 from nodehost.runtime.probes import (
+    STARTING_WINDOW,
     _addresses,
     _tcp_target,
     check,
@@ -159,9 +160,21 @@ def test_an_attempt_that_hangs_fails_at_the_timeout() -> None:
         listener.close()
 
 
-def test_polls_start_at_5_ms_and_double_up_to_the_interval() -> None:
-    delays = list(itertools.islice(poll_delays(StartedProbe(interval=0.05)), 6))
-    assert delays == [0.005, 0.01, 0.02, 0.04, 0.05, 0.05]
+def test_polls_start_at_5_ms_and_stay_at_20_ms_while_starting() -> None:
+    delays = list(itertools.islice(poll_delays(StartedProbe(interval=0.5)), 6))
+    assert delays == [0.005, 0.01, 0.02, 0.02, 0.02, 0.02]
+
+
+def test_after_the_starting_window_polls_double_up_to_the_interval() -> None:
+    delays = poll_delays(StartedProbe(interval=0.5))
+    starting = list(itertools.takewhile(lambda delay: delay <= 0.02, delays))
+    assert sum(starting) >= STARTING_WINDOW
+    assert list(itertools.islice(delays, 4)) == [0.08, 0.16, 0.32, 0.5]
+
+
+def test_an_interval_shorter_than_the_cap_is_the_poll() -> None:
+    delays = list(itertools.islice(poll_delays(StartedProbe(interval=0.01)), 4))
+    assert delays == [0.005, 0.01, 0.01, 0.01]
 
 
 # --- the listener a probe would reach, named without connecting ----------------------------------
