@@ -88,8 +88,11 @@ def main() -> int:
             report(scale_dns.miss_path(1000, args.duration, bench_dns, root))
         if "fleet" in parts:
             fleet = load("scale_fleet")
-            report(fleet.join_and_outage(args.nodes, args.outage, root / "fleet", figure))
-            report(fleet.rotation(args.nodes, root / "rotation", figure, args.lifetime))
+            joined = fleet.join_and_outage(args.nodes, args.outage, root / "fleet", figure)
+            report(joined)
+            join_seconds = joined[0].value if joined[0].unit == "s" else 0.0
+            report(fleet.rotation(args.nodes, root / "rotation", figure, args.lifetime,
+                                  join_seconds))  # fmt: skip
     load_after = os.getloadavg()
     print(
         f"nodehost at scale: {args.services} services, {args.endpoints} endpoints, "

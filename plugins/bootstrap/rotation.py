@@ -41,8 +41,9 @@ RENEW_WINDOW = (0.7, 0.9)
 SOON_FRACTION = 0.1
 CHECK_INTERVAL = 10.0
 ATTEMPT_TIMEOUT = 120.0
-#: After a failed renewal: 2s, 4s, ... at most 256s.
-RENEWAL_BACKOFF = Backoff(initial=2.0, maximum=256.0)
+#: After a failed renewal: 2s, 4s, ... at most 256s, each +-50% (at the cap 128-256s):
+#: renewals that failed together (the API server was down) must not retry together.
+RENEWAL_BACKOFF = Backoff(initial=2.0, maximum=256.0, jitter=0.5)
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,10 @@ def test_a_failed_renewal_backs_off_doubling_up_to_five_minutes(tmp_path, monkey
     for _ in range(10):
         asyncio.run(rotator._renew(client, context))
         delays.append(client.retry_at - 1000.0)
-    assert delays == [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 256.0, 256.0]
+    doubling = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 256.0, 256.0]
+    assert all(
+        d / 2 <= delay <= min(1.5 * d, 256.0) for d, delay in zip(doubling, delays, strict=True)
+    )
     assert (client.failures, client.last_error, rotator.rotations) == (10, "denied", 0)
     assert context.logged[-1][:2] == ("warning", "certificate renewal failed; retrying")
     assert context.changed == []
@@ -152,7 +155,32 @@ def test_a_long_failure_streak_waits_at_most_five_minutes(tmp_path, monkeypatch)
     monkeypatch.setattr(rotator, "_request", time_out)
     monkeypatch.setattr(rotation.time, "monotonic", lambda: 0.0)
     asyncio.run(rotator._renew(client, Context()))
-    assert client.retry_at == 256.0 and client.last_error == "no certificate issued in time"
+    assert 128.0 <= client.retry_at <= 256.0
+    assert client.last_error == "no certificate issued in time"
+
+
+def test_renewals_that_failed_together_retry_apart(tmp_path, monkeypatch) -> None:
+    """A fleet whose renewals all failed at one instant (the server was down) must not come
+    back in step: each failure streak's retries are spread around the doubling delay."""
+    from nodehost.apiclient import ClusterError
+
+    async def unreachable(tracked):
+        raise ClusterError("API server not answering")
+
+    monkeypatch.setattr(rotation.time, "monotonic", lambda: 0.0)
+    retry_at: dict[int, list[float]] = {1: [], 4: []}
+    for _ in range(200):
+        rotator = rotation.CertificateRotation(settings(tmp_path))
+        monkeypatch.setattr(rotator, "_request", unreachable)
+        client = rotator.tracked[0]
+        for failures in range(1, 5):
+            asyncio.run(rotator._renew(client, Context()))
+            if failures in retry_at:
+                retry_at[failures].append(client.retry_at)
+    for failures, times in retry_at.items():
+        delay = rotation.RENEWAL_BACKOFF.initial * 2 ** (failures - 1)
+        assert min(times) < 0.6 * delay and max(times) > 1.4 * delay  # spread both ways
+        assert len({round(t, 3) for t in times}) > 150
 
 
 def test_a_successful_renewal_resets_the_retry_state_and_tells_the_host(
