@@ -217,6 +217,7 @@ def test_a_hook_returning_the_wrong_type_is_that_plugins_failure_in_every_comman
             f"--config={config}",
             "--dry-run",
             "--standins=always",
+            "--binary=containerd=/bin/true",  # planned on a machine without containerd too
             f"--state-dir={tmp_path}/s",
         ],
     ):

@@ -127,6 +127,7 @@ def test_api_server_answers_with_its_kubeconfigs(api_server) -> None:
     assert api_server.url.startswith("https://127.0.0.1:")
 
 
+@pytest.mark.needs("root", "ip", "cni-plugins")  # what the fixture needs inside
 def test_master_link_is_up_with_its_address_and_goes_away(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
