@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -43,7 +44,8 @@ def spawn_listener(
     argv = [sys.executable, "-c", LISTENER, host]
     if via_shell:
         argv = ["sh", "-c", '"$@"; exit 0', "sh", *argv]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    # A group of its own: the cleanup ends the shell's child with it.
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, start_new_session=True)
     return process, int(process.stdout.readline())
 
 
@@ -52,7 +54,10 @@ def children() -> Iterator[list[subprocess.Popen[str]]]:
     started: list[subprocess.Popen[str]] = []
     yield started
     for process in started:
-        process.kill()
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # the process and what it started
+        except ProcessLookupError:  # not a group leader: the process alone
+            process.kill()
         process.wait()
 
 
