@@ -79,7 +79,10 @@ async def check(probe: Probe, owner: Owner | None = None) -> tuple[bool, str]:
 async def attempt(probe: Probe, owner: Owner | None = None) -> Attempt:
     """One attempt of ``probe`` for ``owner``; never raises for a failed attempt."""
     try:
-        passed, detail = await asyncio.wait_for(_attempt(probe, owner), probe.timeout)
+        # In this task, not a task of its own (asyncio.wait_for on 3.11): a stop that
+        # cancels the prober while an attempt is being set up must not leave it waiting.
+        async with asyncio.timeout(probe.timeout):
+            passed, detail = await _attempt(probe, owner)
     except NotOwned as refused:
         ownership = await asyncio.to_thread(refused.ownership.named)
         return Attempt(False, ownership.describe(), ownership)
