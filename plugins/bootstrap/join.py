@@ -33,7 +33,6 @@ progress goes to systemd as ``STATUS=`` lines.  Every failure is one line, exit 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import time
 from collections.abc import Callable
@@ -45,7 +44,6 @@ from nodehost.config.hostport import join_host_port
 from nodehost.errors import RuntimeFailure, UsageError
 from nodehost.fileread import PEM_LIMIT, read_file
 from nodehost.pki.kubeconfig import kubeconfig_entries
-from nodehost.plugins.bootstrap.csr import SERVING_SIGNER
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.apiclient import ClusterClient
@@ -120,6 +118,8 @@ def settings_from_options(options: StartOptions) -> BootstrapSettings:
 def bootstrap_node(options: StartOptions, log: Any = None) -> str:
     """Run the sequence of the module docstring; the path of the node-config to load."""
     settings = settings_from_options(options)
+    import asyncio  # here, not at import: a dry run imports this module to describe
+
     from nodehost.runtime.notify import Notifier
 
     notifier = Notifier.from_environ()
@@ -300,7 +300,9 @@ async def ensure_serving_certificate(
     current = certstore.current_path(settings.cert_dir, certstore.SERVING_PREFIX)
     if certstore.valid_pair(current) is not None:
         return current
-    from nodehost.plugins.bootstrap.csr import CSRNotAnswered
+    import asyncio
+
+    from nodehost.plugins.bootstrap.csr import SERVING_SIGNER, CSRNotAnswered
 
     try:
         return await asyncio.wait_for(

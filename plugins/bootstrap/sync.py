@@ -49,7 +49,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodehost.backoff import Backoff
-from nodehost.plugins.bootstrap.join import NODE_CONFIG, BootstrapSettings
+from nodehost.plugins.bootstrap.join import (
+    NODE_CONFIG,
+    BootstrapSettings,
+    certstore_current_if_valid,
+    rewrite_node_config,
+    settings_from_options,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.apiclient import ClusterClient
@@ -88,8 +94,6 @@ class SyncSettings:
         return f"{self.options.bootstrap_config_namespace}/{self.options.bootstrap_config_name}"
 
     def bootstrap(self) -> BootstrapSettings:
-        from nodehost.plugins.bootstrap.join import settings_from_options
-
         return settings_from_options(self.options)
 
 
@@ -201,7 +205,6 @@ class ConfigSync:
     def node_config(self, raw: str) -> bytes:
         """``raw`` with the start's overrides; ``raw`` itself if it does not parse."""
         from nodehost.errors import RuntimeFailure
-        from nodehost.plugins.bootstrap.join import certstore_current_if_valid, rewrite_node_config
 
         settings = self.bootstrap
         try:

@@ -17,7 +17,6 @@ API server.
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import os
 import shutil
@@ -289,6 +288,8 @@ class ClusterTask:
         self.directory = directory
 
     async def __call__(self, context: TaskContext) -> None:
+        import asyncio  # here, not at import: a dry run imports this module to describe
+
         cluster = running(self.directory)
         if cluster is None:
             raise RuntimeFailure(
