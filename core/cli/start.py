@@ -33,7 +33,6 @@ from nodehost.options import (
 from nodehost.runtime.settings import DEFAULT_HEALTH_ADDRESS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.binaries import StandinMode
     from nodehost.component import ComponentPlan
     from nodehost.inventory import Inventory
     from nodehost.plan import Plan
@@ -272,7 +271,7 @@ def start(ctx: click.Context, **flags: Any) -> None:
     if options.write_flags:
         click.echo(_flags_line(inventory, resolved, options))
         return
-    plan = _plan(inventory, resolved, options, overrides, options.standins or "never")
+    plan = _plan(inventory, resolved, options, overrides)
     if options.dry_run:
         if flags["as_json"]:
             document = {"actions": list(resolved.actions), **plan_as_dict(plan)}
@@ -280,7 +279,7 @@ def start(ctx: click.Context, **flags: Any) -> None:
         else:
             click.echo("\n".join([*resolved.actions, render_plan(plan)]))
         return
-    replanner = _replanner(inventory, options, selected, overrides, flags["standins"])
+    replanner = _replanner(inventory, options, selected, overrides)
     health_set = _given(ctx, "health_address")
     raise click.exceptions.Exit(
         _run(plan, inventory, settings, flags["no_exec"], replanner, health_set=health_set)
@@ -378,8 +377,9 @@ def _plan(
     resolved: ResolvedConfig,
     options: StartOptions,
     overrides: dict[str, str],
-    standins: StandinMode,
 ) -> Plan:
+    """The plan of ``resolved``; stand-ins as ``options`` say once plugins derived them
+    (``--local-cluster`` implies ``missing``), else ``never``."""
     from nodehost.plan import build_plan, default_state_dir
 
     return build_plan(
@@ -388,7 +388,7 @@ def _plan(
         options,
         state_dir=default_state_dir(options.state_dir),
         overrides=overrides,
-        standins=standins,
+        standins=options.standins or "never",
     )
 
 
@@ -397,7 +397,6 @@ def _replanner(
     options: StartOptions,
     selected: frozenset[str],
     overrides: dict[str, str],
-    standins: StandinMode,
 ) -> Replanner:
     """What the running host calls to plan a new config: the stages above, from a file."""
 
@@ -410,7 +409,7 @@ def _replanner(
         config = dataclasses.replace(resolved.config, source=source)
         resolved = dataclasses.replace(resolved, config=config)
         warnings = tuple(problem.render() for problem in resolved.warnings)
-        return _plan(inventory, resolved, options, overrides, standins), warnings
+        return _plan(inventory, resolved, options, overrides), warnings
 
     return replan
 

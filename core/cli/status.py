@@ -101,6 +101,10 @@ def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _items(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _last_exit(component: dict[str, Any]) -> str:
     last = _mapping(component.get("last_exit"))
     if not last:
@@ -142,8 +146,8 @@ def _detail_lines(components: list[dict[str, Any]]) -> list[str]:
     """One line per certificate a component reports (``details.certificates``)."""
     lines = []
     for component in components:
-        certificates = _mapping(component.get("details")).get("certificates")
-        for certificate in map(_mapping, certificates if isinstance(certificates, list) else []):
+        certificates = _items(_mapping(component.get("details")).get("certificates"))
+        for certificate in map(_mapping, certificates):
             name, owner = shown(certificate.get("name")), shown(component.get("name"))
             where = f"certificate {name} ({owner})"
             if not certificate.get("present"):
@@ -172,17 +176,13 @@ def _config_lines(document: dict[str, Any]) -> list[str]:
     if last:
         seconds = last.get("seconds_ago")
         ago = _duration_text(seconds) if isinstance(seconds, (int, float)) else "?"
-        restarted_list = last.get("restarted")
-        restarted = ", ".join(
-            shown(name) for name in (restarted_list if isinstance(restarted_list, list) else [])
-        )
+        restarted = ", ".join(shown(name) for name in _items(last.get("restarted")))
         lines.append(
             f"config {shown(last.get('result'))} {ago} ago (generation "
             f"{shown(last.get('generation'))}, from {shown(last.get('origin'))})"
             + (f"; restarted {restarted}" if restarted else "")
         )
-        problems = last.get("problems")
-        lines.extend(f"  {shown(p)}" for p in (problems if isinstance(problems, list) else []))
+        lines.extend(f"  {shown(problem)}" for problem in _items(last.get("problems")))
     return lines
 
 

@@ -187,7 +187,7 @@ def provider_section_problems(
         return problems
     from nodehost.config.sections import idle_section_problems
 
-    runs_when = f"the sdn component runs with networkConfig.networkPluginName {name}"
+    runs_when = f"the {PROVIDER_RUNNER} component runs with networkConfig.networkPluginName {name}"
     return idle_section_problems(config, section, problems, runs_when)
 
 

@@ -38,7 +38,6 @@ from nodehost.config.schema import (
 )
 from nodehost.errors import ConfigError
 from nodehost.records import Problem, ProblemKind, Severity
-from nodehost.suggest import closest
 
 Position = tuple[int, int]
 AdjustHook = Callable[[dict[str, Any], str], None]
@@ -165,6 +164,8 @@ class _Builder:
         return _INVALID
 
     def unknown_key(self, path: str, name: str, known: Iterable[str]) -> None:
+        from nodehost.suggest import closest  # difflib: only when a key is unknown
+
         detail = "unknown field" + self.where(path, key=True)
         suggestion = closest(name, known)
         if suggestion is not None:

@@ -231,20 +231,19 @@ def _new_version(
 
 def _replace_with_link(folder: Path, name: str) -> None:
     """Make ``folder/name`` the symlink into the current version, in one rename."""
-    temporary = folder / f".{name}.tmp-{_token()}"
-    os.symlink(link_target(name), temporary)
-    try:
-        os.rename(temporary, folder / name)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    _swap_symlink(folder / name, link_target(name))
 
 
 def _point_current(folder: Path, version: Path) -> None:
-    temporary = folder / f"{CURRENT}.tmp-{_token()}"
-    os.symlink(version.name, temporary)
+    _swap_symlink(folder / CURRENT, version.name)
+
+
+def _swap_symlink(path: Path, target: str) -> None:
+    """Make ``path`` a symlink to ``target`` in one rename, through a ``.<name>.tmp-*``."""
+    temporary = path.with_name(f".{path.name}.tmp-{_token()}")
+    os.symlink(target, temporary)
     try:
-        os.rename(temporary, folder / CURRENT)
+        os.rename(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
