@@ -141,6 +141,8 @@ def test_a_reload_tells_systemd_reloading_then_ready(running: Running) -> None:
     before = len(running.notify.lines())
     running.reload(running.config.read_text().replace('["false"]', '["false"]\n  max-pods: ["9"]'))
     running.last_apply(generation=2)
+    # The apply is recorded before READY=1 is sent: wait for the message itself.
+    wait_for(lambda: "READY=1" in running.notify.lines()[before:], "READY=1 after the reload")
     after = running.notify.lines()[before:]
     assert "RELOADING=1" in after
     assert any(line.startswith("MONOTONIC_USEC=") for line in after)
