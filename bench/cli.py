@@ -53,6 +53,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from nodehost.testing.ports import free_port
+
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 NODEHOST = str(BIN / "nodehost")
@@ -65,12 +67,6 @@ class Row:
     argv: list[str]
     baseline: str | None = None  # label of the row it is compared with
     budget: float | None = None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def load() -> str:

@@ -17,6 +17,7 @@
   :mod:`nodehost.testing.apistore`, kubectl's protobuf bodies :mod:`nodehost.testing.kubeproto`;
 * :mod:`nodehost.testing.cni` -- a throw-away network namespace and a real CNI
   chain run in it (the ``cni_sandbox`` fixture for plugin authors).
+* :mod:`nodehost.testing.ports` -- a loopback port that was free a moment ago.
 
 Nothing here is imported by ``import nodehost``.
 """

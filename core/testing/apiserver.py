@@ -78,6 +78,7 @@ from nodehost.testing.apistore import (
     ResourceType,
     StoreError,
 )
+from nodehost.testing.ports import free_port
 
 DEFAULT_TOKEN = "abcdef.0123456789abcdef"
 DEFAULT_LIFETIME = 24 * 3600
@@ -271,7 +272,7 @@ class TestApiServer:
     ) -> None:
         self.directory = Path(directory)
         self.host = host
-        self.port = port or _free_port(host)
+        self.port = port or free_port(host)
         self.ca = ca if ca is not None else TestCA()
         token_id, secret = token.split(".", 1)
         self.tokens = {token_id: secret}
@@ -491,12 +492,6 @@ class TestApiServer:
         with self.store.lock:
             self.store.watch_generation += 1
             self.store.wake_all()
-
-
-def _free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def status_body(code: int, reason: str, message: str, **details: Any) -> dict[str, Any]:

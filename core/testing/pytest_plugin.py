@@ -218,11 +218,6 @@ def free_port() -> Callable[[], int]:
     """Factory: a TCP port on 127.0.0.1 that was free a moment ago (prefer port 0 where the
     program under test can report the port it bound)."""
 
-    def pick() -> int:
-        import socket
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            return int(probe.getsockname()[1])
+    from nodehost.testing.ports import free_port as pick
 
     return pick

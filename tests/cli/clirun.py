@@ -3,18 +3,11 @@ folders; ``conftest`` puts this one on ``sys.path``)."""
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable
 from typing import Any
 
 WAIT = 30.0  # only ever a limit for waiting, never an assertion about speed
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for(predicate: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:

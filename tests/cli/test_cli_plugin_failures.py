@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
+
+from nodehost.testing.ports import free_port
 
 CLASH = "component name 'kubelet' is already taken by built-in plugin 'kubelet'"
 INTERNAL = (
@@ -18,12 +19,6 @@ INTERNAL = (
     "roguevalidate = nodehost_rogue.validate): nodehost_validate_config raised KeyError: "
     "'rogue-rule'"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def failure_events(stderr: str) -> list[dict]:

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clirun import WAIT, free_port, wait_for
+from clirun import WAIT, wait_for
 
 from nodehost.testing.notify import NotifyReceiver
+from nodehost.testing.ports import free_port
 
 
 @dataclass

@@ -11,10 +11,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from clirun import WAIT, free_port, wait_for
+from clirun import WAIT, wait_for
 
 from nodehost.testing import parts
 from nodehost.testing.notify import NotifyReceiver
+from nodehost.testing.ports import free_port
 
 
 def standin_pids(within: Path) -> set[int]:

@@ -25,6 +25,17 @@ def load_error(path: Path | str) -> str:
     return message.split(" due to an error: ", 1)[1]
 
 
+def load_error_and_peak(path: Path) -> tuple[str, int]:
+    """:func:`load_error`, and the most memory Python allocated while reading (bytes)."""
+    tracemalloc.start()
+    try:
+        message = load_error(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return message, peak
+
+
 def test_mapping_with_positions(write_yaml: Callable[..., Path]) -> None:
     path = write_yaml(
         """\
@@ -142,12 +153,7 @@ def test_file_over_the_size_limit(tmp_path: Path) -> None:
     path = tmp_path / "huge.yaml"
     with path.open("wb") as handle:
         handle.truncate(100 * 1024 * 1024)  # sparse: 100 MB without writing them
-    tracemalloc.start()
-    try:
-        message = load_error(path)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    message, peak = load_error_and_peak(path)
     assert message == "the file is larger than the limit of 4 MiB (4194304 bytes)"
     assert peak < 8 * 1024 * 1024
 
@@ -259,12 +265,7 @@ def _billion_laughs() -> str:
 def test_alias_bomb_is_rejected_fast_and_small(tmp_path: Path) -> None:
     path = tmp_path / "bomb.yaml"
     path.write_text(_billion_laughs())
-    tracemalloc.start()
-    try:
-        message = load_error(path)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    message, peak = load_error_and_peak(path)
     assert "more than 100000 nodes after alias expansion" in message
     assert peak < 20 * 1024 * 1024
 

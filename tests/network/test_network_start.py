@@ -10,17 +10,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from nodehost.testing.ports import free_port
 
 
 def events(stderr: str) -> list[dict]:

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import pytest
 
 from nodehost.runtime import cgroups
 from nodehost.testing.notify import NotifyReceiver
+from nodehost.testing.ports import free_port
 
 __all__ = ["PID_FILES_ONLY", "HostRun", "NotifyReceiver", "free_port", "needs_cgroups", "wait_for"]
 
@@ -57,12 +57,6 @@ def remove_cgroups(state_dir: str) -> None:
         cgroups.kill(base)
         wait_for(lambda: not cgroups.populated(base), what=f"{base} to empty")
         cgroups.remove_empty(base)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def standin(program: str, port: int | None = None) -> list[str]:

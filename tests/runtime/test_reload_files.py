@@ -17,6 +17,7 @@ from pathlib import Path
 from nodehost.component import ComponentPlan, HttpProbe, ProcessSpec, TaskSpec
 from nodehost.plan import Plan, PlannedComponent
 from nodehost.runtime import HostSettings, RestartPolicy, run_plan
+from nodehost.testing.ports import free_port
 
 CRASH_LOOP_LIMIT = 2
 
@@ -47,14 +48,6 @@ class Recorder:
 
     def pids(self, name: str) -> list[int]:
         return [call[2] for call in self.calls if call[:2] == ("started", name)]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def standin(name: str, reload_files: list[Path], reload_signal: int | None = None) -> ProcessSpec:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -146,33 +148,40 @@ def test_a_signed_serving_certificate_is_used_for_serving(
     assert f"DNS:{NODE_NAME}" in sans and "IP Address:127.0.0.1" in sans
 
 
-def start_with_receiver(args: list[str], env: dict[str, str], receiver: NotifyReceiver):
-    return subprocess.Popen(
+@contextlib.contextmanager
+def started_with_receiver(
+    args: list[str], env: dict[str, str], tmp_path: Path
+) -> Iterator[tuple[subprocess.Popen[str], NotifyReceiver]]:
+    """``args`` started with a notify socket of the test's own; on leaving, the socket is
+    closed (its lines stay readable) and the process killed if it still runs."""
+    receiver = NotifyReceiver(str(tmp_path / "notify.sock"))
+    process = subprocess.Popen(
         args,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**env, "NOTIFY_SOCKET": receiver.address},
     )
+    try:
+        yield process, receiver
+    finally:
+        receiver.close()
+        if process.poll() is None:
+            process.kill()
 
 
 def test_an_api_server_down_at_start_is_waited_for(
     api, start_args, start_env, tmp_path: Path
 ) -> None:
     api.go_down()
-    receiver = NotifyReceiver(str(tmp_path / "notify.sock"))
-    process = start_with_receiver(start_args("--exit-on-ready"), start_env, receiver)
-    try:
+    args = start_args("--exit-on-ready")
+    with started_with_receiver(args, start_env, tmp_path) as (process, receiver):
         wait_until(
             lambda: any("retrying in" in line for line in receiver.lines()),
             "a retry while the API server is down",
         )
         api.come_up()
         out, err = process.communicate(timeout=40)
-    finally:
-        receiver.close()
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 0, err
     assert "node ready after" in out
     assert len(client_csrs(api)) == 1
@@ -182,9 +191,8 @@ def test_a_watch_dropped_mid_approval_still_joins(
     api, start_args, start_env, tmp_path: Path
 ) -> None:
     api.set_approver("never")
-    receiver = NotifyReceiver(str(tmp_path / "notify.sock"))
-    process = start_with_receiver(start_args("--exit-on-ready"), start_env, receiver)
-    try:
+    args = start_args("--exit-on-ready")
+    with started_with_receiver(args, start_env, tmp_path) as (process, receiver):
         wait_until(lambda: client_csrs(api), "the client certificate signing request", 120)
         [csr] = client_csrs(api)
         name = csr["metadata"]["name"]
@@ -193,10 +201,6 @@ def test_a_watch_dropped_mid_approval_still_joins(
         api.wait_for_watches(2)  # and watches it again
         api.approve(name)
         out, err = process.communicate(timeout=30)
-    finally:
-        receiver.close()
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 0, err
     assert "node ready after" in out
     reads = [r for r in api.requests if r[1].endswith(f"/certificatesigningrequests/{name}")]

@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 import yaml
-from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, free_port, http_get, wait_for
+from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, http_get, wait_for
 
 from nodehost.testing.apiserver import TestApiServer
+from nodehost.testing.ports import free_port
 
 WAIT = 30.0
 CONFIG_MAP_PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps"

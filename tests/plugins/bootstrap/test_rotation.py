@@ -8,7 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from clusterrun import free_port, http_get, wait_for
+from clusterrun import http_get, wait_for
+
+from nodehost.testing.ports import free_port
 
 LIFETIME = 6
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import pytest
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.config import node_config_from_mapping
 from nodehost.errors import PluginError
+from nodehost.testing import ports
 from nodehost.testing.nodefolder import merge
 
 NODE = {
@@ -95,9 +95,7 @@ def make_context(tmp_path: Path) -> Callable[..., PlanContext]:
 @pytest.fixture
 def free_port() -> int:
     """A loopback TCP port that was free a moment ago."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return ports.free_port()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import pytest
 
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.config import node_config_from_mapping
+from nodehost.testing import ports
 
 NODE = {
     "nodeName": "node1.example.com",
@@ -69,9 +69,7 @@ def make_context(tmp_path: Path) -> Callable[[Any], PlanContext]:
 @pytest.fixture
 def free_port() -> int:
     """A loopback TCP port that was free a moment ago."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return ports.free_port()
 
 
 @pytest.fixture

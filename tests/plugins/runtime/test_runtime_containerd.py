@@ -139,18 +139,6 @@ def test_a_state_directory_too_long_for_the_socket_is_refused_before_anything_st
     assert "longer than containerd allows" in err
 
 
-def _processes_running(needle: bytes) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if Path(f"/proc/{entry}/cmdline").read_bytes() == needle:
-                    found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
 def run_detached(socket: Path, short_dir: Path, *image_name_command: str):
     """``ctr run -d IMAGE NAME COMMAND...`` (``--rootfs DIR`` for IMAGE), with ctr's FIFOs
     and runc's state in the test's folder."""
