@@ -3,13 +3,16 @@
     python bench/launcher.py ready PLAN.json
     python bench/launcher.py asyncio PLAN.json
     python bench/launcher.py popen PLAN.json
+    python bench/launcher.py ready PLAN.json --import click,yaml,...
 
 ``ready`` is the baseline of ``nodehost start --exit-on-ready`` (bench/cli.py):
 it reads the plan ``nodehost start --dry-run --json`` prints, starts every
 component's ``argv`` (the files they read must exist: run ``nodehost start``
 once first), polls each ``GET`` readiness URL every :data:`POLL` seconds until
 it answers 200, then sends SIGTERM to all and waits for them -- no config, no
-validation, no logs, no identity check.
+validation, no logs, no identity check.  With ``--import MODULES`` it first
+imports those modules (comma-separated) and does nothing with them: the floor
+of a host built on those libraries.
 
 ``asyncio`` and ``popen`` are the floors of bench/supervisor.py: they start
 ``{"components": [{"argv": [...]}, ...]}`` (planhost's plan format), restart
@@ -154,6 +157,11 @@ def supervise_popen(plan_file: str) -> int:
 MODES = {"ready": ready, "asyncio": supervise_asyncio, "popen": supervise_popen}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in MODES:
-        sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(MODES)}}} PLAN.json")
-    sys.exit(MODES[sys.argv[1]](sys.argv[2]))
+    args = sys.argv[1:]
+    if args[2:3] == ["--import"] and len(args) == 4:
+        for module in args.pop().split(","):
+            __import__(module)
+        args.pop()
+    if len(args) != 2 or args[0] not in MODES:
+        sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(MODES)}}} PLAN.json [--import MODULES]")
+    sys.exit(MODES[args[0]](args[1]))
