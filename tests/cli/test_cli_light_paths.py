@@ -50,6 +50,7 @@ UNTAKEN = (
     "nodehost.hostaddr",
     "nodehost.plugins.localcluster.options",
     "nodehost.plugins.localcluster.layout",
+    "nodehost.plugins.dns.sources.file",  # no dnsServerConfig.recordsFile
 )
 
 #: Modules only resolving programs needs (``--dry-run`` does, ``config validate`` does not).
