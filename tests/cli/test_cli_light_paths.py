@@ -7,6 +7,11 @@ network provider's host links, did-you-mean suggestions).  Each check runs the
 command in a fresh interpreter, with the built-in plugins only (``--no-plugins``:
 an installed third-party plugin imports what it likes), and lists what it
 imported: no timing involved.
+
+What they do need stays out of these lists: the plugin manager (plugins load
+through it), the component API (a plan is made of its values), and today the
+DNS record model (the ``kubernetes`` record source, which the DNS plan builds,
+imports it at module level).
 """
 
 from __future__ import annotations
