@@ -83,15 +83,15 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result = cli.main(args=argv, prog_name="nodehost", standalone_mode=False)
     except NodehostError as error:
-        from nodehost.log import print_message  # logging is imported for an error only
+        from nodehost.log import print_message
 
         print_message(error.render(), "error", exit_code=error.exit_code)
         sys.exit(error.exit_code)
     except click.ClickException as error:
-        shown = io.StringIO()
-        error.show(file=shown)
         from nodehost.log import print_message
 
+        shown = io.StringIO()
+        error.show(file=shown)
         print_message(shown.getvalue().rstrip("\n"), "error", exit_code=error.exit_code)
         sys.exit(error.exit_code)
     except click.Abort:
