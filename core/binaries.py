@@ -17,7 +17,6 @@ at plan time that says what to do, never a crash loop.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -50,12 +49,12 @@ def parse_binary_overrides(values: tuple[str, ...]) -> dict[str, str]:
 def check_overrides_used(overrides: Mapping[str, str], programs: Iterable[str]) -> None:
     """``UsageError`` (``--binary``) for an override naming a program no planned component
     runs -- a typo would otherwise be ignored -- with the closest program named."""
-    from nodehost.suggest import closest
-
     known = sorted(set(programs))
     for name in overrides:
         if name in known:
             continue
+        from nodehost.suggest import closest  # difflib: for a typo only
+
         suggestion = closest(name, known)
         hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
         runs = ", ".join(known) if known else "none"
@@ -86,6 +85,8 @@ def resolve_program(
     standin = _standin_path(program, standin_scripts or {}) if standins != "never" else None
     if standin and standins == "always":
         return ResolvedProgram(standin, standin=True)
+    import shutil  # bz2, lzma...: not for the plans that leave programs unresolved
+
     found = shutil.which(program)
     if found:
         return ResolvedProgram(found)
@@ -118,4 +119,6 @@ def _standin_path(program: str, scripts: Mapping[str, str]) -> str | None:
     beside = os.path.join(os.path.dirname(sys.executable), script)
     if os.access(beside, os.X_OK):
         return beside
+    import shutil
+
     return shutil.which(script)

@@ -32,8 +32,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-#: What ``importlib.metadata.EntryPoint`` accepts as a value (``module[:attr][ [extras]]``).
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+#: What ``importlib.metadata.EntryPoint`` accepts as a value (``module[:attr][ [extras]]``);
+#: compiled when an entry point is loaded (``re``'s cache), not at import.
+_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 _METADATA_FILES = ("METADATA", "PKG-INFO")
 
 
@@ -50,7 +51,7 @@ class EntryPoint:
     def load(self) -> Any:
         """Import the module and return the attribute the value names, as
         ``importlib.metadata.EntryPoint.load`` does; ``ValueError`` for a malformed value."""
-        match = _VALUE.match(self.value)
+        match = re.match(_VALUE, self.value)
         if match is None:
             raise ValueError(f"malformed entry point value {self.value!r}")
         module = importlib.import_module(match.group("module"))

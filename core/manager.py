@@ -286,10 +286,10 @@ class PluginHost:
         """
         if not options.entry_points:
             return
-        from nodehost.log import get_logger
-        from nodehost.suggest import closest
-
         for name in sorted(options.disabled - set(self.infos)):
+            from nodehost.log import get_logger
+            from nodehost.suggest import closest
+
             suggestion = closest(name, self.infos)
             get_logger().warning(
                 "no plugin of that name to disable",

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import ConfigInvalid, UsageError
-from nodehost.hostaddr import default_local_ipv4
 from nodehost.records import Problem, ValidationScope
 from nodehost.selection import SelectionRequest, select
 
@@ -312,6 +311,8 @@ def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:
         resolv_conf = os.path.abspath(options.recursive_resolv_conf)
         config = dataclasses.replace(config, dns_recursive_resolv_conf=resolv_conf)
     if config.dns_ip == "0.0.0.0":
+        from nodehost.hostaddr import default_local_ipv4
+
         config = dataclasses.replace(config, dns_ip=config.node_ip or default_local_ipv4())
     return config
 

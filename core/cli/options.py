@@ -103,7 +103,7 @@ def parse_address_flag(text: str, flag: str) -> tuple[str, int]:
 
 def echo_warnings(source: str, problems: Any) -> None:
     """Print warnings to stderr, one ``warning: <source>: <field.path>: <message>`` line each."""
-    from nodehost.log import print_message
-
     for problem in problems:
+        from nodehost.log import print_message  # imported only when there is a warning
+
         print_message(f"warning: {source}: {problem.render()}", "warning")

@@ -9,7 +9,6 @@ the default port.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from nodehost.config.hostport import join_host_port, parse_ip, split_host_port
 
@@ -85,6 +84,8 @@ def _is_url(value: str, default_scheme: str) -> bool:
 
 
 def _parse_url(value: str) -> tuple[str, str, int]:
+    from urllib.parse import urlsplit  # not on the paths that only read DEFAULT_LISTEN
+
     try:
         parts = urlsplit(value)
     except ValueError as error:

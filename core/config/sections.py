@@ -271,11 +271,11 @@ class SectionReader:
 
     def unknown_keys(self) -> None:
         """A problem for every key no accessor read, suggesting the closest known one."""
-        from nodehost.suggest import closest
-
         for key in self.raw:
             if key in self._read:
                 continue
+            from nodehost.suggest import closest  # difflib: for an unknown key only
+
             detail = "unknown field"
             suggestion = closest(str(key), sorted(self._read))
             if suggestion is not None:

@@ -108,10 +108,10 @@ def parse_uint(text: str, bits: int = 64, base: int = 0) -> int:
     return magnitude
 
 
-_FLOAT = re.compile(
+#: Patterns compiled on first use (``re``'s cache), not when the module is imported.
+_FLOAT = (
     r"[+-]?(?:inf(?:inity)?|nan|(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?"
-    r"|0x(?:[0-9a-f]+(?:\.[0-9a-f]*)?|\.[0-9a-f]+)p[+-]?\d+)",
-    re.IGNORECASE,
+    r"|0x(?:[0-9a-f]+(?:\.[0-9a-f]*)?|\.[0-9a-f]+)p[+-]?\d+)"
 )
 _FLOAT32_MAX = 3.4028234663852886e38
 
@@ -119,7 +119,7 @@ _FLOAT32_MAX = 3.4028234663852886e38
 def parse_float(text: str, bits: int = 64) -> float:
     """Go's ``strconv.ParseFloat(text, bits)`` (decimal, hex, inf/nan), error texts included."""
     plain = text.replace("_", "") if _underscore_ok(text) else text
-    if not _FLOAT.fullmatch(plain):
+    if not re.fullmatch(_FLOAT, plain, re.IGNORECASE):
         raise _num_error("ParseFloat", text, "invalid syntax")
     unsigned = plain.lstrip("+-")
     if unsigned[:2].lower() == "0x":
@@ -136,7 +136,7 @@ def parse_float(text: str, bits: int = 64) -> float:
     return value
 
 
-_IPV4_SLOPPY = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})")
+_IPV4_SLOPPY = r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})"
 
 
 def parse_ip_sloppy(text: str) -> str | None:
@@ -145,7 +145,7 @@ def parse_ip_sloppy(text: str) -> str | None:
     Like Go's old ``net.ParseIP``, IPv4 octets may have leading zeros (read as
     decimal); zones are not IPs.
     """
-    sloppy = _IPV4_SLOPPY.fullmatch(text)
+    sloppy = re.fullmatch(_IPV4_SLOPPY, text)
     if sloppy:
         octets = [int(part) for part in sloppy.groups()]
         return ".".join(map(str, octets)) if all(octet <= 255 for octet in octets) else None
@@ -237,20 +237,20 @@ def _quoted_csv_field(text: str, index: int, start: int) -> tuple[str, int]:
             raise _csv_quote_error(after + 1)
 
 
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def _qualified_name_ok(key: str) -> bool:
     prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
+    if slash and (not prefix or len(prefix) > 253 or not re.fullmatch(_DNS_SUBDOMAIN, prefix)):
         return False
-    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.fullmatch(name))
+    return 0 < len(name) <= 63 and bool(re.fullmatch(_QUALIFIED_NAME, name))
 
 
 def _label_value_ok(value: str) -> bool:
-    return value == "" or (len(value) <= 63 and bool(_QUALIFIED_NAME.fullmatch(value)))
+    return value == "" or (len(value) <= 63 and bool(re.fullmatch(_QUALIFIED_NAME, value)))
 
 
 def parse_taint(spec: str) -> dict[str, str]:

@@ -120,6 +120,8 @@ def bind_address_check(config: Any) -> None:
 
 
 def _file_source(context: SourceContext) -> RecordSource | None:
+    if not context.settings.records_file:  # no source: its module is not even imported
+        return None
     from nodehost.plugins.dns.sources.file import source_factory
 
     return source_factory(context)

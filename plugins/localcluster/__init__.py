@@ -34,11 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, TaskSpec, TcpProbe
-from nodehost.plugins.localcluster.options import NAME
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
 
+#: The component's name (here, not in :mod:`.options`: loading the plugin imports no more).
+NAME = "localcluster"
 STOP_GRACE = 10.0
 
 

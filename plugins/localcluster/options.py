@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import UsageError
 from nodehost.options import DEFAULT_CONFIG_DIR, DEFAULT_MASTER_CERT_DIR
+from nodehost.plugins.localcluster import NAME
 from nodehost.plugins.localcluster.layout import CONFIG_MAP, Layout
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
 
-NAME = "localcluster"
 RUNTIME = "runtime"
 FLAG = "--local-cluster"
 

@@ -122,9 +122,9 @@ def shim_programs(search_path: str) -> dict[str, str]:
     for folder in search_path.split(os.pathsep):
         if not os.path.isabs(folder) or not os.path.isdir(folder):
             continue
-        for name in sorted(os.listdir(folder)):
+        for name in sorted(n for n in os.listdir(folder) if n.startswith(SHIM_PREFIX)):
             path = os.path.join(folder, name)
-            if name.startswith(SHIM_PREFIX) and name not in found and os.access(path, os.X_OK):
+            if name not in found and os.access(path, os.X_OK):
                 found[name] = path
     return found
 

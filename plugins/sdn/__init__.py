@@ -45,7 +45,6 @@ from nodehost.cni import CniNetwork, node_network, provider_section_problems
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.errors import InvalidSetting
 from nodehost.plugins.sdn import bridge, external
-from nodehost.suggest import closest
 
 PATH = "networkConfig.networkPluginName"
 
@@ -186,6 +185,8 @@ def unknown_provider_detail(
     else:
         detail = f"no network provider is named {name!r} (installed: {listing}, or {CNI!r} for "
         detail += "another agent's CNI network)"
+        from nodehost.suggest import closest
+
         suggestion = closest(name.lower(), [*providers, CNI])
         if suggestion is not None:
             shown = providers[suggestion].name if suggestion in providers else CNI

@@ -34,7 +34,6 @@ from nodehost.cni import (
     CniNetwork,
     HostLink,
     conflist_file_name,
-    conflist_plan,
 )
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.config.sections import SectionReader, section_schema
@@ -176,4 +175,6 @@ class BridgeProvider:
         )
 
     def plan(self, context: PlanContext) -> ComponentPlan:
+        from nodehost.cni import conflist_plan  # host links, the ledger: a plan's needs only
+
         return conflist_plan(context, self.cni_network(context))

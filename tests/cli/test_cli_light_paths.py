@@ -1,0 +1,110 @@
+"""``config validate`` and ``start --dry-run`` import only what judging a file needs.
+
+Both commands load every plugin, validate and plan; neither runs anything.  So
+neither may import the code that runs a node (asyncio, structlog, the host,
+the DNS server, API clients) or the code of a path the file does not take (a
+network provider's host links, did-you-mean suggestions).  Each check runs the
+command in a fresh interpreter, with the built-in plugins only (``--no-plugins``:
+an installed third-party plugin imports what it likes), and lists what it
+imported: no timing involved.
+
+What they do need stays out of these lists: the plugin manager (plugins load
+through it), the component API (a plan is made of its values), and today the
+DNS record model (the ``kubernetes`` record source, which the DNS plan builds,
+imports it at module level).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nodehost.testing.ports import free_port
+
+#: Modules that running a node needs and judging a file does not.
+RUNNING = (
+    "asyncio",
+    "structlog",
+    "cryptography",
+    "lightkube",
+    "httpx2",
+    "h2",
+    "dns",  # dnspython
+    "importlib.metadata",
+    "email",
+    "nodehost.runtime.host",
+    "nodehost.runtime.supervisor",
+    "nodehost.runtime.run",
+    "nodehost.apiclient",
+    "nodehost.plugins.dns.server",
+    "nodehost.plugins.dns.wire",
+    "nodehost.generate",
+    "nodehost.pki.nodefolder",
+)
+
+#: Modules of paths a valid file without a network provider or plugin flags does not take.
+UNTAKEN = (
+    "nodehost.cni.provider",
+    "nodehost.cni.hostnet",
+    "nodehost.cni.ledger",
+    "nodehost.suggest",
+    "difflib",
+    "nodehost.hostaddr",
+    "nodehost.plugins.localcluster.options",
+    "nodehost.plugins.localcluster.layout",
+    "nodehost.plugins.dns.sources.file",  # no dnsServerConfig.recordsFile
+)
+
+#: Modules only resolving programs needs (``--dry-run`` does, ``config validate`` does not).
+RESOLVING = ("shutil",)
+
+SCRIPT = """\
+import sys
+from nodehost.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exit_:
+    code = exit_.code
+print("EXIT", code)
+print("LOADED", " ".join(sorted(sys.modules)))
+"""
+
+
+def loaded_by(args: list[str], cwd: Path) -> set[str]:
+    """The modules ``nodehost ARGS`` imported in a fresh interpreter (it must exit 0)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert lines.get("EXIT") == "0", done.stdout + done.stderr
+    return set(lines["LOADED"].split())
+
+
+@pytest.fixture
+def dns_config(write_config, node_dir: Path) -> Path:
+    """The CLI tests' valid node config with the DNS server on (its plan builds its sources)."""
+    text = (node_dir / "node-config.yaml").read_text()
+    return write_config(text + f"dnsBindAddress: 127.0.0.1:{free_port()}\n", "dns-config.yaml")
+
+
+def present(loaded: set[str], names: tuple[str, ...]) -> list[str]:
+    return [name for name in names if name in loaded]
+
+
+def test_config_validate_imports_nothing_for_running_or_untaken_paths(dns_config: Path) -> None:
+    args = ["config", "validate", "--no-plugins", str(dns_config)]
+    loaded = loaded_by(args, dns_config.parent)
+    assert present(loaded, RUNNING + UNTAKEN + RESOLVING) == []
+    assert "nodehost.plugins.dns" in loaded  # the DNS plan was made
+
+
+def test_dry_run_imports_nothing_for_running_or_untaken_paths(
+    dns_config: Path, tmp_path: Path
+) -> None:
+    args = ["start", "--config", str(dns_config), "--dry-run", "--standins=always", "--no-plugins"]
+    loaded = loaded_by([*args, "--state-dir", str(tmp_path / "state")], dns_config.parent)
+    assert present(loaded, RUNNING + UNTAKEN) == []
+    assert "nodehost.plugins.dns" in loaded  # the DNS plan was made
