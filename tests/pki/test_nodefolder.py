@@ -228,6 +228,30 @@ def test_generated_node_config_passes_nodehost_validation(request_factory, tmp_p
     assert validate_node_config(config) == []  # no error, and no key without effect
 
 
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"node_name": "true", "image_format": "reg:5000/x-${component}:1.0", "dns_ip": "10.0.0.10"},
+        {"volume_dir": "vol with space/#x", "dns_domain": "yes", "network_plugin": "redhat/x"},
+        {"kubelet_arguments": {"fail-swap-on": ("false",)}, "dns_bind_address": "0.0.0.0:53"},
+        {"listen": parse_listen("http://127.0.0.1:10250", default_port=10250), "latest_images": True},
+    ],
+)  # fmt: skip
+def test_the_checked_document_is_what_reading_the_written_file_gives(
+    request_factory, tmp_path: Path, changes: dict[str, object]
+) -> None:
+    """``check_config`` validates the mapping the file is written from: reading the file back
+    gives an equal mapping, keys in the same order."""
+    seen: list[dict[str, object]] = []
+    result = create_node_folder(
+        request_factory(**changes), check_config=lambda path, doc, files: seen.append(doc)
+    )
+    written = yaml.safe_load(result.node_config.read_bytes())
+    assert seen == [written]
+    assert list(seen[0]) == list(written)
+
+
 # --- reusing what is there ------------------------------------------------------------------
 
 
