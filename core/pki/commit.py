@@ -22,7 +22,7 @@ from pathlib import Path
 
 from nodehost.fileread import CONFIG_LIMIT, read_file
 from nodehost.pki.atomic import (
-    create_file,
+    create_files,
     fsync_directory,
     make_directories,
     remove_empty_directories,
@@ -74,8 +74,7 @@ def _write_new_folder(folder: Path, files: Sequence[PlannedFile]) -> None:
     try:
         staging.mkdir(FOLDER_MODE)
         os.chmod(staging, FOLDER_MODE)
-        for planned in files:
-            create_file(staging / planned.name, planned.data, planned.mode)
+        create_files(staging, [(planned.name, planned.data, planned.mode) for planned in files])
         fsync_directory(staging)
         os.rename(staging, folder)
         fsync_directory(folder.parent)

@@ -54,6 +54,7 @@ from pathlib import Path
 from nodehost.fileread import CONFIG_LIMIT, read_file
 from nodehost.pki.atomic import (
     create_file,
+    create_files,
     fsync_directory,
     make_directories,
     remove_empty_directories,
@@ -218,8 +219,7 @@ def _new_version(
     version.mkdir(FOLDER_MODE)
     try:
         os.chmod(version, FOLDER_MODE)
-        for planned in files:
-            create_file(version / planned.name, planned.data, planned.mode)
+        create_files(version, [(planned.name, planned.data, planned.mode) for planned in files])
         for source, name in carried:
             os.link(source / name, version / name, follow_symlinks=False)
         fsync_directory(version)

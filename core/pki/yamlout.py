@@ -26,20 +26,26 @@ from typing import Any
 
 #: PyYAML's implicit resolvers (``yaml.resolver``) a plain string could hit, by first
 #: character: a string that matches one is written quoted.
-_RESOLVERS = (
-    ("yYnNtTfFoO", r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"),
-    (
-        "0123456789",
-        r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?"
-        r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*",
-    ),
-    (
-        "0123456789",
-        r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
-        r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
-    ),
-    ("nN", r"null|Null|NULL"),
-    ("0123456789", r"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"),
+_RESOLVERS = tuple(
+    (starts, re.compile(pattern))
+    for starts, pattern in (
+        (
+            "yYnNtTfFoO",
+            r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF",
+        ),
+        (
+            "0123456789",
+            r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?"
+            r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*",
+        ),
+        (
+            "0123456789",
+            r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+            r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+",
+        ),
+        ("nN", r"null|Null|NULL"),
+        ("0123456789", r"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"),
+    )
 )
 #: Plain candidates: no YAML indicator first, no space, ``#``, quote or flow start inside.
 _PLAIN_CANDIDATE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./:${}@+=,-]*")
@@ -158,7 +164,7 @@ def _resolves(text: str) -> bool:
     first = text[0]
     if first.isdigit() and _TIME_CHARS.match(text):
         raise _Unsure  # a date, or a timestamp's shape: PyYAML's resolver decides
-    return any(first in starts and re.fullmatch(pattern, text) for starts, pattern in _RESOLVERS)
+    return any(first in starts and pattern.fullmatch(text) for starts, pattern in _RESOLVERS)
 
 
 def _never_plain(text: str) -> bool:

@@ -16,8 +16,6 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from nodehost.config.listen import parse_listen
 from nodehost.errors import PKIError, UsageError
 from nodehost.pki import atomic as atomic_module
-from nodehost.pki import commit as commit_module
-from nodehost.pki import versioned as versioned_module
 from nodehost.pki.certs import decode_certificates
 from nodehost.pki.nodefolder import create_node_folder
 
@@ -459,7 +457,7 @@ def test_ca_key_not_matching_ca_cert_leaves_no_folder(request_factory, make_ca, 
 
 def _fail_on_write(monkeypatch, nth: int) -> None:
     """Make the ``nth`` file creation of the commit fail as a full disk would."""
-    real = atomic_module.create_file
+    real = atomic_module.open_new_file
     calls = {"count": 0}
 
     def failing(path, data, mode):
@@ -468,9 +466,7 @@ def _fail_on_write(monkeypatch, nth: int) -> None:
             raise OSError(28, "No space left on device", str(path))
         return real(path, data, mode)
 
-    monkeypatch.setattr(atomic_module, "create_file", failing)
-    monkeypatch.setattr(commit_module, "create_file", failing)
-    monkeypatch.setattr(versioned_module, "create_file", failing)
+    monkeypatch.setattr(atomic_module, "open_new_file", failing)
 
 
 def test_failed_write_of_a_new_folder_leaves_nothing(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -103,6 +102,6 @@ def test_the_resolver_patterns_match_pyyaml() -> None:
     resolvers = yaml.resolver.Resolver.yaml_implicit_resolvers
     for starts, pattern in yamlout._RESOLVERS:
         for text in TRICKY:
-            if text and text[0] in starts and re.fullmatch(pattern, text):
+            if text and text[0] in starts and pattern.fullmatch(text):
                 tags = [tag for tag, regexp in resolvers.get(text[0], []) if regexp.match(text)]
                 assert tags, text
