@@ -179,10 +179,11 @@ def create(
     validate_request(request)
     click.echo("Generating node credentials ...")
     result = create_node_folder(request, check_config=refuse_invalid_config)
-    from nodehost.log import print_message
+    if result.warnings:
+        from nodehost.log import print_message
 
-    for warning in result.warnings:
-        print_message(warning, "warning")
+        for warning in result.warnings:
+            print_message(warning, "warning")
     click.echo(f"Created node config for {request.node_name} in {request.node_dir}")
 
 

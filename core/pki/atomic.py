@@ -140,6 +140,13 @@ def _about(error: OSError, path: Path) -> OSError:
     return type(error)(error.errno, reason, str(path))
 
 
+def remove_tree(path: Path | str) -> None:
+    """Remove a folder and everything in it, best effort (``shutil`` loads only when needed)."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def make_directories(path: Path, mode: int = 0o755) -> list[Path]:
     """Create ``path`` and its missing parents with ``mode``; return those created.
 

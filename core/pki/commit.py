@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from nodehost.pki.atomic import (
     fsync_directory,
     make_directories,
     remove_empty_directories,
+    remove_tree,
     write_atomic,
 )
 
@@ -79,7 +79,7 @@ def _write_new_folder(folder: Path, files: Sequence[PlannedFile]) -> None:
         os.rename(staging, folder)
         fsync_directory(folder.parent)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
         remove_empty_directories(created_parents)
         raise
 

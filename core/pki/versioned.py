@@ -46,7 +46,6 @@ import fcntl
 import os
 import re
 import secrets
-import shutil
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -58,6 +57,7 @@ from nodehost.pki.atomic import (
     fsync_directory,
     make_directories,
     remove_empty_directories,
+    remove_tree,
 )
 from nodehost.pki.commit import FOLDER_MODE, PlannedFile
 
@@ -128,7 +128,7 @@ def _create(folder: Path, files: Sequence[PlannedFile]) -> None:
         os.rename(staging, folder)
         fsync_directory(folder.parent)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
         raise
 
 
@@ -150,10 +150,10 @@ def _update(folder: Path, files: Sequence[PlannedFile]) -> None:
                 _replace_with_link(folder, planned.name)
         _point_current(folder, version)  # the commit point
     except BaseException:
-        shutil.rmtree(version, ignore_errors=True)
+        remove_tree(version)
         raise
     fsync_directory(folder)
-    shutil.rmtree(current, ignore_errors=True)
+    remove_tree(current)
 
 
 def _current_version(folder: Path) -> Path | None:
@@ -224,7 +224,7 @@ def _new_version(
             os.link(source / name, version / name, follow_symlinks=False)
         fsync_directory(version)
     except BaseException:
-        shutil.rmtree(version, ignore_errors=True)
+        remove_tree(version)
         raise
     return version
 
@@ -264,7 +264,7 @@ def clean_stale(folder: Path) -> list[str]:
     for entry in os.scandir(folder):
         if entry.name.startswith(VERSION_PREFIX) and folder / entry.name != current:
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                remove_tree(entry.path)
             else:  # a symlink is removed, never followed
                 os.unlink(entry.path)
         elif _TEMPORARY.match(entry.name) and not entry.is_dir(follow_symlinks=False):
@@ -281,6 +281,6 @@ def _remove_staging(folder: Path) -> list[str]:
     with contextlib.suppress(FileNotFoundError):
         for entry in os.scandir(folder.parent):
             if pattern.match(entry.name) and entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                remove_tree(entry.path)
                 removed.append(entry.name)
     return removed

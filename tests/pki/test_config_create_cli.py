@@ -189,8 +189,9 @@ def test_twenty_processes_sharing_one_ca_get_distinct_serials(
 
 
 #: What ``config create`` has no use for: PyYAML (it writes its YAML itself and validates the
-#: mapping it writes from), the runtime's event loop and structured logging.
-NOT_IMPORTED = ("yaml", "asyncio", "structlog")
+#: mapping it writes from), the runtime's event loop and structured logging, and shutil (only a
+#: failed or stale commit removes folders).
+NOT_IMPORTED = ("yaml", "asyncio", "structlog", "shutil")
 
 
 def test_config_create_loads_neither_pyyaml_nor_the_runtime(ca_dir, tmp_path,
