@@ -64,6 +64,8 @@ from nodehost.pki.commit import FOLDER_MODE, PlannedFile
 CURRENT = ".nodehost-current"
 VERSION_PREFIX = ".nodehost-v-"
 _TEMPORARY = re.compile(r"^\..+\.tmp-[0-9a-f]{8}$")
+#: What follows ``.<folder>.staging-`` in a staging folder's name (no pattern per folder).
+_TOKEN = re.compile(r"[0-9a-f]{8}")
 
 
 def _token() -> str:
@@ -276,11 +278,12 @@ def clean_stale(folder: Path) -> list[str]:
 
 
 def _remove_staging(folder: Path) -> list[str]:
-    pattern = re.compile(rf"^\.{re.escape(folder.name)}\.staging-[0-9a-f]{{8}}$")
+    prefix = f".{folder.name}.staging-"
     removed = []
     with contextlib.suppress(FileNotFoundError):
         for entry in os.scandir(folder.parent):
-            if pattern.match(entry.name) and entry.is_dir(follow_symlinks=False):
+            staging = entry.name.startswith(prefix) and _TOKEN.fullmatch(entry.name, len(prefix))
+            if staging and entry.is_dir(follow_symlinks=False):
                 remove_tree(entry.path)
                 removed.append(entry.name)
     return removed

@@ -549,3 +549,16 @@ def test_a_stale_symlink_named_like_a_version_folder_is_removed_not_followed(
     create_node_folder(request_factory(overwrite=True))
     assert not (folder / ".nodehost-v-00000002").is_symlink()
     assert (outside / "keep").read_text() == "not yours\n"
+
+
+def test_only_this_folders_stale_staging_folders_are_removed(request_factory, tmp_path) -> None:
+    """``.node1.staging-<8 hex>`` folders a killed run left go; look-alikes stay."""
+    stale = [".node1.staging-0123abcd"]
+    kept = [".node1.staging-0123abc", ".node1.staging-0123abcdx", ".node10.staging-0123abcd",
+            ".node1.staging-0123ABCD"]  # fmt: skip
+    for name in stale + kept:
+        (tmp_path / name).mkdir()
+    (tmp_path / ".node1.staging-89abcdef").write_text("a file, not a folder")
+    create_node_folder(request_factory())
+    left = {path.name for path in tmp_path.iterdir() if ".staging-" in path.name}
+    assert left == {*kept, ".node1.staging-89abcdef"}
