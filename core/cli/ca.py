@@ -52,8 +52,9 @@ def create_ca_command(directory: str, name: str, expire_days: int, key_type: str
     from nodehost.pki.ca import create_signer_ca
 
     result = create_signer_ca(Path(directory), name or None, expire_days, key_type)
-    from nodehost.log import print_message
+    if result.warnings:
+        from nodehost.log import print_message
 
-    for warning in result.warnings:
-        print_message(warning, "warning")
+        for warning in result.warnings:
+            print_message(warning, "warning")
     click.echo(f"Created signer CA in {result.directory}")

@@ -179,22 +179,25 @@ def create(
     validate_request(request)
     click.echo("Generating node credentials ...")
     result = create_node_folder(request, check_config=refuse_invalid_config)
-    from nodehost.log import print_message
+    if result.warnings:
+        from nodehost.log import print_message
 
-    for warning in result.warnings:
-        print_message(warning, "warning")
+        for warning in result.warnings:
+            print_message(warning, "warning")
     click.echo(f"Created node config for {request.node_name} in {request.node_dir}")
 
 
-def refuse_invalid_config(path: Path, content: bytes, folder_files: frozenset[Path]) -> None:
+def refuse_invalid_config(
+    path: Path, document: dict[str, Any], folder_files: frozenset[Path]
+) -> None:
     """Validate the node-config.yaml about to be written as ``config validate`` does.
 
-    Raises :class:`~nodehost.errors.ConfigInvalid` (exit 255, nothing written)
-    on any error.  A missing file that the folder itself will hold is no
-    error: the command writes it next.
+    ``document`` is the mapping the file is written from, equal to what reading
+    the file gives (so PyYAML need not be loaded to read it back).  Raises
+    :class:`~nodehost.errors.ConfigInvalid` (exit 255, nothing written) on any
+    error.  A missing file that the folder itself will hold is no error: the
+    command writes it next.
     """
-    import yaml
-
     from nodehost.cli.options import load_inventory
     from nodehost.config.load import node_config_from_mapping
     from nodehost.errors import ConfigInvalid
@@ -203,7 +206,7 @@ def refuse_invalid_config(path: Path, content: bytes, folder_files: frozenset[Pa
 
     inventory = load_inventory((), False, False)
     config, problems = node_config_from_mapping(
-        yaml.safe_load(content),
+        document,
         source=str(path),
         base_dir=str(path.parent),
         known_sections=inventory.known_sections(),

@@ -15,17 +15,17 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from nodehost.fileread import CONFIG_LIMIT, read_file
 from nodehost.pki.atomic import (
-    create_file,
+    create_files,
     fsync_directory,
     make_directories,
     remove_empty_directories,
+    remove_tree,
     write_atomic,
 )
 
@@ -74,13 +74,12 @@ def _write_new_folder(folder: Path, files: Sequence[PlannedFile]) -> None:
     try:
         staging.mkdir(FOLDER_MODE)
         os.chmod(staging, FOLDER_MODE)
-        for planned in files:
-            create_file(staging / planned.name, planned.data, planned.mode)
+        create_files(staging, [(planned.name, planned.data, planned.mode) for planned in files])
         fsync_directory(staging)
         os.rename(staging, folder)
         fsync_directory(folder.parent)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
         remove_empty_directories(created_parents)
         raise
 

@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from nodehost.config.hostport import join_host_port
 from nodehost.fileread import KUBECONFIG_LIMIT, read_file
 
@@ -109,9 +107,9 @@ def node_kubeconfig(
 
 def dump_kubeconfig(config: dict[str, Any]) -> bytes:
     """YAML text of a kubeconfig mapping, keys sorted as Go writes them."""
-    from nodehost.config.dump import dump_yaml
+    from nodehost.pki.yamlout import dump_block_yaml
 
-    return dump_yaml(config, sort_keys=True).encode("utf-8")
+    return dump_block_yaml(config, sort_keys=True).encode("utf-8")
 
 
 def load_document(data: bytes) -> Any:
@@ -119,6 +117,8 @@ def load_document(data: bytes) -> Any:
     carries its certificates and key inline, and the pure-Python scanner is slow on long
     scalars.  Same documents; errors are the same ``yaml.YAMLError`` types with line and
     column (libyaml's do not quote the offending line)."""
+    import yaml
+
     return yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
@@ -130,6 +130,8 @@ def kubeconfig_entries(
     With ``required`` (what to call the file, e.g. "bootstrap kubeconfig"), a
     missing or unreadable file raises ``RuntimeFailure`` instead.
     """
+    import yaml
+
     from nodehost.errors import RuntimeFailure
 
     try:

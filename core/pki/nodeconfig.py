@@ -170,11 +170,16 @@ def _sorted(value: Any) -> Any:
     return value
 
 
-def dump_node_config(raw: Mapping[str, Any]) -> bytes:
-    """YAML of a NodeConfig mapping: ``apiVersion``, ``kind``, then every key sorted."""
+def ordered_node_config(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A new NodeConfig mapping in file order: ``apiVersion``, ``kind``, then every key sorted
+    (nested mappings too); loading :func:`dump_node_config`'s YAML of it gives it back."""
     head = {key: raw[key] for key in ("apiVersion", "kind") if key in raw}
     rest = {key: value for key, value in raw.items() if key not in head}
-    ordered = {**head, **_sorted(rest)}
-    from nodehost.config.dump import dump_yaml
+    return {**head, **_sorted(rest)}
 
-    return dump_yaml(ordered).encode("utf-8")
+
+def dump_node_config(raw: Mapping[str, Any]) -> bytes:
+    """YAML of a NodeConfig mapping: ``apiVersion``, ``kind``, then every key sorted."""
+    from nodehost.pki.yamlout import dump_block_yaml
+
+    return dump_block_yaml(ordered_node_config(raw)).encode("utf-8")

@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from nodehost.config.listen import ListenAddress, parse_listen
 from nodehost.errors import PKIError, UsageError
@@ -78,6 +79,7 @@ from nodehost.pki.nodeconfig import (
     dump_node_config,
     finish_node_config,
     node_config_mapping,
+    ordered_node_config,
     relativize_node_config_paths,
     resolve_node_config_paths,
 )
@@ -267,8 +269,10 @@ class _Plan:
             raise PKIError(f"cannot read {path}: {error.strerror}") from None
 
 
-#: Checks a node-config.yaml before it is written: ``(path, content, the folder's files)``.
-ConfigCheck = Callable[[Path, bytes, frozenset[Path]], None]
+#: Checks a node-config.yaml before it is written: ``(path, document, the folder's files)``,
+#: the document being the mapping the file's YAML is written from (loading the file gives an
+#: equal mapping, keys in the same order); the check may change it.
+ConfigCheck = Callable[[Path, dict[str, Any], frozenset[Path]], None]
 
 
 def create_node_folder(
@@ -311,13 +315,13 @@ def create_node_folder(
     )
     kubeconfig = node_kubeconfig(request.master, ca_bundle, client_cert, client_key, user)
     plan.add(KUBECONFIG_FILE, dump_kubeconfig(kubeconfig), KUBECONFIG_MODE)
-    plan.add(NODE_CONFIG_FILE, _node_config(request, plan.node_dir, cwd), NODE_CONFIG_MODE)
+    document = _node_config(request, plan.node_dir, cwd)
+    plan.add(NODE_CONFIG_FILE, dump_node_config(document), NODE_CONFIG_MODE)
     plan.add(REGISTRATION_FILE, _registration(request.node_name), CERT_MODE)
     if check_config is not None:
         names = [planned.name for planned in plan.files] + plan.reused
-        content = next(f.data for f in plan.files if f.name == NODE_CONFIG_FILE)
         check_config(
-            plan.node_dir / NODE_CONFIG_FILE, content, frozenset(plan.node_dir / n for n in names)
+            plan.node_dir / NODE_CONFIG_FILE, document, frozenset(plan.node_dir / n for n in names)
         )
     if not dry_run:
         _commit(plan)
@@ -520,7 +524,8 @@ def _read_supplied(name: str, flag: str) -> bytes:
         raise PKIError(f"cannot read {flag} {name}: {error.strerror}") from None
 
 
-def _node_config(request: NodeFolderRequest, node_dir: Path, cwd: str) -> bytes:
+def _node_config(request: NodeFolderRequest, node_dir: Path, cwd: str) -> dict[str, Any]:
+    """The node-config.yaml mapping in file order (:func:`ordered_node_config`)."""
     tls = request.listen.use_tls
     fields = NodeConfigFields(
         node_name=request.node_name,
@@ -545,7 +550,7 @@ def _node_config(request: NodeFolderRequest, node_dir: Path, cwd: str) -> bytes:
         relativize_node_config_paths(raw, str(node_dir))
     except ValueError as error:
         raise PKIError(str(error)) from None
-    return dump_node_config(finish_node_config(raw))
+    return ordered_node_config(finish_node_config(raw))
 
 
 def _registration(node_name: str) -> bytes:

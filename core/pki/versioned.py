@@ -46,7 +46,6 @@ import fcntl
 import os
 import re
 import secrets
-import shutil
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -54,15 +53,19 @@ from pathlib import Path
 from nodehost.fileread import CONFIG_LIMIT, read_file
 from nodehost.pki.atomic import (
     create_file,
+    create_files,
     fsync_directory,
     make_directories,
     remove_empty_directories,
+    remove_tree,
 )
 from nodehost.pki.commit import FOLDER_MODE, PlannedFile
 
 CURRENT = ".nodehost-current"
 VERSION_PREFIX = ".nodehost-v-"
 _TEMPORARY = re.compile(r"^\..+\.tmp-[0-9a-f]{8}$")
+#: What follows ``.<folder>.staging-`` in a staging folder's name (no pattern per folder).
+_TOKEN = re.compile(r"[0-9a-f]{8}")
 
 
 def _token() -> str:
@@ -127,7 +130,7 @@ def _create(folder: Path, files: Sequence[PlannedFile]) -> None:
         os.rename(staging, folder)
         fsync_directory(folder.parent)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
         raise
 
 
@@ -149,10 +152,10 @@ def _update(folder: Path, files: Sequence[PlannedFile]) -> None:
                 _replace_with_link(folder, planned.name)
         _point_current(folder, version)  # the commit point
     except BaseException:
-        shutil.rmtree(version, ignore_errors=True)
+        remove_tree(version)
         raise
     fsync_directory(folder)
-    shutil.rmtree(current, ignore_errors=True)
+    remove_tree(current)
 
 
 def _current_version(folder: Path) -> Path | None:
@@ -218,13 +221,12 @@ def _new_version(
     version.mkdir(FOLDER_MODE)
     try:
         os.chmod(version, FOLDER_MODE)
-        for planned in files:
-            create_file(version / planned.name, planned.data, planned.mode)
+        create_files(version, [(planned.name, planned.data, planned.mode) for planned in files])
         for source, name in carried:
             os.link(source / name, version / name, follow_symlinks=False)
         fsync_directory(version)
     except BaseException:
-        shutil.rmtree(version, ignore_errors=True)
+        remove_tree(version)
         raise
     return version
 
@@ -264,7 +266,7 @@ def clean_stale(folder: Path) -> list[str]:
     for entry in os.scandir(folder):
         if entry.name.startswith(VERSION_PREFIX) and folder / entry.name != current:
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                remove_tree(entry.path)
             else:  # a symlink is removed, never followed
                 os.unlink(entry.path)
         elif _TEMPORARY.match(entry.name) and not entry.is_dir(follow_symlinks=False):
@@ -276,11 +278,12 @@ def clean_stale(folder: Path) -> list[str]:
 
 
 def _remove_staging(folder: Path) -> list[str]:
-    pattern = re.compile(rf"^\.{re.escape(folder.name)}\.staging-[0-9a-f]{{8}}$")
+    prefix = f".{folder.name}.staging-"
     removed = []
     with contextlib.suppress(FileNotFoundError):
         for entry in os.scandir(folder.parent):
-            if pattern.match(entry.name) and entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+            staging = entry.name.startswith(prefix) and _TOKEN.fullmatch(entry.name, len(prefix))
+            if staging and entry.is_dir(follow_symlinks=False):
+                remove_tree(entry.path)
                 removed.append(entry.name)
     return removed

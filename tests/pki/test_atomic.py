@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from nodehost.pki.atomic import make_directories, remove_empty_directories, write_atomic
+from nodehost.pki.atomic import (
+    create_files,
+    make_directories,
+    remove_empty_directories,
+    write_atomic,
+)
 
 
 def mode_of(path: Path) -> int:
@@ -68,6 +73,33 @@ def test_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> N
     monkeypatch.setattr(os, "write", broken_write)
     with pytest.raises(OSError, match="No space"):
         write_atomic(tmp_path / "a.crt", b"data", 0o644)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_create_files_writes_each_with_its_mode_and_flushes_each(tmp_path, monkeypatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    create_files(tmp_path, [("a.crt", b"cert", 0o644), ("a.key", b"key", 0o600)])
+    assert (mode_of(tmp_path / "a.crt"), mode_of(tmp_path / "a.key")) == (0o644, 0o600)
+    assert (tmp_path / "a.key").read_bytes() == b"key"
+    assert len(synced) == 2
+
+
+@pytest.mark.parametrize("where", ["write", "fsync"])
+def test_create_files_failing_midway_leaves_none_of_them(tmp_path, monkeypatch, where) -> None:
+    real = getattr(os, where)
+    calls = {"count": 0}
+
+    def failing(*args):
+        calls["count"] += 1
+        if calls["count"] == 2:
+            raise OSError(28, "No space left on device")
+        return real(*args)
+
+    monkeypatch.setattr(os, where, failing)
+    with pytest.raises(OSError, match="No space"):
+        create_files(tmp_path, [("a.crt", b"c", 0o644), ("a.key", b"k", 0o600), ("b", b"b", 0o644)])
     assert list(tmp_path.iterdir()) == []
 
 

@@ -188,6 +188,33 @@ def test_twenty_processes_sharing_one_ca_get_distinct_serials(
     assert int((ca_dir / "ca.serial.txt").read_text(), 16) == 1 + 2 * count
 
 
+#: What ``config create`` has no use for: PyYAML (it writes its YAML itself and validates the
+#: mapping it writes from), the runtime's event loop and structured logging, and shutil (only a
+#: failed or stale commit removes folders).
+NOT_IMPORTED = ("yaml", "asyncio", "structlog", "shutil")
+
+
+def test_config_create_loads_neither_pyyaml_nor_the_runtime(ca_dir, tmp_path,
+                                                            config_create_args) -> None:  # fmt: skip
+    """The whole command run in one interpreter, then its modules listed: a guard, not a timer."""
+    code = (
+        "import sys\n"
+        "from nodehost.entry import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as done:\n"
+        "    assert done.code == 0, done.code\n"
+        f"print(sorted(m for m in {NOT_IMPORTED!r} if m in sys.modules))\n"
+        "print('cryptography.x509' in sys.modules)\n"
+    )
+    argv = [sys.executable, "-c", code, "config", "create",
+            *config_create_args(ca_dir, tmp_path / "node1")]  # fmt: skip
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    *_, loaded, has_x509 = result.stdout.splitlines()
+    assert (loaded, has_x509) == ("[]", "True")  # the folder was made, and nothing heavy came
+
+
 # --- nodehost ca create ---------------------------------------------------------------------
 
 

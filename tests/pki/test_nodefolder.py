@@ -16,8 +16,6 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from nodehost.config.listen import parse_listen
 from nodehost.errors import PKIError, UsageError
 from nodehost.pki import atomic as atomic_module
-from nodehost.pki import commit as commit_module
-from nodehost.pki import versioned as versioned_module
 from nodehost.pki.certs import decode_certificates
 from nodehost.pki.nodefolder import create_node_folder
 
@@ -228,6 +226,30 @@ def test_generated_node_config_passes_nodehost_validation(request_factory, tmp_p
     assert validate_node_config(config) == []  # no error, and no key without effect
 
 
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"node_name": "true", "image_format": "reg:5000/x-${component}:1.0", "dns_ip": "10.0.0.10"},
+        {"volume_dir": "vol with space/#x", "dns_domain": "yes", "network_plugin": "redhat/x"},
+        {"kubelet_arguments": {"fail-swap-on": ("false",)}, "dns_bind_address": "0.0.0.0:53"},
+        {"listen": parse_listen("http://127.0.0.1:10250", default_port=10250), "latest_images": True},
+    ],
+)  # fmt: skip
+def test_the_checked_document_is_what_reading_the_written_file_gives(
+    request_factory, tmp_path: Path, changes: dict[str, object]
+) -> None:
+    """``check_config`` validates the mapping the file is written from: reading the file back
+    gives an equal mapping, keys in the same order."""
+    seen: list[dict[str, object]] = []
+    result = create_node_folder(
+        request_factory(**changes), check_config=lambda path, doc, files: seen.append(doc)
+    )
+    written = yaml.safe_load(result.node_config.read_bytes())
+    assert seen == [written]
+    assert list(seen[0]) == list(written)
+
+
 # --- reusing what is there ------------------------------------------------------------------
 
 
@@ -435,7 +457,7 @@ def test_ca_key_not_matching_ca_cert_leaves_no_folder(request_factory, make_ca, 
 
 def _fail_on_write(monkeypatch, nth: int) -> None:
     """Make the ``nth`` file creation of the commit fail as a full disk would."""
-    real = atomic_module.create_file
+    real = atomic_module.open_new_file
     calls = {"count": 0}
 
     def failing(path, data, mode):
@@ -444,9 +466,7 @@ def _fail_on_write(monkeypatch, nth: int) -> None:
             raise OSError(28, "No space left on device", str(path))
         return real(path, data, mode)
 
-    monkeypatch.setattr(atomic_module, "create_file", failing)
-    monkeypatch.setattr(commit_module, "create_file", failing)
-    monkeypatch.setattr(versioned_module, "create_file", failing)
+    monkeypatch.setattr(atomic_module, "open_new_file", failing)
 
 
 def test_failed_write_of_a_new_folder_leaves_nothing(
@@ -529,3 +549,16 @@ def test_a_stale_symlink_named_like_a_version_folder_is_removed_not_followed(
     create_node_folder(request_factory(overwrite=True))
     assert not (folder / ".nodehost-v-00000002").is_symlink()
     assert (outside / "keep").read_text() == "not yours\n"
+
+
+def test_only_this_folders_stale_staging_folders_are_removed(request_factory, tmp_path) -> None:
+    """``.node1.staging-<8 hex>`` folders a killed run left go; look-alikes stay."""
+    stale = [".node1.staging-0123abcd"]
+    kept = [".node1.staging-0123abc", ".node1.staging-0123abcdx", ".node10.staging-0123abcd",
+            ".node1.staging-0123ABCD"]  # fmt: skip
+    for name in stale + kept:
+        (tmp_path / name).mkdir()
+    (tmp_path / ".node1.staging-89abcdef").write_text("a file, not a folder")
+    create_node_folder(request_factory())
+    left = {path.name for path in tmp_path.iterdir() if ".staging-" in path.name}
+    assert left == {*kept, ".node1.staging-89abcdef"}
