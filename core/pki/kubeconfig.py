@@ -107,9 +107,9 @@ def node_kubeconfig(
 
 def dump_kubeconfig(config: dict[str, Any]) -> bytes:
     """YAML text of a kubeconfig mapping, keys sorted as Go writes them."""
-    from nodehost.pki.yamlout import dump_block_yaml
+    from nodehost.config.dump import dump_yaml
 
-    return dump_block_yaml(config, sort_keys=True).encode("utf-8")
+    return dump_yaml(config, sort_keys=True).encode("utf-8")
 
 
 def load_document(data: bytes) -> Any:

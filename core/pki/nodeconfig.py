@@ -180,6 +180,6 @@ def ordered_node_config(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def dump_node_config(raw: Mapping[str, Any]) -> bytes:
     """YAML of a NodeConfig mapping: ``apiVersion``, ``kind``, then every key sorted."""
-    from nodehost.pki.yamlout import dump_block_yaml
+    from nodehost.config.dump import dump_yaml
 
-    return dump_block_yaml(ordered_node_config(raw)).encode("utf-8")
+    return dump_yaml(ordered_node_config(raw)).encode("utf-8")
