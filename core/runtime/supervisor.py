@@ -104,8 +104,9 @@ class ComponentSupervisor:
         self.run: ChildProcess | TaskRun | None = None
         self.task: asyncio.Task[None] | None = None
         self.tracker = RestartTracker(host.settings.restart)
+        self.nudged = asyncio.Event()  # set by each line of output: probe again soon
         self.output = ComponentOutput(
-            self.name, host.log, host.settings.tail_lines, host.settings.log_output
+            self.name, host.log, host.settings.tail_lines, host.settings.log_output, self.nudged
         )
         self.first_ready = asyncio.Event()
         self.restarts = 0
@@ -398,13 +399,16 @@ class ComponentSupervisor:
             await run.context.reported.wait()
         elif not isinstance(probe, (StartedProbe, ReportedProbe)):
             owner = self._owner(run)
+            loop = asyncio.get_running_loop()
             for delay in probes.poll_delays(probe):
+                began = loop.time()
+                self.nudged.clear()
                 passed, detail, foreign = await probes.attempt(probe, owner)
                 self._note_foreign(foreign)
                 if passed:
                     break
                 self.reason = f"waiting for {probe.describe()} ({detail})"
-                await asyncio.sleep(delay)
+                await probes.pause(delay, self.nudged, began)
         if run.running and not self.restart_wanted.is_set():  # else it exited or is stopping
             self._mark_ready()
 
