@@ -187,11 +187,13 @@ def pids(cgroup: Path) -> list[int]:
 
 def walk(cgroup: Path) -> Iterator[Path]:
     """``cgroup`` and its descendants, deepest first (the order ``rmdir`` needs)."""
-    if not cgroup.is_dir():
+    try:
+        with os.scandir(cgroup) as entries:  # file types from the listing: no stat per file
+            children = sorted(entry.name for entry in entries if entry.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
         return
-    for child in sorted(cgroup.iterdir()):
-        if child.is_dir():
-            yield from walk(child)
+    for name in children:
+        yield from walk(cgroup / name)
     yield cgroup
 
 

@@ -46,6 +46,8 @@ from nodehost.runtime.supervisor import ComponentSupervisor, path_forms
 
 #: Grace period for ending an earlier run's leftovers (unless a stop grace is set).
 LEFTOVER_GRACE = 10.0
+#: How often a released guardian's pid is looked for while its exit is awaited.
+GUARDIAN_RECHECK = 0.1
 HEALTH_ADDRESS_FILE = "health.address"
 
 
@@ -129,6 +131,7 @@ class Host:
         self.cgroups: cgroups.AgentCgroups | None = None
         self.cgroups_reason = "not opened yet"
         self.guardian: cgroups.Guardian | None = None
+        self._guardian_gone: asyncio.Future[int] | None = None
         self._state_changed = asyncio.Event()
         self.applier = ConfigApplier(self, replanner, settings.config_rollback_after, log)
 
@@ -371,11 +374,16 @@ class Host:
         assert self.cgroups is not None
         self.guardian = cgroups.Guardian(self.cgroups, self.state_dir)
         pid = self.guardian.start()
-        self.reaper.register(pid, self._guardian_exited)
+        gone: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._guardian_gone = gone
+        self.reaper.register(pid, lambda returncode: self._guardian_exited(returncode, gone))
         self.log.info("agents in cgroups", cgroup=str(self.cgroups.base), guardian=pid)
 
-    def _guardian_exited(self, returncode: int) -> None:
-        """The guardian died while the host runs: say so and start another."""
+    def _guardian_exited(self, returncode: int, gone: asyncio.Future[int]) -> None:
+        """A guardian exited (``gone`` completes): after a release that is all; while the
+        host runs, say so and start another."""
+        if not gone.done():
+            gone.set_result(returncode)
         if self.guardian is None or self.shutdown.is_set():
             return
         self.guardian.close()
@@ -398,8 +406,21 @@ class Host:
         if guardian is None or guardian.pid is None:
             return
         guardian.close()
-        await pidfiles.wait_gone([guardian.pid], pidfiles.KILL_WAIT)
+        await self._guardian_exit(guardian.pid)
         self.reaper.reap()
+
+    async def _guardian_exit(self, pid: int) -> None:
+        """Wait for the released guardian's exit: the reaper's word for it, or -- should
+        something else have reaped it -- its pid gone from ``/proc`` (checked every
+        :data:`GUARDIAN_RECHECK` s), for at most ``KILL_WAIT`` seconds."""
+        gone = self._guardian_gone
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + pidfiles.KILL_WAIT
+        while gone is not None and not gone.done() and proc.is_alive(pid):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            await asyncio.wait({gone}, timeout=min(remaining, GUARDIAN_RECHECK))
 
     async def _start_health_server(self, host: str, port: int) -> None:
         from nodehost.runtime.endpoints import health_routes
