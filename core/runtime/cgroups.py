@@ -109,10 +109,8 @@ class AgentCgroups:
         return self.base / WORKLOADS
 
     def agent(self, component: str) -> Path:
-        """The cgroup of ``component`` (made if missing)."""
-        path = self.agents / component
-        path.mkdir(exist_ok=True)
-        return path
+        """The cgroup of ``component`` (made when its child moves in: :func:`move`)."""
+        return self.agents / component
 
     def child_environment(self) -> dict[str, str]:
         """What every agent is told: where a workload it starts moves itself."""
@@ -156,7 +154,13 @@ def open_cgroups(state_dir: str) -> tuple[AgentCgroups | None, str]:
 
 
 def move(pid: int, cgroup: Path) -> None:
-    """Put process ``pid`` into ``cgroup`` (OSError if it cannot be moved or is gone)."""
+    """Put process ``pid`` into ``cgroup``, made if missing (OSError if it cannot be moved
+    or is gone).
+
+    Blocking: the kernel may wait for an RCU grace period (10-20 ms here) before
+    it moves the first process after a while; the host calls it from a worker thread.
+    """
+    cgroup.mkdir(exist_ok=True)
     with open(cgroup / "cgroup.procs", "w") as handle:
         handle.write(str(pid))
 
