@@ -32,6 +32,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Coroutine, Iterable
+from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from nodehost.errors import EXIT_FAILURE, EXIT_OK, PluginError, RuntimeFailure
@@ -263,9 +264,11 @@ class Host:
         loop = asyncio.get_running_loop()
         try:
             self._make_state_folders()
-            self._install(loop)
+            earlier = cgroups.recorded_base(self.state_dir)
+            await self._look_around()
             try:
-                await self._prepare()
+                self._install(loop)
+                await self._prepare(earlier)
                 self._start_components()
                 await self.shutdown.wait()
                 await self._stop_components()
@@ -294,8 +297,24 @@ class Host:
                         f"cannot write {spec.path}: {error.strerror or error}"
                     ) from None
 
+    async def _look_around(self) -> None:
+        """Side by side in worker threads, before anything is installed: the launcher (it
+        may run ``setpriv --help``, so before the reaper takes SIGCHLD) and the agents'
+        cgroups (made and recorded: an fsync)."""
+        launcher, opened = await asyncio.gather(
+            asyncio.to_thread(Launcher),
+            asyncio.to_thread(cgroups.open_cgroups, self.state_dir),
+            return_exceptions=True,
+        )
+        if isinstance(launcher, BaseException):
+            raise launcher
+        if isinstance(opened, BaseException):
+            launcher.close()
+            raise opened
+        self.launcher = launcher
+        self.cgroups, self.cgroups_reason = opened
+
     def _install(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.launcher = Launcher()  # before the reaper: it may run setpriv --help
         proc.set_child_subreaper(True)
         self.reaper.install(loop)
         loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
@@ -324,9 +343,9 @@ class Host:
             proc.set_child_subreaper(False)
         self.notifier.close()
 
-    async def _prepare(self) -> None:
-        earlier = cgroups.recorded_base(self.state_dir)
-        self.cgroups, self.cgroups_reason = cgroups.open_cgroups(self.state_dir)
+    async def _prepare(self, earlier: Path | None) -> None:
+        """End what an earlier run left (its agents' cgroup ``earlier`` too), start the
+        guardian and the servers."""
         await self._end_leftovers()
         await self._end_leftover_agent_cgroups(earlier)
         if self.cgroups is not None:

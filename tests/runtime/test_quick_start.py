@@ -75,3 +75,27 @@ def test_a_child_that_cannot_be_moved_is_killed_and_fails_its_component(
         run_plan(plan, None, settings(), out=io.StringIO())
     assert len(started) == 1 and not proc.is_alive(started[0])
     assert not pidfiles.pid_file(str(tmp_path / "state"), "a").exists()
+
+
+def test_the_launcher_and_the_cgroups_are_readied_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nodehost.runtime import process
+
+    threads: dict[str, str] = {}
+    check, open_cgroups = process._setpriv_with_pdeathsig, cgroups.open_cgroups
+
+    def recorded_check() -> str | None:
+        threads["setpriv"] = threading.current_thread().name
+        return check()
+
+    def recorded_open(state_dir: str):
+        threads["cgroups"] = threading.current_thread().name
+        return open_cgroups(state_dir)
+
+    monkeypatch.setattr(process, "_setpriv_with_pdeathsig", recorded_check)
+    monkeypatch.setattr(cgroups, "open_cgroups", recorded_open)
+    plan = Plan((sleeper(tmp_path, "a"),), str(tmp_path / "state"), "t")
+    assert run_plan(plan, None, settings(), out=io.StringIO()) == 0
+    assert set(threads) == {"setpriv", "cgroups"}
+    assert threading.main_thread().name not in threads.values()
