@@ -15,7 +15,7 @@ import pytest
 
 from nodehost.component import ComponentPlan, ProcessSpec
 from nodehost.plan import Plan, PlannedComponent
-from nodehost.runtime import HostSettings, cgroups, proc, run_plan
+from nodehost.runtime import HostSettings, cgroups, host, pidfiles, proc, run_plan
 from nodehost.runtime.workloads import WORKLOAD_VARIABLE, workload_roots
 
 from .hostrun import needs_cgroups
@@ -41,6 +41,8 @@ def test_the_released_guardian_is_awaited_on_its_exit_not_polled(
 
     monkeypatch.setattr(cgroups.Guardian, "start", remember)
     monkeypatch.setattr(proc, "is_alive", counted)
+    # However slow the machine, the fallback look must not come round during the wait.
+    monkeypatch.setattr(host, "GUARDIAN_RECHECK", pidfiles.KILL_WAIT)
     spec = ProcessSpec(argv=("sleep", "600"))
     component = PlannedComponent("sleeper", "sleeper", "test", (), ComponentPlan(run=spec))
     plan = Plan((component,), str(tmp_path / "state"), "test")
