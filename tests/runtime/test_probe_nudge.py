@@ -34,12 +34,12 @@ if speak:
     print("listening", flush=True)
 for count in range(1, 1000):
     conn, _ = server.accept()
+    with open(sys.argv[3], "a") as requests:  # before the answer: a stop cannot come first
+        requests.write(f"{count}\\n")
     with conn:
         conn.recv(4096)
         status = b"503 Starting" if count == 1 else b"200 OK"
         conn.sendall(b"HTTP/1.1 " + status + b"\\r\\nContent-Length: 0\\r\\n\\r\\n")
-    with open(sys.argv[3], "a") as requests:
-        requests.write(f"{count}\\n")
     if count == 1 and speak:
         print("warmed up", flush=True)
 """
