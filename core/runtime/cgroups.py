@@ -10,10 +10,13 @@ When nodehost can use cgroup v2 -- a writable ``cgroup2`` mount with
 
 and records the base path in ``<state-dir>/run/cgroup``, so the next start
 and ``nodehost teardown`` find it from anywhere.  A child is moved into its
-agent cgroup right after the spawn, while it still runs the launcher
-(``setpriv`` or the pre-exec step), before its own program can start a
-process of its own.  A stop SIGKILLs the whole cgroup (``cgroup.kill``) after
-the grace period and is complete when the cgroup is empty.
+agent cgroup right after the spawn, from a worker thread (the kernel may hold
+the first move after a quiet while for an RCU grace period, 10-20 ms; the
+other components start meanwhile), in practice while it still runs the
+launcher (``setpriv`` or the pre-exec step), before its own program starts a
+process of its own; it counts as started once it is in.  A stop SIGKILLs the
+whole cgroup (``cgroup.kill``) after the grace period and is complete when the
+cgroup is empty.
 
 The guardian (:class:`Guardian`) is ``sh`` reading a pipe whose only writer
 is the host: when the host dies, even by SIGKILL, the read ends and the
