@@ -89,4 +89,20 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     from nodehost.cli import main as cli_main
 
-    cli_main(args)
+    try:
+        cli_main(args)
+    finally:
+        _before_exit()
+
+
+def _before_exit() -> None:
+    """Spare the exiting interpreter its last garbage collections.
+
+    Finalization collects every tracked object more than once; with a whole
+    node's modules loaded that took 60-90 ms here after ``start
+    --exit-on-ready`` was done.  Frozen objects are not walked.  Nothing else
+    changes: atexit handlers run and the streams are flushed as before.
+    """
+    import gc
+
+    gc.freeze()

@@ -10,10 +10,13 @@ When nodehost can use cgroup v2 -- a writable ``cgroup2`` mount with
 
 and records the base path in ``<state-dir>/run/cgroup``, so the next start
 and ``nodehost teardown`` find it from anywhere.  A child is moved into its
-agent cgroup right after the spawn, while it still runs the launcher
-(``setpriv`` or the pre-exec step), before its own program can start a
-process of its own.  A stop SIGKILLs the whole cgroup (``cgroup.kill``) after
-the grace period and is complete when the cgroup is empty.
+agent cgroup right after the spawn, from a worker thread (the kernel may hold
+the first move after a quiet while for an RCU grace period, 10-20 ms; the
+other components start meanwhile), in practice while it still runs the
+launcher (``setpriv`` or the pre-exec step), before its own program starts a
+process of its own; it counts as started once it is in.  A stop SIGKILLs the
+whole cgroup (``cgroup.kill``) after the grace period and is complete when the
+cgroup is empty.
 
 The guardian (:class:`Guardian`) is ``sh`` reading a pipe whose only writer
 is the host: when the host dies, even by SIGKILL, the read ends and the
@@ -109,10 +112,8 @@ class AgentCgroups:
         return self.base / WORKLOADS
 
     def agent(self, component: str) -> Path:
-        """The cgroup of ``component`` (made if missing)."""
-        path = self.agents / component
-        path.mkdir(exist_ok=True)
-        return path
+        """The cgroup of ``component`` (made when its child moves in: :func:`move`)."""
+        return self.agents / component
 
     def child_environment(self) -> dict[str, str]:
         """What every agent is told: where a workload it starts moves itself."""
@@ -156,7 +157,13 @@ def open_cgroups(state_dir: str) -> tuple[AgentCgroups | None, str]:
 
 
 def move(pid: int, cgroup: Path) -> None:
-    """Put process ``pid`` into ``cgroup`` (OSError if it cannot be moved or is gone)."""
+    """Put process ``pid`` into ``cgroup``, made if missing (OSError if it cannot be moved
+    or is gone).
+
+    Blocking: the kernel may wait for an RCU grace period (10-20 ms here) before
+    it moves the first process after a while; the host calls it from a worker thread.
+    """
+    cgroup.mkdir(exist_ok=True)
     with open(cgroup / "cgroup.procs", "w") as handle:
         handle.write(str(pid))
 
@@ -187,11 +194,13 @@ def pids(cgroup: Path) -> list[int]:
 
 def walk(cgroup: Path) -> Iterator[Path]:
     """``cgroup`` and its descendants, deepest first (the order ``rmdir`` needs)."""
-    if not cgroup.is_dir():
+    try:
+        with os.scandir(cgroup) as entries:  # file types from the listing: no stat per file
+            children = sorted(entry.name for entry in entries if entry.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
         return
-    for child in sorted(cgroup.iterdir()):
-        if child.is_dir():
-            yield from walk(child)
+    for name in children:
+        yield from walk(cgroup / name)
     yield cgroup
 
 

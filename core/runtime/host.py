@@ -32,6 +32,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Coroutine, Iterable
+from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from nodehost.errors import EXIT_FAILURE, EXIT_OK, PluginError, RuntimeFailure
@@ -46,6 +47,8 @@ from nodehost.runtime.supervisor import ComponentSupervisor, path_forms
 
 #: Grace period for ending an earlier run's leftovers (unless a stop grace is set).
 LEFTOVER_GRACE = 10.0
+#: How often a released guardian's pid is looked for while its exit is awaited.
+GUARDIAN_RECHECK = 0.1
 HEALTH_ADDRESS_FILE = "health.address"
 
 
@@ -129,6 +132,7 @@ class Host:
         self.cgroups: cgroups.AgentCgroups | None = None
         self.cgroups_reason = "not opened yet"
         self.guardian: cgroups.Guardian | None = None
+        self._guardian_gone: asyncio.Future[int] | None = None
         self._state_changed = asyncio.Event()
         self.applier = ConfigApplier(self, replanner, settings.config_rollback_after, log)
 
@@ -260,9 +264,11 @@ class Host:
         loop = asyncio.get_running_loop()
         try:
             self._make_state_folders()
-            self._install(loop)
+            earlier = cgroups.recorded_base(self.state_dir)
+            await self._look_around()
             try:
-                await self._prepare()
+                self._install(loop)
+                await self._prepare(earlier)
                 self._start_components()
                 await self.shutdown.wait()
                 await self._stop_components()
@@ -291,8 +297,24 @@ class Host:
                         f"cannot write {spec.path}: {error.strerror or error}"
                     ) from None
 
+    async def _look_around(self) -> None:
+        """Side by side in worker threads, before anything is installed: the launcher (it
+        may run ``setpriv --help``, so before the reaper takes SIGCHLD) and the agents'
+        cgroups (made and recorded: an fsync)."""
+        launcher, opened = await asyncio.gather(
+            asyncio.to_thread(Launcher),
+            asyncio.to_thread(cgroups.open_cgroups, self.state_dir),
+            return_exceptions=True,
+        )
+        if isinstance(launcher, BaseException):
+            raise launcher
+        if isinstance(opened, BaseException):
+            launcher.close()
+            raise opened
+        self.launcher = launcher
+        self.cgroups, self.cgroups_reason = opened
+
     def _install(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.launcher = Launcher()  # before the reaper: it may run setpriv --help
         proc.set_child_subreaper(True)
         self.reaper.install(loop)
         loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
@@ -321,9 +343,9 @@ class Host:
             proc.set_child_subreaper(False)
         self.notifier.close()
 
-    async def _prepare(self) -> None:
-        earlier = cgroups.recorded_base(self.state_dir)
-        self.cgroups, self.cgroups_reason = cgroups.open_cgroups(self.state_dir)
+    async def _prepare(self, earlier: Path | None) -> None:
+        """End what an earlier run left (its agents' cgroup ``earlier`` too), start the
+        guardian and the servers."""
         await self._end_leftovers()
         await self._end_leftover_agent_cgroups(earlier)
         if self.cgroups is not None:
@@ -371,11 +393,16 @@ class Host:
         assert self.cgroups is not None
         self.guardian = cgroups.Guardian(self.cgroups, self.state_dir)
         pid = self.guardian.start()
-        self.reaper.register(pid, self._guardian_exited)
+        gone: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._guardian_gone = gone
+        self.reaper.register(pid, lambda returncode: self._guardian_exited(returncode, gone))
         self.log.info("agents in cgroups", cgroup=str(self.cgroups.base), guardian=pid)
 
-    def _guardian_exited(self, returncode: int) -> None:
-        """The guardian died while the host runs: say so and start another."""
+    def _guardian_exited(self, returncode: int, gone: asyncio.Future[int]) -> None:
+        """A guardian exited (``gone`` completes): after a release that is all; while the
+        host runs, say so and start another."""
+        if not gone.done():
+            gone.set_result(returncode)
         if self.guardian is None or self.shutdown.is_set():
             return
         self.guardian.close()
@@ -398,8 +425,21 @@ class Host:
         if guardian is None or guardian.pid is None:
             return
         guardian.close()
-        await pidfiles.wait_gone([guardian.pid], pidfiles.KILL_WAIT)
+        await self._guardian_exit(guardian.pid)
         self.reaper.reap()
+
+    async def _guardian_exit(self, pid: int) -> None:
+        """Wait for the released guardian's exit: the reaper's word for it, or -- should
+        something else have reaped it -- its pid gone from ``/proc`` (checked every
+        :data:`GUARDIAN_RECHECK` s), for at most ``KILL_WAIT`` seconds."""
+        gone = self._guardian_gone
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + pidfiles.KILL_WAIT
+        while gone is not None and not gone.done() and proc.is_alive(pid):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            await asyncio.wait({gone}, timeout=min(remaining, GUARDIAN_RECHECK))
 
     async def _start_health_server(self, host: str, port: int) -> None:
         from nodehost.runtime.endpoints import health_routes

@@ -4,11 +4,14 @@ Each line becomes one structlog event whose message is the line, with
 ``component``, ``stream``, ``pid`` and ``restarts``.  While a component is crash
 looping, lines identical to ones its previous run printed are not logged again
 (they are counted, and the count is logged once per run); the tail kept for
-failure messages still holds every line.
+failure messages still holds every line.  Every line also sets the output's
+``nudged`` event, when it has one: the supervisor probes again soon after a
+component says something (:func:`nodehost.runtime.probes.pause`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections import deque
@@ -23,8 +26,16 @@ REMEMBERED_LINES = 1000
 class ComponentOutput:
     """The output of every run of one component."""
 
-    def __init__(self, component: str, log: Any, tail_lines: int = 20, enabled: bool = True):
+    def __init__(
+        self,
+        component: str,
+        log: Any,
+        tail_lines: int = 20,
+        enabled: bool = True,
+        nudged: asyncio.Event | None = None,
+    ):
         self.component = component
+        self.nudged = nudged
         self.log = log
         self.enabled = enabled
         self.tail: deque[str] = deque(maxlen=max(1, tail_lines))
@@ -43,6 +54,8 @@ class ComponentOutput:
 
     def line(self, stream: str, text: str) -> None:
         """Record one line of ``stream`` (``stdout`` or ``stderr``)."""
+        if self.nudged is not None:
+            self.nudged.set()
         self.tail.append(f"{stream}: {text}")
         repeated = self.crash_looping and text in self._previous_run
         if len(self._this_run) < REMEMBERED_LINES:

@@ -4,7 +4,11 @@
 is the schedule between attempts -- every :data:`STARTING_POLL_CAP` at most
 for the first :data:`STARTING_WINDOW` seconds after start (a component that
 starts quickly is noticed within a few ms of answering), then doubling up to
-the probe's ``interval``.  Nothing polls once a component is ready.
+the probe's ``interval``.  :func:`pause` waits out one delay, or less when the
+component is *nudged* -- it printed a line, as programs do when they start
+listening -- though attempts stay :data:`FIRST_POLL_DELAY` apart.  A nudge only
+brings the next attempt forward: what it finds decides, as always.  Nothing
+polls once a component is ready.
 
 Given an :class:`~nodehost.runtime.ownership.Owner`, a socket probe (TCP,
 HTTP(S), unix, gRPC health) passes only when the listening socket it reached
@@ -17,6 +21,7 @@ something else provides) any listener counts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -68,6 +73,23 @@ def poll_delays(probe: Probe) -> Iterator[float]:
     while True:
         delay = min(delay * 2, probe.interval)
         yield delay
+
+
+async def pause(delay: float, nudged: asyncio.Event, since: float) -> None:
+    """Wait ``delay`` seconds, or until ``nudged`` is set -- but then still until
+    :data:`FIRST_POLL_DELAY` after ``since``, the loop time the last attempt began.
+
+    The caller clears ``nudged`` before each attempt: a nudge that came during the
+    attempt ends the pause as one that comes after it does.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + delay
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout_at(deadline):
+            await nudged.wait()
+    rest = min(since + FIRST_POLL_DELAY, deadline) - loop.time()
+    if rest > 0:
+        await asyncio.sleep(rest)
 
 
 async def check(probe: Probe, owner: Owner | None = None) -> tuple[bool, str]:

@@ -86,6 +86,21 @@ def is_alive(pid: int) -> bool:
     return fields is not None and fields[0] not in ("Z", "X")
 
 
+def processes_with(variable: str, value: str) -> list[int]:
+    """The live processes whose environment holds ``variable=value`` (one ``/proc`` scan).
+
+    One read per process: its environment is matched as bytes, and only a match
+    has its ``stat`` read (a zombie's environment is empty anyway).
+    """
+    entry = os.fsencode(f"{variable}={value}")
+    found = []
+    for pid in all_pids():
+        data = read_file(f"/proc/{pid}/environ")
+        if data and entry in data.split(b"\0") and is_alive(pid):
+            found.append(pid)
+    return found
+
+
 def all_pids() -> Iterator[int]:
     with contextlib.suppress(OSError):
         for name in os.listdir("/proc"):

@@ -228,6 +228,7 @@ class ChildProcess:
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self.recorded: asyncio.Future[None] | None = None
         self.reaper: Reaper | None = None
+        self.wrapper: str | None = None
         self.doomed: dict[int, int] = {}
 
     @classmethod
@@ -243,8 +244,8 @@ class ChildProcess:
         state_dir: str,
         cgroup: Path | None = None,
     ) -> ChildProcess:
-        """Start ``argv`` (from the event-loop thread) in ``cgroup`` when given; raise OSError
-        if it cannot be executed or put into its cgroup."""
+        """Start ``argv`` (from the event-loop thread), registered with ``reaper``; raise
+        OSError if it cannot be executed.  :meth:`settle` puts it into ``cgroup``."""
         loop = asyncio.get_running_loop()
         out_read, out_write = os.pipe2(os.O_CLOEXEC)
         err_read, err_write = os.pipe2(os.O_CLOEXEC)
@@ -257,19 +258,28 @@ class ChildProcess:
         finally:
             os.close(out_write)
             os.close(err_write)
-        if cgroup is not None:
-            _enter_cgroup(popen, cgroup)
         readers = [
             PipeReader(loop, out_read, "stdout", output),
             PipeReader(loop, err_read, "stderr", output),
         ]
         child = cls(popen, readers, component, state_dir, cgroup)
         child.reaper = reaper
+        child.wrapper = launcher.setpriv
         reaper.register(child.pid, child._on_exit)
-        child.recorded = loop.run_in_executor(
-            None, record_pid, state_dir, component, child.pid, launcher.setpriv
-        )
         return child
+
+    async def settle(self) -> None:
+        """Move the child into its cgroup (in a worker thread: the loop goes on with other
+        components meanwhile), then record its pid file in the background.
+
+        Raises OSError -- the child killed -- if it cannot be moved.  Call it right after
+        :meth:`spawn`; until it returns the child may still run outside its cgroup.
+        """
+        if self.cgroup is not None:
+            await asyncio.to_thread(_enter_cgroup, self.popen, self.cgroup)
+        self.recorded = asyncio.get_running_loop().run_in_executor(
+            None, record_pid, self.state_dir, self.component, self.pid, self.wrapper
+        )
 
     async def forget_pid_file(self) -> None:
         """Remove the pid file (after its writer finished, so it cannot come back)."""

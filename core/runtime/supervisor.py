@@ -104,8 +104,9 @@ class ComponentSupervisor:
         self.run: ChildProcess | TaskRun | None = None
         self.task: asyncio.Task[None] | None = None
         self.tracker = RestartTracker(host.settings.restart)
+        self.nudged = asyncio.Event()  # set by each line of output: probe again soon
         self.output = ComponentOutput(
-            self.name, host.log, host.settings.tail_lines, host.settings.log_output
+            self.name, host.log, host.settings.tail_lines, host.settings.log_output, self.nudged
         )
         self.first_ready = asyncio.Event()
         self.restarts = 0
@@ -246,14 +247,14 @@ class ComponentSupervisor:
             self.host.changed(self)
             return
         await self._wait_for_dependencies()
-        if not self._write_files():
+        if not await self._write_files():
             return
         if self.spec is None:
             self.started_at = time.monotonic()
             self._mark_ready()
             return
         while True:
-            if not self._start_run():
+            if not await self._start_run():
                 return
             code, run_seconds = await self._watch_run()
             if self.restart_wanted.is_set():
@@ -289,22 +290,29 @@ class ComponentSupervisor:
     def _unready_dependencies(self) -> list[str]:
         return [n for n in self.planned.after if not self.host.supervisor(n).first_ready.is_set()]
 
-    def _write_files(self) -> bool:
-        """Write the plan's files atomically with their modes; fail the component on error."""
+    async def _write_files(self) -> bool:
+        """Write the plan's files atomically with their modes; fail the component on error.
+
+        In a worker thread: their fsyncs do not hold up the other components' starts.
+        """
         from nodehost.runtime.files import FileWriteError, write_plan_files
 
+        files = self.planned.plan.files
         try:
-            write_plan_files(self.planned.plan.files, self.host.state_dir)
+            if files:
+                await asyncio.to_thread(write_plan_files, files, self.host.state_dir)
         except FileWriteError as error:
             self._fail(str(error))
             return False
         return True
 
-    def _start_run(self) -> bool:
+    async def _start_run(self) -> bool:
         spec = self.spec
         try:
             if isinstance(spec, ProcessSpec):
-                self.run = self._spawn(spec)
+                child = self._spawn(spec)
+                self.run = child  # from here a stop ends it, even during the settling
+                await child.settle()
             else:
                 assert isinstance(spec, TaskSpec)
                 context = HostTaskContext(
@@ -398,13 +406,16 @@ class ComponentSupervisor:
             await run.context.reported.wait()
         elif not isinstance(probe, (StartedProbe, ReportedProbe)):
             owner = self._owner(run)
+            loop = asyncio.get_running_loop()
             for delay in probes.poll_delays(probe):
+                began = loop.time()
+                self.nudged.clear()
                 passed, detail, foreign = await probes.attempt(probe, owner)
                 self._note_foreign(foreign)
                 if passed:
                     break
                 self.reason = f"waiting for {probe.describe()} ({detail})"
-                await asyncio.sleep(delay)
+                await probes.pause(delay, self.nudged, began)
         if run.running and not self.restart_wanted.is_set():  # else it exited or is stopping
             self._mark_ready()
 

@@ -48,8 +48,4 @@ def launcher_script(program: str, what: str) -> bytes:
 
 def workload_roots(state_dir: str) -> list[int]:
     """The live processes handed over as workloads of ``state_dir`` (by their variable)."""
-    return [
-        pid
-        for pid in proc.all_pids()
-        if proc.is_alive(pid) and proc.environment(pid).get(WORKLOAD_VARIABLE) == state_dir
-    ]
+    return proc.processes_with(WORKLOAD_VARIABLE, state_dir)

@@ -55,7 +55,11 @@ def test_files_are_written_with_their_modes_before_the_start(host_run, tmp_path:
 
 def test_children_get_the_marker_but_not_notify_socket(host_run, tmp_path: Path) -> None:
     dump = tmp_path / "env"
-    script = f"import os; open({str(dump)!r}, 'w').write(repr(dict(os.environ)))"
+    # Written beside and renamed into place: the file probe never sees it half-written.
+    script = (
+        f"import os; open({str(dump)!r} + '.tmp', 'w').write(repr(dict(os.environ))); "
+        f"os.rename({str(dump)!r} + '.tmp', {str(dump)!r})"
+    )
     component = {
         "name": "envdump",
         "argv": [sys.executable, "-c", script + "; import time; time.sleep(600)"],
