@@ -424,7 +424,8 @@ class KubernetesSource:
         from nodehost.apiclient import ClusterError
 
         async def read() -> tuple[list[Any], str]:
-            items, version = [], ""
+            items: list[Any] = []
+            version = ""
             async for page, listed in client.pages(kind.kind, limit=LIST_PAGE):
                 items.extend(kind.convert(item) for item in page)
                 version = listed
