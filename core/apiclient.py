@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import ssl
@@ -245,7 +246,10 @@ class _Auth:
         out, err = await process.communicate()
         if process.returncode != 0:
             raise _TransportError(f"exec {argv[0]} exited {process.returncode}: {err.decode()}")
-        return str(json.loads(out)["status"]["token"])
+        try:
+            return str(json.loads(out)["status"]["token"])
+        except (ValueError, KeyError, TypeError):
+            raise _TransportError(f"exec {argv[0]} printed no status.token") from None
 
 
 def load_kubeconfig(kubeconfig: str) -> _Endpoint:
@@ -434,9 +438,9 @@ class _Http:
                 if not isinstance(head, h11.Response):
                     raise h11.RemoteProtocolError("the server closed the connection")
                 return connection, head
-            except _TRANSPORT_ERRORS:
+            except _TRANSPORT_ERRORS as error:
                 connection.close()
-                if not kept:
+                if not kept or isinstance(error, TimeoutError):  # a slow server: not resent
                     raise
 
     async def _request(
@@ -692,16 +696,9 @@ class ClusterClient:
         target = f"{resource_path(kind, namespace)}?{urlencode(query)}"
         what = f"watch {kind}" + (f" {name}" if name else "")
         try:
-            async for line in self._http.lines(target):
-                try:
-                    event = json.loads(line)
-                    kind_of, obj = str(event["type"]), event["object"]
-                except (ValueError, KeyError, TypeError):
-                    raise WatchEnded(what, f"not a watch event: {line[:80]!r}") from None
-                if kind_of == "ERROR":
-                    error = _StatusError(0, json.dumps(obj).encode(), "")
-                    raise WatchEnded(what, error.describe(), error.code)
-                yield kind_of, obj
+            async with contextlib.aclosing(self._http.lines(target)) as lines:
+                async for line in lines:
+                    yield _watch_event(what, line)
         except _StatusError as error:
             raise WatchEnded(what, error.describe(), error.code) from None
         except _TransportError as error:
@@ -749,12 +746,12 @@ class ClusterClient:
                 return obj
             version = obj.get("metadata", {}).get("resourceVersion")
             try:
-                async for _event, current in self.watch(
-                    kind, namespace, name=name, version=version
-                ):
-                    attempt = 0
-                    if done(current):
-                        return current
+                watch = self.watch(kind, namespace, name=name, version=version)
+                async with contextlib.aclosing(watch):
+                    async for _event, current in watch:
+                        attempt = 0
+                        if done(current):
+                            return current
             except WatchEnded as error:
                 attempt += 1
                 delay = self.backoff.delay(attempt)
@@ -795,11 +792,13 @@ class ClusterClient:
         failures = 0
         while True:
             try:
-                async for event, current in self.watch(kind, namespace, name=name, version=version):
-                    failures = 0
-                    version = current.get("metadata", {}).get("resourceVersion") or version
-                    if event != "DELETED":
-                        yield current
+                watch = self.watch(kind, namespace, name=name, version=version)
+                async with contextlib.aclosing(watch):
+                    async for event, current in watch:
+                        failures = 0
+                        version = current.get("metadata", {}).get("resourceVersion") or version
+                        if event != "DELETED":
+                            yield current
             except WatchEnded as ended:
                 if ended.code == 410:
                     obj = await self.get(kind, name, namespace)
@@ -814,6 +813,19 @@ class ClusterClient:
                     f"watch of {kind} {name} ended ({ended.reason}); resuming in {delay:.1f}s"
                 )
                 await asyncio.sleep(delay)
+
+
+def _watch_event(what: str, line: bytes) -> tuple[str, dict[str, Any]]:
+    """(type, object) of one watch line; :class:`WatchEnded` for an ``ERROR`` event."""
+    try:
+        event = json.loads(line)
+        kind, obj = str(event["type"]), event["object"]
+    except (ValueError, KeyError, TypeError):
+        raise WatchEnded(what, f"not a watch event: {line[:80]!r}") from None
+    if kind == "ERROR":
+        error = _StatusError(0, json.dumps(obj).encode(), "")
+        raise WatchEnded(what, error.describe(), error.code)
+    return kind, obj
 
 
 def _certificate_error(error: BaseException) -> str | None:
