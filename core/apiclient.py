@@ -197,8 +197,8 @@ class _Auth:
         self._header: str | None = None
         if user.get("auth-provider"):
             raise ValueError("auth-provider is not supported")
-        #: Where a token comes from, as lightkube ordered them: a token file, else the token,
-        #: else an exec plugin, else a user name and password.
+        # The first of: a token file (read when needed: it gets rotated), the token, an
+        # exec plugin (run when needed), a user name and password.
         self._source = ""
         if user.get("tokenFile"):
             self._source = "file"
