@@ -36,7 +36,7 @@ import json
 import os
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
@@ -481,7 +481,7 @@ class _Http:
             raise _StatusError(code, data, retry_after)
         return data
 
-    async def lines(self, target: str) -> AsyncIterator[bytes]:
+    async def lines(self, target: str) -> AsyncGenerator[bytes, None]:
         """The lines of a streamed answer (a watch), without a read timeout; raises as
         :meth:`request` does."""
         connection: _Connection | None = None
@@ -660,7 +660,7 @@ class ClusterClient:
 
     async def pages(
         self, kind: str, namespace: str | None = None, limit: int = LIST_PAGE
-    ) -> AsyncIterator[tuple[list[dict[str, Any]], str]]:
+    ) -> AsyncGenerator[tuple[list[dict[str, Any]], str], None]:
         """List ``kind`` (in ``namespace``, or all of them) a page at a time: ``(items, the
         list's resourceVersion)``.  One attempt per page: wrap the whole listing in
         :meth:`call` for the retry policy."""
@@ -681,7 +681,7 @@ class ClusterClient:
         name: str | None = None,
         version: str | None = None,
         server_timeout: int | None = None,
-    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    ) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
         """One watch of ``kind`` (or of object ``name``) from ``version``: (event type,
         object) pairs until the server ends the stream.  Raises :class:`WatchEnded` for an
         error answer or ``ERROR`` event (its code) and for a failed or dropped connection;
@@ -770,7 +770,7 @@ class ClusterClient:
         *,
         since: str | None = None,
         give_up_after: int | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """Every version of object ``name``, for ever: the current one, then each change.
 
         Without ``since`` one GET (with retries) yields the current version
