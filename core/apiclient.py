@@ -179,13 +179,43 @@ def _json_status(body: bytes) -> dict[str, Any]:
 # --- the kubeconfig ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class _Endpoint:
-    """What one kubeconfig context says about reaching and authenticating to its server."""
+    """What one kubeconfig context says about reaching and authenticating to its server.
 
-    server: str
-    tls: ssl.SSLContext | None  # None: plain http
-    auth: _Auth
+    :attr:`tls` is the TLS context (None: plain http), made again when a client
+    certificate or key file named by the kubeconfig changes (a rotation swaps them), as
+    client-go reloads them.
+    """
+
+    def __init__(self, server: str, make_tls: Callable[[], ssl.SSLContext] | None,
+                 auth: _Auth, files: tuple[str, ...]) -> None:  # fmt: skip
+        self.server = server
+        self.auth = auth
+        self._make_tls = make_tls
+        self._files = files
+        self._stamp = _stamp(files)
+        self._tls = make_tls() if make_tls else None
+
+    @property
+    def tls(self) -> ssl.SSLContext | None:
+        if self._make_tls is not None and self._files:
+            stamp = _stamp(self._files)
+            if stamp != self._stamp:
+                self._tls, self._stamp = self._make_tls(), stamp
+        return self._tls
+
+
+def _stamp(files: tuple[str, ...]) -> tuple[tuple[int, int, int], ...]:
+    """What tells a changed file (symlinks followed): inode, size, modification time."""
+    stamps = []
+    for name in files:
+        try:
+            info = os.stat(name)
+        except OSError:
+            stamps.append((0, 0, 0))
+            continue
+        stamps.append((info.st_ino, info.st_size, info.st_mtime_ns))
+    return tuple(stamps)
 
 
 class _Auth:
@@ -282,8 +312,13 @@ def load_kubeconfig(kubeconfig: str) -> _Endpoint:
     scheme = urlsplit(server).scheme
     if scheme not in ("http", "https"):
         raise ValueError(f"server {server!r} is not an http(s) URL")
-    tls = _tls_context(cluster, user, folder) if scheme == "https" else None
-    return _Endpoint(server.rstrip("/"), tls, _Auth(user, folder))
+    make_tls = (lambda: _tls_context(cluster, user, folder)) if scheme == "https" else None
+    files = tuple(
+        os.path.join(folder, str(user[key]))
+        for key in ("client-certificate", "client-key")
+        if user.get(key) and not user.get(f"{key}-data")
+    )
+    return _Endpoint(server.rstrip("/"), make_tls, _Auth(user, folder), files)
 
 
 def _tls_context(
@@ -397,19 +432,20 @@ class _Http:
         parts = urlsplit(endpoint.server)
         self.endpoint = endpoint
         self.host = parts.hostname or "localhost"
-        self.port = parts.port or (443 if endpoint.tls else 80)
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.authority = parts.netloc.rpartition("@")[2]
         self.base = parts.path.rstrip("/")
         self.timeout = timeout
         self._idle: list[_Connection] = []
 
     async def _connect(self) -> _Connection:
+        tls = self.endpoint.tls  # made again after a certificate rotation
         async with asyncio.timeout(self.timeout):
             reader, writer = await asyncio.open_connection(
                 self.host,
                 self.port,
-                ssl=self.endpoint.tls,
-                server_hostname=self.host if self.endpoint.tls else None,
+                ssl=tls,
+                server_hostname=self.host if tls else None,
                 limit=_READ_SIZE,
             )
         return _Connection(reader, writer)

@@ -288,3 +288,30 @@ def test_a_server_that_never_answers_times_out_and_is_retried(api, tmp_path: Pat
         with pytest.raises(ClusterUnreachable, match="TimeoutError"):
             asyncio.run(read_config_map(c))
     assert retries and all("TimeoutError" in retry for retry in retries)
+
+
+def test_rotated_client_certificate_files_are_read_again(api, tmp_path: Path) -> None:
+    """Certificate rotation swaps the files a kubeconfig names: the next connection uses the
+    new pair, as client-go reloads them (here the first pair is from a CA the server does not
+    trust, so the server refuses it until the files are swapped)."""
+    cert, key = tmp_path / "client.crt", tmp_path / "client.key"
+
+    def install(pair: tuple[bytes, bytes]) -> None:
+        for path, pem in zip((cert, key), pair, strict=True):
+            path.with_suffix(".new").write_bytes(pem)
+            path.with_suffix(".new").replace(path)
+
+    install(TestCA().client_pair("admin", ["system:masters"]))
+    user = {"client-certificate": cert.name, "client-key": key.name}
+    kubeconfig = write_kubeconfig(tmp_path / "files.kubeconfig", api, user)
+    retries: list[str] = []
+
+    def rotated(message: str) -> None:
+        retries.append(message)
+        install(api.ca.client_pair("admin", ["system:masters"]))
+
+    c = ClusterClient(
+        str(kubeconfig), deadline=time.monotonic() + 10, backoff=FAST, on_retry=rotated
+    )
+    assert asyncio.run(read_config_map(c))["metadata"]["name"] == "node-config"
+    assert len(retries) == 1
