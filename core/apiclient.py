@@ -1,29 +1,47 @@
 """A Kubernetes API client for the node: kubeconfig, TLS, timeouts, retries, resuming watches.
 
-Built on ``lightkube`` (async, small, typed; its kubeconfig loader handles
-client certificates, bearer tokens and CA data or files).  TLS is always
-verified, against the kubeconfig's CA, unless the kubeconfig itself says
-``insecure-skip-tls-verify: true`` for a cluster without a CA.
+HTTP/1.1 over asyncio streams, framed by ``h11`` (the protocol state machine
+only: no HTTP stack, no generated API models; objects stay the API's JSON).
+The kubeconfig's current context gives the server, the CA (``certificate-authority``
+or ``-data``), the client certificate and key (files or ``-data``) and the
+credentials: ``tokenFile`` (read again after a 401), ``token``, an ``exec``
+plugin (``client.authentication.k8s.io/v1beta1`` or ``v1alpha1``, run again
+after a 401) or ``username``/``password``; ``auth-provider`` is refused.  TLS is
+always verified, against the kubeconfig's CA (the system's CAs when it names
+none), unless the kubeconfig itself says ``insecure-skip-tls-verify: true``
+for a cluster without a CA.
 
-Every call has a timeout (:attr:`ClusterClient.timeout`, per request) and is
-retried with exponential backoff and jitter on connection errors, 429 (after
-the server's ``Retry-After``) and 5xx, until the client's deadline.  Other
-answers are final and raise :class:`ClusterRefused` (carrying the HTTP code,
-the API's reason and message).  A certificate the client cannot verify raises
-:class:`ClusterTLSError` at once: retrying cannot fix a wrong CA.
+Every call has a timeout (:attr:`ClusterClient.timeout`: to connect, and for
+each read and write) and is retried with exponential backoff and jitter on
+connection errors, 429 (after the server's ``Retry-After``) and 5xx, until the
+client's deadline.  Other answers are final and raise :class:`ClusterRefused`
+(carrying the HTTP code, the API's reason and message).  A certificate the
+client cannot verify raises :class:`ClusterTLSError` at once: retrying cannot
+fix a wrong CA.  An answer is read up to :data:`BODY_LIMIT` bytes, a watch
+event up to :data:`EVENT_LIMIT`.
 
 Objects go in and out as plain mappings in the API's JSON shape.
 :meth:`ClusterClient.follow` yields every version of one object from one
-watch, resumed from the last version seen after a dropped connection.
+watch, resumed from the last version seen after a dropped connection;
+:meth:`ClusterClient.pages` and :meth:`ClusterClient.watch` list and watch a
+kind for callers that keep their own copy (the DNS record source).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
+import json
+import os
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import quote, urlencode, urlsplit
+
+import h11
 
 from nodehost.backoff import Backoff
 from nodehost.errors import RuntimeFailure
@@ -32,6 +50,14 @@ T = TypeVar("T")
 
 #: HTTP codes that are worth retrying (besides connection errors).
 RETRIABLE = frozenset({429, 500, 502, 503, 504})
+#: The largest answer read (a list page of :data:`LIST_PAGE` objects is far below it).
+BODY_LIMIT = 64 * 1024 * 1024
+#: The longest watch event (one line of a watch stream).
+EVENT_LIMIT = 16 * 1024 * 1024
+#: Objects asked for per list request (``limit``; the next page with ``continue``).
+LIST_PAGE = 500
+_READ_SIZE = 65536
+_IDLE_LIMIT = 4  # connections kept open between requests
 
 
 class ClusterError(RuntimeFailure):
@@ -64,6 +90,16 @@ class ClusterRefused(ClusterError):
         self.reason = reason
 
 
+class WatchEnded(ClusterError):
+    """A watch failed: ``code`` is the error answer's HTTP code (410: the version is no
+    longer kept), 0 when the connection failed or dropped; ``reason`` says what happened."""
+
+    def __init__(self, what: str, reason: str, code: int = 0) -> None:
+        super().__init__(f"{what}: {reason}")
+        self.reason = reason
+        self.code = code
+
+
 #: The client's retry schedule: 0.5s doubling to 8s, each +-50% (at the cap: 4-8s).  A
 #: fleet loses the server at the same instant; +-25% left its retries bunched after
 #: a 30 s outage (29 % of the nodes in the busiest second of the first retry after
@@ -72,28 +108,473 @@ class ClusterRefused(ClusterError):
 RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0, jitter=0.5)
 
 
-def _load_config(kubeconfig: str) -> Any:
-    """The lightkube configuration of ``kubeconfig`` ("" : the in-cluster service account)."""
-    from lightkube import KubeConfig
+@dataclass(frozen=True)
+class _Kind:
+    """Where the API serves a kind: ``{prefix}/[namespaces/{ns}/]{plural}``."""
 
-    if not kubeconfig:
+    prefix: str
+    plural: str
+    namespaced: bool
+    api_version: str
+
+
+KINDS: Mapping[str, _Kind] = {
+    "CertificateSigningRequest": _Kind(
+        "/apis/certificates.k8s.io/v1", "certificatesigningrequests", False,
+        "certificates.k8s.io/v1",
+    ),
+    "ConfigMap": _Kind("/api/v1", "configmaps", True, "v1"),
+    "EndpointSlice": _Kind(
+        "/apis/discovery.k8s.io/v1", "endpointslices", True, "discovery.k8s.io/v1"
+    ),
+    "Event": _Kind("/api/v1", "events", True, "v1"),
+    "Node": _Kind("/api/v1", "nodes", False, "v1"),
+    "Service": _Kind("/api/v1", "services", True, "v1"),
+}  # fmt: skip
+
+
+def resource_path(kind: str, namespace: str | None = None, name: str | None = None) -> str:
+    """The API path of ``kind`` (in ``namespace``, or in all of them), or of object ``name``."""
+    where = KINDS[kind]
+    path = where.prefix
+    if where.namespaced and namespace:
+        path += f"/namespaces/{quote(namespace, safe='')}"
+    path += f"/{where.plural}"
+    return path if name is None else f"{path}/{quote(name, safe='')}"
+
+
+# --- errors inside one request, classified by ClusterClient.call ------------------------------
+
+
+class _TransportError(Exception):
+    """The connection failed, dropped or timed out; the cause is chained."""
+
+
+class _StatusError(Exception):
+    """An error answer: its code, and the API's Status reason and message when it sent one."""
+
+    def __init__(self, code: int, body: bytes, retry_after: str) -> None:
+        status = _json_status(body)
+        self.code = int(status.get("code") or code)
+        self.reason = str(status.get("reason") or "")
+        self.message = str(status.get("message") or "")
+        self.api = bool(status)
+        self.retry_after = retry_after
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        if not self.api:
+            return f"HTTP {self.code}"
+        return f"{self.code} {self.reason}: {self.message or f'HTTP {self.code}'}"
+
+
+def _json_status(body: bytes) -> dict[str, Any]:
+    try:
+        status = json.loads(body)
+    except ValueError:
+        return {}
+    return status if isinstance(status, dict) and status.get("kind") == "Status" else {}
+
+
+# --- the kubeconfig ------------------------------------------------------------------------
+
+
+class _Endpoint:
+    """What one kubeconfig context says about reaching and authenticating to its server.
+
+    :attr:`tls` is the TLS context (None: plain http), made again when a client
+    certificate or key file named by the kubeconfig changes (a rotation swaps them), as
+    client-go reloads them.
+    """
+
+    def __init__(self, server: str, make_tls: Callable[[], ssl.SSLContext] | None,
+                 auth: _Auth, files: tuple[str, ...]) -> None:  # fmt: skip
+        self.server = server
+        self.auth = auth
+        self._make_tls = make_tls
+        self._files = files
+        self._stamp = _stamp(files)
+        self._tls = make_tls() if make_tls else None
+
+    @property
+    def tls(self) -> ssl.SSLContext | None:
+        if self._make_tls is not None and self._files:
+            stamp = _stamp(self._files)
+            if stamp != self._stamp:
+                self._tls, self._stamp = self._make_tls(), stamp
+        return self._tls
+
+
+def _stamp(files: tuple[str, ...]) -> tuple[tuple[int, int, int], ...]:
+    """What tells a changed file (symlinks followed): inode, size, modification time."""
+    stamps = []
+    for name in files:
+        try:
+            info = os.stat(name)
+        except OSError:
+            stamps.append((0, 0, 0))
+            continue
+        stamps.append((info.st_ino, info.st_size, info.st_mtime_ns))
+    return tuple(stamps)
+
+
+class _Auth:
+    """The ``Authorization`` header of a kubeconfig user (none for certificates alone)."""
+
+    def __init__(self, user: Mapping[str, Any], folder: str) -> None:
+        self.user = user
+        self.folder = folder
+        self._header: str | None = None
+        if user.get("auth-provider"):
+            raise ValueError("auth-provider is not supported")
+        # The first of: a token file (read when needed: it gets rotated), the token, an
+        # exec plugin (run when needed), a user name and password.
+        self._source = ""
+        if user.get("tokenFile"):
+            self._source = "file"
+        elif user.get("token"):
+            self._header = f"Bearer {str(user['token']).strip()}"
+        elif user.get("exec"):
+            self._source = "exec"
+        elif user.get("username") and user.get("password"):
+            basic = f"{user['username']}:{user['password']}".encode()
+            self._header = "Basic " + base64.b64encode(basic).decode("ascii")
+
+    @property
+    def renewable(self) -> bool:
+        """Whether a 401 is worth one more try (a token file or a plugin may hold a new token)."""
+        return bool(self._source)
+
+    async def header(self, renew: bool = False) -> str | None:
+        if self._source and (self._header is None or renew):
+            if self._source == "file":
+                self._header = f"Bearer {self._read_token_file()}"
+            else:
+                self._header = f"Bearer {await self._run_exec(self.user['exec'])}"
+        return self._header
+
+    def _read_token_file(self) -> str:
+        from nodehost.fileread import PEM_LIMIT, read_text
+
+        path = os.path.join(self.folder, str(self.user["tokenFile"]))
+        return read_text(path, PEM_LIMIT).strip()
+
+    @staticmethod
+    async def _run_exec(plugin: Mapping[str, Any]) -> str:
+        """The token an exec credential plugin prints (``status.token``)."""
+        versions = ("client.authentication.k8s.io/v1beta1", "client.authentication.k8s.io/v1alpha1")
+        if plugin.get("apiVersion") not in versions:
+            raise _TransportError(
+                f"exec plugin apiVersion {plugin.get('apiVersion')} is not supported"
+            )
+        env = dict(os.environ)
+        env.update({str(v["name"]): str(v["value"]) for v in plugin.get("env") or ()})
+        argv = [str(plugin["command"]), *map(str, plugin.get("args") or ())]
+        process = await asyncio.create_subprocess_exec(
+            *argv, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        out, err = await process.communicate()
+        if process.returncode != 0:
+            raise _TransportError(f"exec {argv[0]} exited {process.returncode}: {err.decode()}")
+        try:
+            return str(json.loads(out)["status"]["token"])
+        except (ValueError, KeyError, TypeError):
+            raise _TransportError(f"exec {argv[0]} printed no status.token") from None
+
+
+def load_kubeconfig(kubeconfig: str) -> _Endpoint:
+    """The server, TLS context and credentials of ``kubeconfig``'s current context ("" : the
+    in-cluster service account).  Raises ``OSError``, ``ValueError``, ``KeyError``,
+    ``TypeError``, ``ssl.SSLError`` or ``yaml.YAMLError`` saying what is wrong."""
+    if kubeconfig:
+        document, folder = (
+            _read_kubeconfig(kubeconfig),
+            os.path.dirname(os.path.abspath(kubeconfig)),
+        )
+    else:
         from nodehost import incluster
 
-        return incluster.kubeconfig().get()
-    return KubeConfig.from_dict(_read_kubeconfig(kubeconfig), fname=kubeconfig).get()
+        document, folder = incluster.kubeconfig(), ""
+    current = document.get("current-context")
+    if not current:
+        raise ValueError("it has no current context")
+
+    def named(section: str, key: str, name: Any) -> dict[str, Any]:
+        for entry in document.get(section) or ():
+            if entry.get("name") == name:
+                return dict(entry.get(key) or {})
+        raise KeyError(f"{key} {name!r} not found")
+
+    context = named("contexts", "context", current)
+    cluster = named("clusters", "cluster", context.get("cluster"))
+    user = named("users", "user", context["user"]) if context.get("user") else {}
+    server = str(cluster.get("server") or "http://localhost:8080")
+    scheme = urlsplit(server).scheme
+    if scheme not in ("http", "https"):
+        raise ValueError(f"server {server!r} is not an http(s) URL")
+    make_tls = (lambda: _tls_context(cluster, user, folder)) if scheme == "https" else None
+    files = tuple(
+        os.path.join(folder, str(user[key]))
+        for key in ("client-certificate", "client-key")
+        if user.get(key) and not user.get(f"{key}-data")
+    )
+    return _Endpoint(server.rstrip("/"), make_tls, _Auth(user, folder), files)
 
 
-def _resource(kind: str) -> Any:
-    """The lightkube resource class for a kind this client uses."""
-    from lightkube.resources.certificates_v1 import CertificateSigningRequest
-    from lightkube.resources.core_v1 import ConfigMap, Event, Node
+def _tls_context(
+    cluster: Mapping[str, Any], user: Mapping[str, Any], folder: str
+) -> ssl.SSLContext:
+    """Verification against the cluster's CA (the system's without one, none when insecure
+    and without one) and the user's client certificate."""
+    ca = _pem(cluster, "certificate-authority", folder)
+    if ca is not None:
+        context = ssl.create_default_context(cadata=ca.decode("ascii", "replace"))
+    elif cluster.get("insecure-skip-tls-verify"):
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    else:
+        context = ssl.create_default_context()
+    if user.get("client-certificate") or user.get("client-certificate-data"):
+        _load_client_certificate(context, user, folder)
+    return context
 
-    return {
-        "CertificateSigningRequest": CertificateSigningRequest,
-        "ConfigMap": ConfigMap,
-        "Event": Event,
-        "Node": Node,
-    }[kind]
+
+def _load_client_certificate(context: ssl.SSLContext, user: Mapping[str, Any], folder: str) -> None:
+    """The user's certificate and key: files are handed to OpenSSL by name once checked
+    (regular, bounded), inline data through a private 0600 temporary file removed as
+    soon as it is read."""
+    import tempfile
+
+    from nodehost.fileread import PEM_LIMIT, check_file
+
+    names = [user.get("client-certificate"), user.get("client-key")]
+    if all(names) and not user.get("client-certificate-data") and not user.get("client-key-data"):
+        certificate, key = (os.path.join(folder, str(name)) for name in names)
+        for name in (certificate, key):
+            check_file(name, PEM_LIMIT)
+        context.load_cert_chain(certificate, key)
+        return
+    pems = [_pem(user, "client-certificate", folder), _pem(user, "client-key", folder)]
+    if pems[1] is None:
+        raise ValueError("a client certificate without a client key")
+    with tempfile.NamedTemporaryFile(prefix="nodehost-client-") as pem:  # 0600, O_EXCL
+        pem.write(pems[1] + b"\n" + (pems[0] or b""))
+        pem.flush()
+        context.load_cert_chain(pem.name)
+
+
+def _pem(entry: Mapping[str, Any], key: str, folder: str) -> bytes | None:
+    """The PEM bytes of ``key-data`` or of the file ``key`` names (relative: to ``folder``)."""
+    from nodehost.fileread import PEM_LIMIT, read_file
+
+    if entry.get(f"{key}-data"):
+        return base64.b64decode(str(entry[f"{key}-data"]))
+    if entry.get(key):
+        return read_file(os.path.join(folder, str(entry[key])), PEM_LIMIT)
+    return None
+
+
+def _read_kubeconfig(path: str) -> Any:
+    """The parsed kubeconfig, read bounded (so are the files it names, when they are read)."""
+    from nodehost.fileread import KUBECONFIG_LIMIT, read_file
+    from nodehost.pki.kubeconfig import load_document
+
+    document = load_document(read_file(path, KUBECONFIG_LIMIT))
+    if not isinstance(document, dict):
+        raise ValueError("not a kubeconfig (not a YAML mapping)")
+    return document
+
+
+# --- HTTP/1.1 ------------------------------------------------------------------------------
+
+
+class _Connection:
+    """One HTTP/1.1 connection: asyncio streams, framed by h11."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.h11 = h11.Connection(h11.CLIENT)
+
+    async def send(self, request: Any, body: bytes | None, timeout: float) -> None:
+        data = self.h11.send(request) or b""
+        if body:
+            data += self.h11.send(h11.Data(data=body)) or b""
+        data += self.h11.send(h11.EndOfMessage()) or b""
+        self.writer.write(data)
+        async with asyncio.timeout(timeout):
+            await self.writer.drain()
+
+    async def next_event(self, timeout: float | None) -> Any:
+        while True:
+            event = self.h11.next_event()
+            if event is not h11.NEED_DATA:
+                return event
+            async with asyncio.timeout(timeout):
+                data = await self.reader.read(_READ_SIZE)
+            self.h11.receive_data(data)
+
+    def reusable(self) -> bool:
+        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+            self.h11.start_next_cycle()
+            return True
+        return False
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class _Http:
+    """Requests to one server, keeping idle connections for the next request."""
+
+    def __init__(self, endpoint: _Endpoint, timeout: float) -> None:
+        parts = urlsplit(endpoint.server)
+        self.endpoint = endpoint
+        self.host = parts.hostname or "localhost"
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.authority = parts.netloc.rpartition("@")[2]
+        self.base = parts.path.rstrip("/")
+        self.timeout = timeout
+        self._idle: list[_Connection] = []
+
+    async def _connect(self) -> _Connection:
+        tls = self.endpoint.tls  # made again after a certificate rotation
+        async with asyncio.timeout(self.timeout):
+            reader, writer = await asyncio.open_connection(
+                self.host,
+                self.port,
+                ssl=tls,
+                server_hostname=self.host if tls else None,
+                limit=_READ_SIZE,
+            )
+        return _Connection(reader, writer)
+
+    async def _start(
+        self, method: str, target: str, body: bytes | None, renew: bool
+    ) -> tuple[_Connection, Any]:
+        """Send one request; the connection and the answer's head.  A kept connection the
+        server closed meanwhile is replaced by a new one once."""
+        headers = [("Host", self.authority), ("Accept", "application/json"),
+                   ("User-Agent", "nodehost")]  # fmt: skip
+        authorization = await self.endpoint.auth.header(renew)
+        if authorization:
+            headers.append(("Authorization", authorization))
+        if body is not None:
+            headers += [("Content-Type", _content_type(method)), ("Content-Length", str(len(body)))]
+        request = h11.Request(method=method, target=self.base + target, headers=headers)
+        while True:
+            kept = bool(self._idle)
+            connection = self._idle.pop() if kept else await self._connect()
+            try:
+                await connection.send(request, body, self.timeout)
+                head = await connection.next_event(self.timeout)
+                while isinstance(head, h11.InformationalResponse):
+                    head = await connection.next_event(self.timeout)
+                if not isinstance(head, h11.Response):
+                    raise h11.RemoteProtocolError("the server closed the connection")
+                return connection, head
+            except _TRANSPORT_ERRORS as error:
+                connection.close()
+                if not kept or isinstance(error, TimeoutError):  # a slow server: not resent
+                    raise
+
+    async def _request(
+        self, method: str, target: str, body: bytes | None, renew: bool = False
+    ) -> tuple[int, bytes, str]:
+        connection, head = await self._start(method, target, body, renew)
+        try:
+            data = bytearray()
+            while not isinstance(
+                event := await connection.next_event(self.timeout), h11.EndOfMessage
+            ):
+                if not isinstance(event, h11.Data):
+                    raise h11.RemoteProtocolError("the answer ended early")
+                data += event.data
+                if len(data) > BODY_LIMIT:
+                    raise h11.RemoteProtocolError(f"the answer is larger than {BODY_LIMIT} bytes")
+        except BaseException:
+            connection.close()
+            raise
+        if connection.reusable() and len(self._idle) < _IDLE_LIMIT:
+            self._idle.append(connection)
+        else:
+            connection.close()
+        return head.status_code, bytes(data), _header(head, b"retry-after")
+
+    async def request(self, method: str, target: str, body: bytes | None = None) -> bytes:
+        """The body of a successful answer; raises :class:`_StatusError` or
+        :class:`_TransportError`."""
+        try:
+            code, data, retry_after = await self._request(method, target, body)
+            if code == 401 and self.endpoint.auth.renewable:
+                code, data, retry_after = await self._request(method, target, body, renew=True)
+        except _TransportError:
+            raise
+        except _TRANSPORT_ERRORS as error:
+            raise _TransportError(_describe(error) or type(error).__name__) from error
+        if code >= 400:
+            raise _StatusError(code, data, retry_after)
+        return data
+
+    async def lines(self, target: str) -> AsyncGenerator[bytes, None]:
+        """The lines of a streamed answer (a watch), without a read timeout; raises as
+        :meth:`request` does."""
+        connection: _Connection | None = None
+        try:
+            connection, head = await self._start("GET", target, None, False)
+            if head.status_code == 401 and self.endpoint.auth.renewable:
+                connection.close()
+                connection, head = await self._start("GET", target, None, True)
+            pending = b""
+            while True:
+                event = await connection.next_event(
+                    None if head.status_code < 400 else self.timeout
+                )
+                if isinstance(event, h11.EndOfMessage):
+                    break
+                if not isinstance(event, h11.Data):
+                    raise h11.RemoteProtocolError("the stream ended early")
+                pending += event.data
+                if len(pending) > EVENT_LIMIT:
+                    raise h11.RemoteProtocolError(
+                        f"a watch event is larger than {EVENT_LIMIT} bytes"
+                    )
+                if head.status_code >= 400:
+                    continue
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    if line.strip():
+                        yield line
+            if head.status_code >= 400:
+                raise _StatusError(head.status_code, pending, _header(head, b"retry-after"))
+        except _TRANSPORT_ERRORS as error:
+            raise _TransportError(_describe(error) or type(error).__name__) from error
+        finally:
+            if connection is not None:
+                connection.close()
+
+    def close(self) -> None:
+        while self._idle:
+            self._idle.pop().close()
+
+
+#: What a failed, dropped or timed-out connection raises.
+_TRANSPORT_ERRORS = (OSError, TimeoutError, EOFError, h11.ProtocolError)
+
+
+def _content_type(method: str) -> str:
+    return "application/merge-patch+json" if method == "PATCH" else "application/json"
+
+
+def _header(head: Any, name: bytes) -> str:
+    for key, value in head.headers:
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return ""
+
+
+# --- the client ----------------------------------------------------------------------------
 
 
 class ClusterClient:
@@ -114,50 +595,25 @@ class ClusterClient:
         backoff: Backoff | None = None,
         on_retry: Callable[[str], None] | None = None,
     ) -> None:
-        from lightkube import AsyncClient
-        from lightkube.core.exceptions import ConfigError as LightkubeConfigError
+        import yaml
 
         self.kubeconfig = kubeconfig
         self.timeout = timeout
         self.deadline = deadline
         self.backoff = backoff or RETRY_BACKOFF
         self.on_retry = on_retry or (lambda _message: None)
-        import yaml
-
+        where = f"kubeconfig {kubeconfig}" if kubeconfig else "the in-cluster service account"
         try:
-            config = _load_config(kubeconfig)
-        except (
-            OSError,
-            ValueError,
-            LightkubeConfigError,
-            KeyError,
-            TypeError,
-            yaml.YAMLError,
-        ) as error:
-            where = f"kubeconfig {kubeconfig}" if kubeconfig else "the in-cluster service account"
+            endpoint = load_kubeconfig(kubeconfig)
+        except ssl.SSLError as error:
+            raise ClusterError(f"{where}: cannot use its credentials: {_describe(error)}") from None
+        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as error:
             raise ClusterError(f"cannot load {where}: {_describe(error)}") from None
-        if config is None:
-            raise ClusterError(f"cannot load kubeconfig {kubeconfig}: it has no current context")
-        self.server = config.cluster.server
-        try:
-            import httpx2
-
-            self._client = AsyncClient(config, timeout=httpx2.Timeout(timeout), trust_env=False)
-        except (OSError, ssl.SSLError, LightkubeConfigError, ValueError) as error:
-            raise ClusterError(
-                f"kubeconfig {kubeconfig}: cannot use its credentials: {_describe(error)}"
-            ) from None
-
-    @property
-    def lightkube(self) -> Any:
-        """The ``lightkube.AsyncClient`` inside, for list/watch calls this wrapper lacks.
-
-        Wrap its calls in :meth:`call` to keep the retry policy.
-        """
-        return self._client
+        self.server = endpoint.server
+        self._http = _Http(endpoint, timeout)
 
     async def close(self) -> None:
-        await self._client.close()
+        self._http.close()
 
     async def __aenter__(self) -> ClusterClient:
         return self
@@ -167,33 +623,32 @@ class ClusterClient:
 
     # --- calls ---------------------------------------------------------------
 
+    async def request(self, method: str, path: str, body: Any = None, **query: str) -> Any:
+        """One request (no retry), its answer's JSON; ``call`` classifies what it raises."""
+        target = f"{path}?{urlencode(query)}" if query else path
+        data = None if body is None else json.dumps(body).encode()
+        answer = await self._http.request(method, target, data)
+        try:
+            return json.loads(answer)
+        except ValueError:
+            raise _TransportError(f"the answer to {method} {path} is not JSON") from None
+
     async def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
-        resource = _resource(kind)
-        found = await self.call(
-            f"get {kind} {name}", lambda: self._client.get(resource, name, namespace=namespace)
-        )
-        return found.to_dict()
+        path = resource_path(kind, namespace, name)
+        return await self.call(f"get {kind} {name}", lambda: self.request("GET", path))
 
     async def create(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
-        resource = _resource(kind)
-        obj = resource.from_dict(body)
-        created = await self.call(f"create {kind}", lambda: self._client.create(obj))
-        return created.to_dict()
+        """Create ``body`` (in its ``metadata.namespace`` for a namespaced kind)."""
+        body = {"apiVersion": KINDS[kind].api_version, "kind": kind, **body}
+        path = resource_path(kind, (body.get("metadata") or {}).get("namespace"))
+        return await self.call(f"create {kind}", lambda: self.request("POST", path, body))
 
     async def merge_patch(
         self, kind: str, name: str, patch: dict[str, Any], namespace: str | None = None
     ) -> dict[str, Any]:
         """Apply a JSON merge patch (RFC 7386) to object ``name``; the object as patched."""
-        from lightkube.types import PatchType
-
-        resource = _resource(kind)
-        patched = await self.call(
-            f"patch {kind} {name}",
-            lambda: self._client.patch(
-                resource, name, patch, namespace=namespace, patch_type=PatchType.MERGE
-            ),
-        )
-        return patched.to_dict()
+        path = resource_path(kind, namespace, name)
+        return await self.call(f"patch {kind} {name}", lambda: self.request("PATCH", path, patch))
 
     async def call(self, what: str, operation: Callable[[], Awaitable[T]]) -> T:
         """Run ``operation`` with retries; raise :class:`ClusterError` subclasses."""
@@ -215,39 +670,80 @@ class ClusterClient:
 
     def _retry_after(self, what: str, error: Exception) -> tuple[float | None, str]:
         """``(server's delay or None, reason)`` for a retriable error; raise a final one."""
-        import httpx2
-        from lightkube import ApiError
-
-        if isinstance(error, ApiError):
-            code = error.status.code or error.response.status_code
-            message = error.status.message or str(error)
-            if code not in RETRIABLE:
-                raise ClusterRefused(
-                    f"API server {self.server}: {what}: {message} ({code} {error.status.reason})",
-                    code,
-                    error.status.reason or "",
-                ) from None
-            retry_after = error.response.headers.get("Retry-After", "")
-            delay = float(retry_after) if retry_after.replace(".", "", 1).isdigit() else None
-            return delay, f"{code} {error.status.reason}: {message}"
-        if isinstance(error, httpx2.HTTPStatusError):
-            code = error.response.status_code
-            if code not in RETRIABLE:
-                raise ClusterRefused(
-                    f"API server {self.server}: {what}: HTTP {code}", code, ""
-                ) from None
-            return None, f"HTTP {code}"
-        if isinstance(error, httpx2.TransportError):
+        if isinstance(error, _StatusError):
+            if error.code not in RETRIABLE:
+                message = f"API server {self.server}: {what}: HTTP {error.code}"
+                if error.api:
+                    message = (
+                        f"API server {self.server}: {what}: {error.message or f'HTTP {error.code}'}"
+                        f" ({error.code} {error.reason})"
+                    )
+                raise ClusterRefused(message, error.code, error.reason) from None
+            retry = error.retry_after
+            delay = float(retry) if retry.replace(".", "", 1).isdigit() else None
+            return delay, error.describe()
+        if isinstance(error, _TransportError):
             verify = _certificate_error(error)
             if verify is not None:
                 raise ClusterTLSError(
                     f"API server {self.server}: its certificate is not trusted ({verify}); check "
                     f"the certificate authority in {self.kubeconfig or 'the service account'}"
                 ) from None
-            return None, _describe(error)
+            return None, str(error)
         raise error
 
-    # --- watching ------------------------------------------------------------
+    # --- lists and watches ---------------------------------------------------
+
+    async def pages(
+        self, kind: str, namespace: str | None = None, limit: int = LIST_PAGE
+    ) -> AsyncGenerator[tuple[list[dict[str, Any]], str], None]:
+        """List ``kind`` (in ``namespace``, or all of them) a page at a time: ``(items, the
+        list's resourceVersion)``.  One attempt per page: wrap the whole listing in
+        :meth:`call` for the retry policy."""
+        query = {"limit": str(limit)}
+        while True:
+            answer = await self.request("GET", resource_path(kind, namespace), **query)
+            metadata = answer.get("metadata") or {}
+            yield list(answer.get("items") or ()), str(metadata.get("resourceVersion") or "")
+            if not metadata.get("continue"):
+                return
+            query["continue"] = str(metadata["continue"])
+
+    async def watch(
+        self,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        name: str | None = None,
+        version: str | None = None,
+        server_timeout: int | None = None,
+    ) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
+        """One watch of ``kind`` (or of object ``name``) from ``version``: (event type,
+        object) pairs until the server ends the stream.  Raises :class:`WatchEnded` for an
+        error answer or ``ERROR`` event (its code) and for a failed or dropped connection;
+        :class:`ClusterTLSError` for an untrusted server."""
+        query = {"watch": "true"}
+        if name is not None:
+            query["fieldSelector"] = f"metadata.name={name}"
+        if version:
+            query["resourceVersion"] = version
+        if server_timeout is not None:
+            query["timeoutSeconds"] = str(server_timeout)
+        target = f"{resource_path(kind, namespace)}?{urlencode(query)}"
+        what = f"watch {kind}" + (f" {name}" if name else "")
+        try:
+            async with contextlib.aclosing(self._http.lines(target)) as lines:
+                async for line in lines:
+                    yield _watch_event(what, line)
+        except _StatusError as error:
+            raise WatchEnded(what, error.describe(), error.code) from None
+        except _TransportError as error:
+            verify = _certificate_error(error)
+            if verify is not None:
+                raise ClusterTLSError(
+                    f"API server {self.server}: its certificate is not trusted ({verify})"
+                ) from None
+            raise WatchEnded(what, str(error)) from None
 
     async def wait_for(
         self,
@@ -279,10 +775,6 @@ class ClusterClient:
         done: Callable[[dict[str, Any]], bool],
         namespace: str | None,
     ) -> dict[str, Any]:
-        import httpx2
-        from lightkube import ApiError
-
-        resource = _resource(kind)
         attempt = 0
         while True:
             obj = await self.get(kind, name, namespace)
@@ -290,25 +782,19 @@ class ClusterClient:
                 return obj
             version = obj.get("metadata", {}).get("resourceVersion")
             try:
-                async for _event, item in self._client.watch(
-                    resource,
-                    namespace=namespace,
-                    fields={"metadata.name": name},
-                    resource_version=version,
-                ):
-                    attempt = 0
-                    current = item.to_dict()
-                    if done(current):
-                        return current
-            except (httpx2.HTTPError, ApiError) as error:
+                watch = self.watch(kind, namespace, name=name, version=version)
+                async with contextlib.aclosing(watch):
+                    async for _event, current in watch:
+                        attempt = 0
+                        if done(current):
+                            return current
+            except WatchEnded as error:
                 attempt += 1
                 delay = self.backoff.delay(attempt)
                 if self.deadline is not None and time.monotonic() + delay > self.deadline:
-                    raise ClusterUnreachable(
-                        f"API server {self.server}: watch {kind} {name}: {_describe(error)}"
-                    ) from None
+                    raise ClusterUnreachable(f"API server {self.server}: {error}") from None
                 self.on_retry(
-                    f"watch of {kind} {name} ended ({_describe(error)}); resuming in {delay:.1f}s"
+                    f"watch of {kind} {name} ended ({error.reason}); resuming in {delay:.1f}s"
                 )
                 await asyncio.sleep(delay)
 
@@ -320,7 +806,7 @@ class ClusterClient:
         *,
         since: str | None = None,
         give_up_after: int | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """Every version of object ``name``, for ever: the current one, then each change.
 
         Without ``since`` one GET (with retries) yields the current version
@@ -342,60 +828,40 @@ class ClusterClient:
         failures = 0
         while True:
             try:
-                async for event, current in self._watch_object(kind, name, namespace, version):
-                    failures = 0
-                    version = current.get("metadata", {}).get("resourceVersion") or version
-                    if event != "DELETED":
-                        yield current
-            except _WatchGone:
-                obj = await self.get(kind, name, namespace)
-                version = obj.get("metadata", {}).get("resourceVersion")
-                yield obj
-            except _WatchBroken as broken:
+                watch = self.watch(kind, namespace, name=name, version=version)
+                async with contextlib.aclosing(watch):
+                    async for event, current in watch:
+                        failures = 0
+                        version = current.get("metadata", {}).get("resourceVersion") or version
+                        if event != "DELETED":
+                            yield current
+            except WatchEnded as ended:
+                if ended.code == 410:
+                    obj = await self.get(kind, name, namespace)
+                    version = obj.get("metadata", {}).get("resourceVersion")
+                    yield obj
+                    continue
                 failures += 1
                 if give_up_after is not None and failures >= give_up_after:
-                    raise ClusterUnreachable(
-                        f"API server {self.server}: watch {kind} {name}: {broken}"
-                    ) from None
+                    raise ClusterUnreachable(f"API server {self.server}: {ended}") from None
                 delay = self.backoff.delay(failures)
-                self.on_retry(f"watch of {kind} {name} ended ({broken}); resuming in {delay:.1f}s")
+                self.on_retry(
+                    f"watch of {kind} {name} ended ({ended.reason}); resuming in {delay:.1f}s"
+                )
                 await asyncio.sleep(delay)
 
-    async def _watch_object(
-        self, kind: str, name: str, namespace: str | None, version: str | None
-    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-        """One watch of ``name`` from ``version`` as (event type, object) pairs.
 
-        Raises :class:`_WatchGone` for a 410 and :class:`_WatchBroken` for any
-        other failure (the connection, the server's answer); returns when the
-        server ends the stream cleanly.
-        """
-        import httpx2
-        from lightkube import ApiError
-
-        watch = self._client.watch(
-            _resource(kind),
-            namespace=namespace,
-            fields={"metadata.name": name},
-            resource_version=version,
-        )
-        try:
-            async for event, item in watch:
-                yield event, item.to_dict()
-        except ApiError as error:
-            if (error.status.code or 0) == 410:
-                raise _WatchGone() from None
-            raise _WatchBroken(_describe(error)) from None
-        except httpx2.HTTPError as error:
-            raise _WatchBroken(_describe(error)) from None
-
-
-class _WatchGone(Exception):
-    """The version a watch started from is no longer kept (410 Gone)."""
-
-
-class _WatchBroken(Exception):
-    """A watch failed: a dropped connection or an error answer."""
+def _watch_event(what: str, line: bytes) -> tuple[str, dict[str, Any]]:
+    """(type, object) of one watch line; :class:`WatchEnded` for an ``ERROR`` event."""
+    try:
+        event = json.loads(line)
+        kind, obj = str(event["type"]), event["object"]
+    except (ValueError, KeyError, TypeError):
+        raise WatchEnded(what, f"not a watch event: {line[:80]!r}") from None
+    if kind == "ERROR":
+        error = _StatusError(0, json.dumps(obj).encode(), "")
+        raise WatchEnded(what, error.describe(), error.code)
+    return kind, obj
 
 
 def _certificate_error(error: BaseException) -> str | None:
@@ -413,20 +879,3 @@ def _certificate_error(error: BaseException) -> str | None:
 def _describe(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
-
-
-def _read_kubeconfig(path: str) -> Any:
-    """The parsed kubeconfig, read bounded, after checking the files it names the same way.
-
-    lightkube hands certificate and key paths to OpenSSL, which would read a
-    FIFO or a device without limit: each is checked first (``OSError`` if unusable).
-    """
-    from nodehost.fileread import KUBECONFIG_LIMIT, PEM_LIMIT, check_file, read_file
-    from nodehost.pki.kubeconfig import load_document, referenced_files
-
-    document = load_document(read_file(path, KUBECONFIG_LIMIT))
-    if not isinstance(document, dict):
-        raise ValueError("not a kubeconfig (not a YAML mapping)")
-    for name in referenced_files(path):
-        check_file(name, PEM_LIMIT)
-    return document

@@ -65,15 +65,22 @@ def require(component: str, purpose: str) -> None:
         )
 
 
-def kubeconfig() -> Any:
-    """The service account as a lightkube ``KubeConfig``; ``ValueError`` says what is missing."""
-    from lightkube import KubeConfig
-    from lightkube.core.exceptions import ConfigError
-
+def kubeconfig() -> dict[str, Any]:
+    """The service account as a kubeconfig mapping (absolute paths), as client-go's
+    ``InClusterConfig``: the token file is read again after a 401 (the kubelet rotates
+    it).  ``ValueError`` says what is missing."""
     reason = missing()
     if reason is not None:
         raise ValueError(f"no in-cluster service account: {reason}")
-    try:
-        return KubeConfig.from_service_account(service_account_dir())
-    except (ConfigError, OSError, KeyError) as error:
-        raise ValueError(f"cannot use {DESCRIPTION}: {error}") from None
+    folder = service_account_dir().absolute()
+    host, port = os.environ[ENV_HOST], os.environ[ENV_PORT]
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    name = "in-cluster"
+    cluster = {"server": f"https://{host}:{port}", "certificate-authority": str(folder / "ca.crt")}
+    return {
+        "clusters": [{"name": name, "cluster": cluster}],
+        "users": [{"name": name, "user": {"tokenFile": str(folder / "token")}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+        "current-context": name,
+    }

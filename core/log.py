@@ -8,7 +8,7 @@ Output goes to stderr: a console renderer when stderr is a terminal, one JSON
 object per line otherwise (``--log-format`` overrides).  Verbosity follows glog:
 ``-v 0..3`` logs at info, ``-v 4`` and above adds debug events.
 
-Python ``logging`` records (lightkube, httpx) are handed to structlog and
+Python ``logging`` records (asyncio's, libraries') are handed to structlog and
 rendered like nodehost's own events (warnings and up; everything at ``-v 4``).
 Messages for a person -- ``warning:`` lines, the error that ends a command --
 go through :func:`print_message`: plain text, or with ``--log-format=json``

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import socket
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from nodehost.apiclient import (
     ClusterClient,
@@ -193,3 +197,121 @@ def test_follow_gives_up_after_the_failures_it_was_allowed(api) -> None:
 
     with pytest.raises(ClusterUnreachable, match="watch ConfigMap node-config"):
         asyncio.run(follow())
+
+
+# --- credentials, TLS and timeouts, as the kubeconfig gives them ----------------------------
+
+
+def write_kubeconfig(path: Path, api: TestApiServer, user: dict) -> Path:
+    """A one-context kubeconfig for ``api`` (verified against its CA) with ``user``."""
+    document = api.token_kubeconfig("unused")
+    document["users"][0]["user"] = user
+    path.write_bytes(dump_kubeconfig(document))
+    return path
+
+
+def test_the_in_cluster_token_file_is_read_again_after_a_401(
+    api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kubelet rotates a service account's token: a 401 means read the file again."""
+    folder = api.service_account(tmp_path / "sa")
+    monkeypatch.setenv("NODEHOST_SERVICE_ACCOUNT_DIR", str(folder))
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", api.host)
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", str(api.port))
+    (folder / "token").write_text("revoked")
+
+    async def twice() -> dict:
+        async with ClusterClient("", deadline=time.monotonic() + 10, backoff=FAST) as c:
+            with pytest.raises(ClusterRefused) as refused:
+                await c.get("ConfigMap", "node-config", "openshift-node")
+            assert refused.value.code == 401
+            api.service_account(folder)  # a new token in the same file
+            return await c.get("ConfigMap", "node-config", "openshift-node")
+
+    assert asyncio.run(twice())["metadata"]["name"] == "node-config"
+
+
+def test_an_exec_plugin_gives_the_token(api, tmp_path: Path) -> None:
+    token = (api.service_account(tmp_path / "sa") / "token").read_text()
+    credential = {"status": {"token": token}}
+    plugin = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "command": sys.executable,
+        "args": ["-c", f"print({json.dumps(json.dumps(credential))})"],
+    }
+    kubeconfig = write_kubeconfig(tmp_path / "exec.kubeconfig", api, {"exec": plugin})
+    c = ClusterClient(str(kubeconfig), deadline=time.monotonic() + 10, backoff=FAST)
+    assert asyncio.run(read_config_map(c))["metadata"]["name"] == "node-config"
+
+
+def test_without_a_ca_the_system_cas_are_used_and_the_test_ca_is_not_one(
+    api, tmp_path: Path
+) -> None:
+    sa = api.service_account(tmp_path / "sa")
+    user = {"tokenFile": str(sa / "token")}
+    kubeconfig = write_kubeconfig(tmp_path / "no-ca.kubeconfig", api, user)
+    document = yaml.safe_load(kubeconfig.read_text())
+    del document["clusters"][0]["cluster"]["certificate-authority-data"]
+    kubeconfig.write_text(yaml.safe_dump(document))
+    with pytest.raises(ClusterTLSError, match="not trusted"):
+        asyncio.run(read_config_map(ClusterClient(str(kubeconfig), backoff=FAST)))
+    document["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+    kubeconfig.write_text(yaml.safe_dump(document))
+    insecure = ClusterClient(str(kubeconfig), backoff=FAST)  # turned off by name: no check
+    assert asyncio.run(read_config_map(insecure))["metadata"]["name"] == "node-config"
+
+
+def test_insecure_skip_tls_verify_beside_a_ca_still_verifies(api, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "wrong-ca.kubeconfig"
+    document = api.token_kubeconfig("abcdef.0123456789abcdef", TestCA().pem)
+    document["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+    kubeconfig.write_bytes(dump_kubeconfig(document))
+    with pytest.raises(ClusterTLSError, match="not trusted"):
+        asyncio.run(read_config_map(ClusterClient(str(kubeconfig), backoff=FAST)))
+
+
+def test_a_server_that_never_answers_times_out_and_is_retried(api, tmp_path: Path) -> None:
+    """Each request has its timeout: a server that accepts and says nothing is a retried
+    failure, until the deadline."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        document = api.token_kubeconfig("abcdef.0123456789abcdef")
+        document["clusters"][0]["cluster"]["server"] = (
+            f"https://127.0.0.1:{silent.getsockname()[1]}"
+        )
+        kubeconfig = tmp_path / "silent.kubeconfig"
+        kubeconfig.write_bytes(dump_kubeconfig(document))
+        retries: list[str] = []
+        c = ClusterClient(
+            str(kubeconfig), timeout=0.2, deadline=time.monotonic() + 1.5, backoff=FAST,
+            on_retry=retries.append,
+        )  # fmt: skip
+        with pytest.raises(ClusterUnreachable, match="TimeoutError"):
+            asyncio.run(read_config_map(c))
+    assert retries and all("TimeoutError" in retry for retry in retries)
+
+
+def test_rotated_client_certificate_files_are_read_again(api, tmp_path: Path) -> None:
+    """Certificate rotation swaps the files a kubeconfig names: the next connection uses the
+    new pair, as client-go reloads them (here the first pair is from a CA the server does not
+    trust, so the server refuses it until the files are swapped)."""
+    cert, key = tmp_path / "client.crt", tmp_path / "client.key"
+
+    def install(pair: tuple[bytes, bytes]) -> None:
+        for path, pem in zip((cert, key), pair, strict=True):
+            path.with_suffix(".new").write_bytes(pem)
+            path.with_suffix(".new").replace(path)
+
+    install(TestCA().client_pair("admin", ["system:masters"]))
+    user = {"client-certificate": cert.name, "client-key": key.name}
+    kubeconfig = write_kubeconfig(tmp_path / "files.kubeconfig", api, user)
+    retries: list[str] = []
+
+    def rotated(message: str) -> None:
+        retries.append(message)
+        install(api.ca.client_pair("admin", ["system:masters"]))
+
+    c = ClusterClient(
+        str(kubeconfig), deadline=time.monotonic() + 10, backoff=FAST, on_retry=rotated
+    )
+    assert asyncio.run(read_config_map(c))["metadata"]["name"] == "node-config"
+    assert len(retries) == 1

@@ -42,13 +42,13 @@ def first_retries_after_the_outage(
 
     async def fleet() -> list[float]:
         answers = []
-        from lightkube.resources.core_v1 import ConfigMap
+        path = apiclient.resource_path("ConfigMap", "openshift-node", "node-config")
 
         async with ClusterClient(str(api.admin_kubeconfig)) as client:  # no deadline
 
             async def operation() -> float:
                 if clock[0] < OUTAGE:  # one real request, refused: the server is down
-                    await client.lightkube.get(ConfigMap, "node-config", namespace="openshift-node")
+                    await client.request("GET", path)
                 return clock[0] - OUTAGE
 
             for _ in range(NODES):

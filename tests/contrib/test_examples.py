@@ -5,6 +5,7 @@ New examples are found by their ``kind``, so adding one adds its check.
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -44,10 +45,11 @@ def test_a_shipped_node_config_validates(path: Path) -> None:
 
 @pytest.mark.parametrize("path", examples("Config"), ids=lambda p: str(p.relative_to(CONTRIB)))
 def test_a_shipped_kubeconfig_loads_as_nodehost_loads_it(path: Path) -> None:
-    from lightkube import KubeConfig
+    from nodehost.apiclient import load_kubeconfig
 
-    config = KubeConfig.from_file(str(path)).get()
-    assert config.cluster.server.startswith("https://")
+    endpoint = load_kubeconfig(str(path))
+    assert endpoint.server.startswith("https://")
+    assert endpoint.tls is not None and endpoint.tls.verify_mode == ssl.CERT_REQUIRED
 
 
 def test_the_sample_header_lists_the_files_it_names_and_they_are_shipped() -> None:

@@ -5,8 +5,8 @@ the node's own API connection; an empty ``masterKubeConfig`` (the
 network-only selection without ``--kubeconfig``) means the in-cluster service
 account, and planning fails with one line when there is none.  It reads Services
 (``core/v1``) and EndpointSlices (``discovery.k8s.io/v1``) in every namespace
-through :mod:`nodehost.apiclient` (imported, with lightkube, only when the
-source runs) and keeps the DNS records in step:
+through :mod:`nodehost.apiclient` (imported only when the source runs) and keeps
+the DNS records in step:
 
 * per resource: list (in pages of :data:`LIST_PAGE`, each page turned into
   the DNS model at once, so a large cluster neither holds the event loop nor
@@ -271,26 +271,19 @@ class Mirror:
 
 @dataclass(frozen=True)
 class _Kind:
-    """One followed resource: its lightkube class name and how the mirror takes it."""
+    """One followed resource: its API kind and how the mirror takes it."""
 
     label: str  # for logs: "services", "endpointslices"
-    module: str
-    resource: str
+    kind: str  # as :data:`nodehost.apiclient.KINDS` names it
     convert: Callable[[Mapping[str, Any]], Any]
     replace: Callable[[Mirror, Iterable[Any]], None]
     apply: Callable[[Mirror, str, Mapping[str, Any]], None]
 
-    def lightkube_class(self) -> Any:
-        import importlib
-
-        return getattr(importlib.import_module(self.module), self.resource)
-
 
 KINDS = (
-    _Kind("services", "lightkube.resources.core_v1", "Service", service_from_api,
-          Mirror.replace_services, Mirror.apply_service),
-    _Kind("endpointslices", "lightkube.resources.discovery_v1", "EndpointSlice", slice_from_api,
-          Mirror.replace_slices, Mirror.apply_slice),
+    _Kind("services", "Service", service_from_api, Mirror.replace_services, Mirror.apply_service),
+    _Kind("endpointslices", "EndpointSlice", slice_from_api, Mirror.replace_slices,
+          Mirror.apply_slice),
 )  # fmt: skip
 
 
@@ -304,10 +297,13 @@ class _Progress:
 class _WatchFailed(Exception):
     """A watch ended in a way that calls for a resync; ``gone`` for 410 (no delay)."""
 
-    def __init__(self, reason: str, gone: bool = False, refused: bool = False) -> None:
+    def __init__(
+        self, reason: str, gone: bool = False, refused: bool = False, unreachable: bool = False
+    ) -> None:
         super().__init__(reason)
         self.gone = gone
         self.refused = refused
+        self.unreachable = unreachable
 
 
 class KubernetesSource:
@@ -418,7 +414,7 @@ class KubernetesSource:
                     await asyncio.sleep(self.refused_retry)
                     continue
                 delay = client.backoff.delay(failures)
-                self._watch_failed(kind, str(failure), progress.version, delay)
+                self._watch_failed(kind, failure, progress.version, delay)
                 await asyncio.sleep(delay)
 
     async def _list(self, client: Any, kind: _Kind, mirror: Mirror) -> str:
@@ -427,14 +423,13 @@ class KubernetesSource:
 
         from nodehost.apiclient import ClusterError
 
-        resource = kind.lightkube_class()
-
         async def read() -> tuple[list[Any], str]:
-            pages = _lightkube(client).list(resource, namespace="*", chunk_size=LIST_PAGE)
-            items = []
-            async for item in pages:
-                items.append(kind.convert(item.to_dict()))
-            return items, pages.resourceVersion
+            items: list[Any] = []
+            version = ""
+            async for page, listed in client.pages(kind.kind, limit=LIST_PAGE):
+                items.extend(kind.convert(item) for item in page)
+                version = listed
+            return items, version
 
         while True:
             try:
@@ -452,44 +447,37 @@ class KubernetesSource:
         :class:`_WatchFailed`."""
         import asyncio
 
-        import httpx2
-        from lightkube import ApiError
+        from nodehost.apiclient import ClusterTLSError, WatchEnded
 
-        resource = kind.lightkube_class()
         while True:  # one round per server-side timeout; each resumes from the last version
-            stream = _lightkube(client).watch(
-                resource, namespace="*", resource_version=progress.version,
-                server_timeout=self.watch_seconds,
-            )  # fmt: skip
+            stream = client.watch(kind.kind, version=progress.version,
+                                  server_timeout=self.watch_seconds)  # fmt: skip
             try:
                 async with asyncio.timeout(self.watch_seconds + WATCH_GRACE):
                     async for event, obj in stream:
                         self._recovered()
-                        progress.version = obj.metadata.resourceVersion or progress.version
+                        metadata = obj.get("metadata") or {}
+                        progress.version = metadata.get("resourceVersion") or progress.version
                         if event in ("ADDED", "MODIFIED", "DELETED"):
-                            kind.apply(mirror, event, obj.to_dict())
+                            kind.apply(mirror, event, obj)
             except TimeoutError:
                 continue
-            except ApiError as error:  # an error answer, or an ERROR event in the stream
-                code = error.status.code or error.response.status_code
-                reason = f"{code} {error.status.reason}: {error.status.message or error}"
-                raise _WatchFailed(reason, gone=code == 410, refused=code in (401, 403)) from None
-            except httpx2.HTTPStatusError as error:
-                code = error.response.status_code
-                reason = f"HTTP {code}"
-                raise _WatchFailed(reason, gone=code == 410, refused=code in (401, 403)) from None
-            except httpx2.HTTPError as error:
-                raise _WatchFailed(f"{type(error).__name__}: {error}") from None
+            except WatchEnded as ended:  # an error answer, an ERROR event, a lost connection
+                code = ended.code
+                raise _WatchFailed(ended.reason, gone=code == 410, refused=code in (401, 403),
+                                   unreachable=code == 0) from None  # fmt: skip
+            except ClusterTLSError as error:
+                raise _WatchFailed(str(error), refused=True) from None
             finally:
                 await stream.aclose()
 
     # logging ---------------------------------------------------------------------------------
 
-    def _watch_failed(self, kind: _Kind, reason: str, version: str, delay: float) -> None:
-        """A watch ended: an unreachable server is one warning per streak, anything else info."""
-        if "Connect" in reason or "Remote" in reason:
-            self._on_retry(f"watch {kind.label}: {reason}")
-        self._log("info", "API watch ended; resuming", resource=kind.label, reason=reason,
+    def _watch_failed(self, kind: _Kind, failure: _WatchFailed, version: str, delay: float) -> None:
+        """A watch ended: a lost connection is one warning per streak, anything else info."""
+        if failure.unreachable:
+            self._on_retry(f"watch {kind.label}: {failure}")
+        self._log("info", "API watch ended; resuming", resource=kind.label, reason=str(failure),
                   version=version, retry_in=round(delay, 2))  # fmt: skip
 
     def _on_retry(self, message: str) -> None:
@@ -525,13 +513,3 @@ class KubernetesSource:
 
             self.log = get_logger("nodehost", component="dns", source=NAME)
         getattr(self.log, level)(event, **fields)
-
-
-def _lightkube(client: Any) -> Any:
-    """The lightkube ``AsyncClient`` of a :class:`~nodehost.apiclient.ClusterClient`.
-
-    ClusterClient offers get/create of a few kinds, not list/watch across
-    namespaces; its kubeconfig loading, retry classification and backoff are
-    used, and list/watch go to the lightkube client it wraps.
-    """
-    return client.lightkube
