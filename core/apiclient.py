@@ -58,6 +58,13 @@ EVENT_LIMIT = 16 * 1024 * 1024
 LIST_PAGE = 500
 _READ_SIZE = 65536
 _IDLE_LIMIT = 4  # connections kept open between requests
+#: The longest a server's ``Retry-After`` is honoured for, in seconds.
+RETRY_AFTER_LIMIT = 60.0
+#: How long an exec credential plugin may run.
+EXEC_TIMEOUT = 30.0
+#: Methods a kept connection the server closed may be sent again on a new one (a POST the
+#: server may have read is not: it could create twice).
+_REPLAYABLE = frozenset({"GET", "HEAD", "PUT", "DELETE", "PATCH"})
 
 
 class ClusterError(RuntimeFailure):
@@ -150,6 +157,11 @@ class _TransportError(Exception):
     """The connection failed, dropped or timed out; the cause is chained."""
 
 
+class _CredentialError(ValueError):
+    """The credentials cannot make a request (a bad token, an exec plugin that cannot run):
+    final, not retried.  Its message never holds a credential."""
+
+
 class _StatusError(Exception):
     """An error answer: its code, and the API's Status reason and message when it sent one."""
 
@@ -233,7 +245,7 @@ class _Auth:
         if user.get("tokenFile"):
             self._source = "file"
         elif user.get("token"):
-            self._header = f"Bearer {str(user['token']).strip()}"
+            self._header = _bearer(str(user["token"]), "the kubeconfig's token")
         elif user.get("exec"):
             self._source = "exec"
         elif user.get("username") and user.get("password"):
@@ -248,9 +260,12 @@ class _Auth:
     async def header(self, renew: bool = False) -> str | None:
         if self._source and (self._header is None or renew):
             if self._source == "file":
-                self._header = f"Bearer {self._read_token_file()}"
+                source = f"token file {self.user['tokenFile']}"
+                self._header = _bearer(self._read_token_file(), source)
             else:
-                self._header = f"Bearer {await self._run_exec(self.user['exec'])}"
+                plugin = self.user["exec"]
+                token = await self._run_exec(plugin)
+                self._header = _bearer(token, f"exec plugin {plugin.get('command')}")
         return self._header
 
     def _read_token_file(self) -> str:
@@ -262,24 +277,56 @@ class _Auth:
     @staticmethod
     async def _run_exec(plugin: Mapping[str, Any]) -> str:
         """The token an exec credential plugin prints (``status.token``)."""
-        versions = ("client.authentication.k8s.io/v1beta1", "client.authentication.k8s.io/v1alpha1")
+        versions = (
+            "client.authentication.k8s.io/v1",
+            "client.authentication.k8s.io/v1beta1",
+            "client.authentication.k8s.io/v1alpha1",
+        )
         if plugin.get("apiVersion") not in versions:
-            raise _TransportError(
+            raise _CredentialError(
                 f"exec plugin apiVersion {plugin.get('apiVersion')} is not supported"
             )
         env = dict(os.environ)
         env.update({str(v["name"]): str(v["value"]) for v in plugin.get("env") or ()})
         argv = [str(plugin["command"]), *map(str, plugin.get("args") or ())]
-        process = await asyncio.create_subprocess_exec(
-            *argv, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-        )
-        out, err = await process.communicate()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv, env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+        except OSError as error:
+            raise _CredentialError(f"exec plugin {argv[0]}: {error.strerror}") from None
+        try:
+            async with asyncio.timeout(EXEC_TIMEOUT):
+                out, err = await process.communicate()
+        except BaseException as error:  # a timeout or a cancel: the plugin does not outlive it
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await asyncio.shield(process.wait())
+            if isinstance(error, TimeoutError):
+                message = f"exec {argv[0]} gave no token within {EXEC_TIMEOUT:.0f}s"
+                raise _TransportError(message) from None
+            raise
         if process.returncode != 0:
-            raise _TransportError(f"exec {argv[0]} exited {process.returncode}: {err.decode()}")
+            lines = err.decode(errors="replace").strip().splitlines() or [""]
+            raise _TransportError(f"exec {argv[0]} exited {process.returncode}: {lines[-1][:200]}")
         try:
             return str(json.loads(out)["status"]["token"])
         except (ValueError, KeyError, TypeError):
             raise _TransportError(f"exec {argv[0]} printed no status.token") from None
+
+
+def _bearer(token: str, source: str) -> str:
+    """The ``Authorization`` value of ``token``; raises :class:`_CredentialError` (naming
+    ``source``, never the token) when it is empty or holds a space, a control or a non-ASCII
+    character, which no HTTP header may carry."""
+    token = token.strip()
+    if not token or not all("!" <= char <= "~" for char in token):
+        raise _CredentialError(
+            f"the token from {source} is not a bearer token (empty, or a space, control or "
+            "non-ASCII character in it)"
+        )
+    return f"Bearer {token}"
 
 
 def load_kubeconfig(kubeconfig: str) -> _Endpoint:
@@ -326,10 +373,13 @@ def _tls_context(
 ) -> ssl.SSLContext:
     """Verification against the cluster's CA (the system's without one, none when insecure
     and without one) and the user's client certificate."""
+    insecure = cluster.get("insecure-skip-tls-verify", False)
+    if not isinstance(insecure, bool):
+        raise ValueError(f"insecure-skip-tls-verify is {insecure!r}, not true or false")
     ca = _pem(cluster, "certificate-authority", folder)
     if ca is not None:
         context = ssl.create_default_context(cadata=ca.decode("ascii", "replace"))
-    elif cluster.get("insecure-skip-tls-verify"):
+    elif insecure:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
@@ -413,10 +463,15 @@ class _Connection:
                 return event
             async with asyncio.timeout(timeout):
                 data = await self.reader.read(_READ_SIZE)
+            if not data and self.h11.their_state in (h11.IDLE, h11.SEND_RESPONSE):
+                raise h11.RemoteProtocolError("the server closed the connection without answering")
             self.h11.receive_data(data)
 
     def reusable(self) -> bool:
-        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+        """Whether the exchange ended cleanly with nothing after it: bytes the server sent
+        beyond its answer would be read as the next request's answer."""
+        done = self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE
+        if done and not self.h11.trailing_data[0]:
             self.h11.start_next_cycle()
             return True
         return False
@@ -437,9 +492,19 @@ class _Http:
         self.base = parts.path.rstrip("/")
         self.timeout = timeout
         self._idle: list[_Connection] = []
+        self._tls = endpoint.tls
+
+    def _current_tls(self) -> ssl.SSLContext | None:
+        """The endpoint's TLS context; after a certificate rotation made a new one, the kept
+        connections (which present the old certificate) are closed, as client-go does."""
+        tls = self.endpoint.tls
+        if tls is not self._tls:
+            self.close()
+            self._tls = tls
+        return tls
 
     async def _connect(self) -> _Connection:
-        tls = self.endpoint.tls  # made again after a certificate rotation
+        tls = self._current_tls()
         async with asyncio.timeout(self.timeout):
             reader, writer = await asyncio.open_connection(
                 self.host,
@@ -464,6 +529,9 @@ class _Http:
             headers += [("Content-Type", _content_type(method)), ("Content-Length", str(len(body)))]
         request = h11.Request(method=method, target=self.base + target, headers=headers)
         while True:
+            self._current_tls()
+            while self._idle and self._idle[-1].reader.at_eof():  # the server closed it idle
+                self._idle.pop().close()
             kept = bool(self._idle)
             connection = self._idle.pop() if kept else await self._connect()
             try:
@@ -476,8 +544,11 @@ class _Http:
                 return connection, head
             except _TRANSPORT_ERRORS as error:
                 connection.close()
-                if not kept or isinstance(error, TimeoutError):  # a slow server: not resent
-                    raise
+                if not kept or isinstance(error, TimeoutError) or method not in _REPLAYABLE:
+                    raise  # a slow server, or a request it may have acted on: not resent
+            except BaseException:  # cancelled: the connection is not left open
+                connection.close()
+                raise
 
     async def _request(
         self, method: str, target: str, body: bytes | None, renew: bool = False
@@ -526,7 +597,7 @@ class _Http:
             if head.status_code == 401 and self.endpoint.auth.renewable:
                 connection.close()
                 connection, head = await self._start("GET", target, None, True)
-            pending = b""
+            pending = bytearray()
             while True:
                 event = await connection.next_event(
                     None if head.status_code < 400 else self.timeout
@@ -540,14 +611,15 @@ class _Http:
                     raise h11.RemoteProtocolError(
                         f"a watch event is larger than {EVENT_LIMIT} bytes"
                     )
-                if head.status_code >= 400:
+                if head.status_code >= 400 or b"\n" not in event.data:
                     continue
-                *complete, pending = pending.split(b"\n")
+                *complete, rest = pending.split(b"\n")
+                pending = bytearray(rest)
                 for line in complete:
                     if line.strip():
-                        yield line
+                        yield bytes(line)
             if head.status_code >= 400:
-                raise _StatusError(head.status_code, pending, _header(head, b"retry-after"))
+                raise _StatusError(head.status_code, bytes(pending), _header(head, b"retry-after"))
         except _TRANSPORT_ERRORS as error:
             raise _TransportError(_describe(error) or type(error).__name__) from error
         finally:
@@ -680,8 +752,15 @@ class ClusterClient:
                     )
                 raise ClusterRefused(message, error.code, error.reason) from None
             retry = error.retry_after
-            delay = float(retry) if retry.replace(".", "", 1).isdigit() else None
+            delay = (
+                min(float(retry), RETRY_AFTER_LIMIT)
+                if retry.replace(".", "", 1).isdigit()
+                else None
+            )
             return delay, error.describe()
+        if isinstance(error, _CredentialError):
+            where = f"kubeconfig {self.kubeconfig}" if self.kubeconfig else "the service account"
+            raise ClusterError(f"API server {self.server}: {what}: {error} ({where})") from None
         if isinstance(error, _TransportError):
             verify = _certificate_error(error)
             if verify is not None:

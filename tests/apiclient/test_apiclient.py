@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import sys
 import threading
@@ -16,6 +17,7 @@ import yaml
 
 from nodehost.apiclient import (
     ClusterClient,
+    ClusterError,
     ClusterRefused,
     ClusterTLSError,
     ClusterUnreachable,
@@ -315,3 +317,203 @@ def test_rotated_client_certificate_files_are_read_again(api, tmp_path: Path) ->
     )
     assert asyncio.run(read_config_map(c))["metadata"]["name"] == "node-config"
     assert len(retries) == 1
+
+
+# --- credentials that cannot be sent, and answers that cannot be trusted ---------------------
+
+
+@pytest.mark.parametrize("token", ["secret-abc\nX-Evil: 1", "sécret", "two words", ""])
+def test_a_token_no_header_may_carry_is_one_final_error_that_does_not_show_it(
+    api, tmp_path: Path, token: str
+) -> None:
+    """A token file with a newline, a non-ASCII character or a space: one final error naming
+    the file, no retry, no traceback, and the token in no message (retry messages go to the
+    log and to systemd's STATUS=)."""
+    (tmp_path / "token").write_text(f"{token}\n" if token else "\n")
+    kubeconfig = write_kubeconfig(tmp_path / "t.kubeconfig", api, {"tokenFile": "token"})
+    retries: list[str] = []
+    c = ClusterClient(str(kubeconfig), deadline=time.monotonic() + 10, backoff=FAST,
+                      on_retry=retries.append)  # fmt: skip
+    with pytest.raises(ClusterError) as caught:
+        asyncio.run(read_config_map(c))
+    assert not isinstance(caught.value, ClusterUnreachable) and retries == []
+    assert "token file token is not a bearer token" in str(caught.value)
+    assert (token.split()[0] if token.strip() else "\n") not in str(caught.value)
+
+
+def test_a_bad_inline_token_is_a_kubeconfig_error(api, tmp_path: Path) -> None:
+    kubeconfig = write_kubeconfig(tmp_path / "t.kubeconfig", api, {"token": "sécret"})
+    with pytest.raises(
+        ClusterError, match=r"cannot load kubeconfig .*not a bearer token"
+    ) as caught:
+        ClusterClient(str(kubeconfig))
+    assert "sécret" not in str(caught.value)
+
+
+@pytest.mark.parametrize("value", ["false", "yes", 1])
+def test_insecure_skip_tls_verify_must_be_a_boolean(api, tmp_path: Path, value: object) -> None:
+    """``insecure-skip-tls-verify: "false"`` must not turn verification off (a non-empty string
+    is truthy); client-go refuses anything but a boolean there."""
+    sa = api.service_account(tmp_path / "sa")
+    kubeconfig = write_kubeconfig(tmp_path / "i.kubeconfig", api, {"tokenFile": str(sa / "token")})
+    document = yaml.safe_load(kubeconfig.read_text())
+    del document["clusters"][0]["cluster"]["certificate-authority-data"]
+    document["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = value
+    kubeconfig.write_text(yaml.safe_dump(document))
+    with pytest.raises(ClusterError, match=r"insecure-skip-tls-verify is .*not true or false"):
+        ClusterClient(str(kubeconfig))
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta1"])
+def test_exec_plugins_of_the_ga_and_beta_versions_give_the_token(
+    api, tmp_path: Path, version: str
+) -> None:
+    token = (api.service_account(tmp_path / "sa") / "token").read_text()
+    plugin = {
+        "apiVersion": f"client.authentication.k8s.io/{version}",
+        "command": sys.executable,
+        "args": ["-c", f"print({json.dumps(json.dumps({'status': {'token': token}}))})"],
+    }
+    kubeconfig = write_kubeconfig(tmp_path / "exec.kubeconfig", api, {"exec": plugin})
+    c = ClusterClient(str(kubeconfig), deadline=time.monotonic() + 10, backoff=FAST)
+    assert asyncio.run(read_config_map(c))["metadata"]["name"] == "node-config"
+
+
+def test_an_exec_plugin_that_hangs_is_ended_at_its_timeout(
+    api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nodehost.apiclient as apiclient
+
+    monkeypatch.setattr(apiclient, "EXEC_TIMEOUT", 2.0)
+    pid_file = tmp_path / "plugin.pid"
+    plugin = {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "command": "sh",
+        "args": ["-c", f"echo $$ > {pid_file}; exec sleep 600"],
+    }
+    kubeconfig = write_kubeconfig(tmp_path / "exec.kubeconfig", api, {"exec": plugin})
+    c = ClusterClient(str(kubeconfig), deadline=time.monotonic() + 0.5, backoff=FAST)
+    with pytest.raises(ClusterUnreachable, match="gave no token within"):
+        asyncio.run(read_config_map(c))
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):  # killed and reaped, not left running
+        os.kill(pid, 0)
+
+
+class RawServer:
+    """A plain-HTTP server on a free loopback port that answers each connection's requests
+    with the bytes ``answers(connection_number, request_number)`` gives (None: close)."""
+
+    def __init__(self, answers, close_after_answer: bool = False) -> None:
+        self.answers = answers
+        self.close_after_answer = close_after_answer
+        self.requests: list[bytes] = []
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        for number in range(1000):
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._connection, args=(conn, number), daemon=True).start()
+
+    def _connection(self, conn: socket.socket, number: int) -> None:
+        with conn:
+            for request_number in range(100):
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                self.requests.append(data)
+                answer = self.answers(number, request_number)
+                if answer is None:
+                    return
+                conn.sendall(answer)
+                if self.close_after_answer:
+                    return
+
+    def kubeconfig(self, path: Path) -> Path:
+        document = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": self.url}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+            "users": [{"name": "u", "user": {}}],
+        }  # fmt: skip
+        path.write_bytes(dump_kubeconfig(document))
+        return path
+
+
+def answer(body: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def test_bytes_after_an_answer_are_never_read_as_the_next_answer(tmp_path: Path) -> None:
+    """A server that sends more than its Content-Length: the extra bytes could pass for the
+    answer to the next request on that connection; the connection is not kept."""
+    forged = answer(b'{"a": "forged"}')
+    server = RawServer(lambda conn, n: answer(b'{"a": "%d"}' % conn) + forged)
+
+    async def twice() -> list:
+        async with ClusterClient(str(server.kubeconfig(tmp_path / "raw"))) as c:
+            return [await c.request("GET", "/one"), await c.request("GET", "/two")]
+
+    assert asyncio.run(twice()) == [{"a": "0"}, {"a": "1"}]
+
+
+def test_a_post_on_a_kept_connection_the_server_closed_is_not_sent_again(tmp_path: Path) -> None:
+    """The server read the POST and closed without answering: it may have acted on it, so
+    the request is not replayed on a new connection (a GET would be)."""
+    server = RawServer(lambda conn, n: answer(b"{}") if (conn, n) == (0, 0) or conn > 0 else None)
+
+    async def get_then_post() -> None:
+        async with ClusterClient(str(server.kubeconfig(tmp_path / "raw"))) as c:
+            await c.request("GET", "/keep")
+            await c.request("POST", "/create", {"kind": "Event"})
+
+    with pytest.raises(Exception, match="closed the connection without answering"):
+        asyncio.run(get_then_post())
+    assert [r.split(b" ")[0] for r in server.requests] == [b"GET", b"POST"]
+
+
+def test_a_kept_connection_the_server_closed_while_idle_is_not_used(tmp_path: Path) -> None:
+    """The server closed the kept connection after answering: the POST goes out once, on a
+    new connection, and succeeds (a POST is never replayed, so it must not meet a dead one)."""
+    server = RawServer(lambda conn, n: answer(b"{}"), close_after_answer=True)
+
+    async def get_then_post() -> object:
+        async with ClusterClient(str(server.kubeconfig(tmp_path / "raw"))) as c:
+            await c.request("GET", "/keep")
+            while not c._http._idle[-1].reader.at_eof():  # the client has seen the close
+                await asyncio.sleep(0.01)
+            return await c.request("POST", "/create", {"kind": "Event"})
+
+    assert asyncio.run(get_then_post()) == {}
+    assert [r.split(b" ")[0] for r in server.requests] == [b"GET", b"POST"]
+
+
+def test_a_cancelled_request_does_not_leave_its_connection_open(tmp_path: Path) -> None:
+    server = RawServer(lambda conn, n: (time.sleep(30), None)[1])  # reads, never answers
+
+    async def cancelled() -> tuple[int, int]:
+        async with ClusterClient(str(server.kubeconfig(tmp_path / "raw"))) as c:
+            task = asyncio.create_task(c.request("GET", "/slow"))
+            while not server.requests:
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return len(_open_transports()), len(c._http._idle)
+
+    assert asyncio.run(cancelled()) == (0, 0)
+
+
+def _open_transports() -> list:
+    import gc
+
+    return [o for o in gc.get_objects()
+            if isinstance(o, asyncio.Transport) and not o.is_closing()]  # fmt: skip
