@@ -39,7 +39,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 import h11
 
@@ -199,10 +199,11 @@ class _Endpoint:
     client-go reloads them.
     """
 
-    def __init__(self, server: str, make_tls: Callable[[], ssl.SSLContext] | None,
-                 auth: _Auth, files: tuple[str, ...]) -> None:  # fmt: skip
+    def __init__(self, server: str, make_tls: Callable[[], ssl.SSLContext] | None, auth: _Auth,
+                 files: tuple[str, ...], proxy: _Proxy | None = None) -> None:  # fmt: skip
         self.server = server
         self.auth = auth
+        self.proxy = proxy
         self._make_tls = make_tls
         self._files = files
         self._stamp = _stamp(files)
@@ -365,7 +366,80 @@ def load_kubeconfig(kubeconfig: str) -> _Endpoint:
         for key in ("client-certificate", "client-key")
         if user.get(key) and not user.get(f"{key}-data")
     )
-    return _Endpoint(server.rstrip("/"), make_tls, _Auth(user, folder), files)
+    proxy = _proxy_for(server, cluster.get("proxy-url"))
+    return _Endpoint(server.rstrip("/"), make_tls, _Auth(user, folder), files, proxy)
+
+
+@dataclass(frozen=True)
+class _Proxy:
+    """An HTTP proxy the connection is tunnelled through (``CONNECT``)."""
+
+    host: str
+    port: int
+    authorization: str  # the Proxy-Authorization value, "" for none
+
+    @property
+    def name(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def _proxy_for(server: str, proxy_url: Any) -> _Proxy | None:
+    """The proxy for ``server``: the cluster's ``proxy-url``, else ``HTTPS_PROXY`` (or
+    ``HTTP_PROXY`` for an http server) unless ``NO_PROXY`` or a loopback host exempts it, as
+    Go's ``http.ProxyFromEnvironment`` decides.  Only ``http://`` proxies; raises
+    ``ValueError`` for another kind."""
+    parts = urlsplit(server)
+    host = (parts.hostname or "").lower()
+    if proxy_url:
+        text = str(proxy_url)
+    else:
+        name = "https_proxy" if parts.scheme == "https" else "http_proxy"
+        text = _environment(name)
+        if not text or _no_proxy(host, parts.port or (443 if parts.scheme == "https" else 80)):
+            return None
+    proxy = urlsplit(text if "://" in text else f"http://{text}")
+    if proxy.scheme != "http" or not proxy.hostname:
+        raise ValueError(f"proxy {text!r} is not an http:// proxy (the only kind supported)")
+    authorization = ""
+    if proxy.username is not None:
+        pair = f"{unquote(proxy.username)}:{unquote(proxy.password or '')}".encode()
+        authorization = "Basic " + base64.b64encode(pair).decode("ascii")
+    return _Proxy(proxy.hostname, proxy.port or 80, authorization)
+
+
+def _environment(name: str) -> str:
+    return os.environ.get(name.upper()) or os.environ.get(name) or ""
+
+
+def _no_proxy(host: str, port: int) -> bool:
+    """Whether ``host`` goes direct: loopback always; else a ``NO_PROXY`` entry (``*``, a
+    host or domain suffix, with or without a leading dot or a port, or an IP network)."""
+    import ipaddress
+
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        address = None
+    if host == "localhost" or (address is not None and address.is_loopback):
+        return True
+    for entry in _environment("no_proxy").lower().split(","):
+        entry = entry.strip()
+        if entry == "*":
+            return True
+        if not entry:
+            continue
+        if address is not None and "/" in entry:
+            with contextlib.suppress(ValueError):
+                if address in ipaddress.ip_network(entry, strict=False):
+                    return True
+            continue
+        name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if entry_port and entry_port != str(port):
+            continue
+        name = name.lstrip(".")
+        if host == name or host.endswith("." + name):
+            return True
+    return False
 
 
 def _tls_context(
@@ -505,7 +579,13 @@ class _Http:
 
     async def _connect(self) -> _Connection:
         tls = self._current_tls()
+        proxy = self.endpoint.proxy
         async with asyncio.timeout(self.timeout):
+            if proxy is not None:
+                reader, writer = await self._tunnel(proxy)
+                if tls is not None:
+                    await writer.start_tls(tls, server_hostname=self.host)
+                return _Connection(reader, writer)
             reader, writer = await asyncio.open_connection(
                 self.host,
                 self.port,
@@ -514,6 +594,28 @@ class _Http:
                 limit=_READ_SIZE,
             )
         return _Connection(reader, writer)
+
+    async def _tunnel(self, proxy: _Proxy) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to the server through ``proxy`` (``CONNECT``); raises
+        :class:`_TransportError` when the proxy does not open it."""
+        from nodehost.config.hostport import join_host_port
+
+        reader, writer = await asyncio.open_connection(proxy.host, proxy.port, limit=_READ_SIZE)
+        target = join_host_port(self.host, self.port)
+        head = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
+        if proxy.authorization:
+            head += f"Proxy-Authorization: {proxy.authorization}\r\n"
+        try:
+            writer.write(f"{head}\r\n".encode("ascii"))
+            answer = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.LimitOverrunError, EOFError, OSError):
+            writer.close()
+            raise _TransportError(f"proxy {proxy.name}: no answer to CONNECT {target}") from None
+        status_line = answer.split(b"\r\n", 1)[0].decode("latin-1")
+        if status_line.split(" ", 2)[1:2] != ["200"]:
+            writer.close()
+            raise _TransportError(f"proxy {proxy.name} refused CONNECT {target}: {status_line}")
+        return reader, writer
 
     async def _start(
         self, method: str, target: str, body: bytes | None, renew: bool

@@ -409,7 +409,8 @@ class RawServer:
         self.close_after_answer = close_after_answer
         self.requests: list[bytes] = []
         self.server = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.port = self.server.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -507,13 +508,140 @@ def test_a_cancelled_request_does_not_leave_its_connection_open(tmp_path: Path) 
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            return len(_open_transports()), len(c._http._idle)
+            return len(_open_transports(server.port)), len(c._http._idle)
 
     assert asyncio.run(cancelled()) == (0, 0)
 
 
-def _open_transports() -> list:
+def _open_transports(port: int) -> list:
+    """The asyncio transports still open to ``port`` on loopback."""
     import gc
 
     return [o for o in gc.get_objects()
-            if isinstance(o, asyncio.Transport) and not o.is_closing()]  # fmt: skip
+            if isinstance(o, asyncio.Transport) and not o.is_closing()
+            and (o.get_extra_info("peername") or ("", 0))[1] == port]  # fmt: skip
+
+
+# --- proxies ---------------------------------------------------------------------------------
+
+
+class ConnectProxy:
+    """An HTTP proxy on a free loopback port that opens ``CONNECT`` tunnels (or refuses them
+    with ``refuse``) and records each request head."""
+
+    def __init__(self, refuse: bytes = b"") -> None:
+        self.refuse = refuse
+        self.heads: list[bytes] = []
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._tunnel, args=(conn,), daemon=True).start()
+
+    def _tunnel(self, conn: socket.socket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = conn.recv(4096)
+            if not chunk:
+                conn.close()
+                return
+            head += chunk
+        self.heads.append(head)
+        if self.refuse:
+            conn.sendall(self.refuse)
+            conn.close()
+            return
+        host, _, port = head.split(b" ")[1].decode().rpartition(":")
+        upstream = socket.create_connection((host, int(port)))
+        conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        for source, sink in ((conn, upstream), (upstream, conn)):
+            threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+
+def proxied_kubeconfig(api: TestApiServer, tmp_path: Path, proxy_url: str) -> Path:
+    sa = api.service_account(tmp_path / "sa")
+    kubeconfig = write_kubeconfig(tmp_path / "p.kubeconfig", api, {"tokenFile": str(sa / "token")})
+    document = yaml.safe_load(kubeconfig.read_text())
+    document["clusters"][0]["cluster"]["proxy-url"] = proxy_url
+    kubeconfig.write_text(yaml.safe_dump(document))
+    return kubeconfig
+
+
+def test_a_proxy_url_tunnels_the_verified_connection_through_the_proxy(api, tmp_path: Path) -> None:
+    proxy = ConnectProxy()
+    user_url = proxy.url.replace("http://", "http://node%40x:s%3Acret@")
+    c = ClusterClient(str(proxied_kubeconfig(api, tmp_path, user_url)), backoff=FAST)
+    assert asyncio.run(read_config_map(c))["metadata"]["name"] == "node-config"
+    [head] = proxy.heads
+    assert head.startswith(f"CONNECT {api.host}:{api.port} HTTP/1.1\r\n".encode())
+    assert b"Proxy-Authorization: Basic bm9kZUB4OnM6Y3JldA==\r\n" in head  # node@x:s:cret
+
+
+def test_a_proxy_that_refuses_the_tunnel_is_named_in_the_error(api, tmp_path: Path) -> None:
+    proxy = ConnectProxy(refuse=b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n")
+    kubeconfig = proxied_kubeconfig(api, tmp_path, proxy.url)
+    c = ClusterClient(str(kubeconfig), deadline=time.monotonic() + 0.3, backoff=FAST)
+    with pytest.raises(ClusterUnreachable, match=r"refused CONNECT .*407 Proxy Authentication"):
+        asyncio.run(read_config_map(c))
+
+
+@pytest.mark.parametrize(
+    ("server", "environment", "expected"),
+    [
+        ("https://api.example.com:6443", {"HTTPS_PROXY": "proxy:3128"}, "proxy:3128"),
+        ("https://api.example.com:6443", {"https_proxy": "http://p:8080"}, "p:8080"),
+        ("http://api.example.com", {"HTTPS_PROXY": "p:1"}, None),  # http uses HTTP_PROXY
+        ("http://api.example.com", {"HTTP_PROXY": "p:1"}, "p:1"),
+        ("https://api.example.com", {"HTTPS_PROXY": "p:1", "NO_PROXY": "example.com"}, None),
+        ("https://api.example.com", {"HTTPS_PROXY": "p:1", "NO_PROXY": ".example.com"}, None),
+        ("https://api.example.com", {"HTTPS_PROXY": "p:1", "NO_PROXY": "ample.com"}, "p:1"),
+        ("https://api.example.com", {"HTTPS_PROXY": "p:1", "NO_PROXY": "*"}, None),
+        (
+            "https://api.example.com:6443",
+            {"HTTPS_PROXY": "p:1", "no_proxy": "x,api.example.com:6443"},
+            None,
+        ),
+        (
+            "https://api.example.com:6443",
+            {"HTTPS_PROXY": "p:1", "NO_PROXY": "api.example.com:443"},
+            "p:1",
+        ),
+        ("https://10.1.2.3", {"HTTPS_PROXY": "p:1", "NO_PROXY": "10.0.0.0/8"}, None),
+        ("https://10.1.2.3", {"HTTPS_PROXY": "p:1", "NO_PROXY": "192.168.0.0/16"}, "p:1"),
+        ("https://127.0.0.1:6443", {"HTTPS_PROXY": "p:1"}, None),  # loopback goes direct
+        ("https://[::1]:6443", {"HTTPS_PROXY": "p:1"}, None),
+        ("https://localhost:6443", {"HTTPS_PROXY": "p:1"}, None),
+        ("https://api.example.com", {}, None),
+    ],
+)
+def test_the_proxy_comes_from_the_environment_as_go_reads_it(
+    monkeypatch: pytest.MonkeyPatch, server: str, environment: dict, expected: str | None
+) -> None:
+    from nodehost.apiclient import _proxy_for
+
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    proxy = _proxy_for(server, None)
+    assert (proxy.name if proxy else None) == expected
+
+
+def test_a_socks_proxy_is_one_clear_kubeconfig_error(api, tmp_path: Path) -> None:
+    kubeconfig = proxied_kubeconfig(api, tmp_path, "socks5://127.0.0.1:1080")
+    with pytest.raises(ClusterError, match="not an http:// proxy"):
+        ClusterClient(str(kubeconfig))
