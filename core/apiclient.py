@@ -200,10 +200,12 @@ class _Endpoint:
     """
 
     def __init__(self, server: str, make_tls: Callable[[], ssl.SSLContext] | None, auth: _Auth,
-                 files: tuple[str, ...], proxy: _Proxy | None = None) -> None:  # fmt: skip
+                 files: tuple[str, ...], proxy: _Proxy | None = None,
+                 server_name: str = "") -> None:  # fmt: skip
         self.server = server
         self.auth = auth
         self.proxy = proxy
+        self.server_name = server_name  # the kubeconfig's tls-server-name: checked instead
         self._make_tls = make_tls
         self._files = files
         self._stamp = _stamp(files)
@@ -367,7 +369,8 @@ def load_kubeconfig(kubeconfig: str) -> _Endpoint:
         if user.get(key) and not user.get(f"{key}-data")
     )
     proxy = _proxy_for(server, cluster.get("proxy-url"))
-    return _Endpoint(server.rstrip("/"), make_tls, _Auth(user, folder), files, proxy)
+    server_name = str(cluster.get("tls-server-name") or "")
+    return _Endpoint(server.rstrip("/"), make_tls, _Auth(user, folder), files, proxy, server_name)
 
 
 @dataclass(frozen=True)
@@ -561,6 +564,7 @@ class _Http:
         parts = urlsplit(endpoint.server)
         self.endpoint = endpoint
         self.host = parts.hostname or "localhost"
+        self.server_name = endpoint.server_name or self.host  # what the certificate must name
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.authority = parts.netloc.rpartition("@")[2]
         self.base = parts.path.rstrip("/")
@@ -584,13 +588,13 @@ class _Http:
             if proxy is not None:
                 reader, writer = await self._tunnel(proxy)
                 if tls is not None:
-                    await writer.start_tls(tls, server_hostname=self.host)
+                    await writer.start_tls(tls, server_hostname=self.server_name)
                 return _Connection(reader, writer)
             reader, writer = await asyncio.open_connection(
                 self.host,
                 self.port,
                 ssl=tls,
-                server_hostname=self.host if tls else None,
+                server_hostname=self.server_name if tls else None,
                 limit=_READ_SIZE,
             )
         return _Connection(reader, writer)

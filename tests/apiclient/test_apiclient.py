@@ -645,3 +645,22 @@ def test_a_socks_proxy_is_one_clear_kubeconfig_error(api, tmp_path: Path) -> Non
     kubeconfig = proxied_kubeconfig(api, tmp_path, "socks5://127.0.0.1:1080")
     with pytest.raises(ClusterError, match="not an http:// proxy"):
         ClusterClient(str(kubeconfig))
+
+
+def test_tls_server_name_is_the_name_the_certificate_is_checked_against(
+    api, tmp_path: Path
+) -> None:
+    """``tls-server-name`` (client-go's ServerName): the server is reached at its address, its
+    certificate checked for that name instead."""
+    sa = api.service_account(tmp_path / "sa")
+    kubeconfig = write_kubeconfig(tmp_path / "n.kubeconfig", api, {"tokenFile": str(sa / "token")})
+    document = yaml.safe_load(kubeconfig.read_text())
+    document["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{api.port}"
+    document["clusters"][0]["cluster"]["tls-server-name"] = "localhost"
+    kubeconfig.write_text(yaml.safe_dump(document))
+    c = ClusterClient(str(kubeconfig), backoff=FAST)
+    assert asyncio.run(read_config_map(c))["metadata"]["name"] == "node-config"
+    document["clusters"][0]["cluster"]["tls-server-name"] = "api.elsewhere.example"
+    kubeconfig.write_text(yaml.safe_dump(document))
+    with pytest.raises(ClusterTLSError, match="not trusted"):
+        asyncio.run(read_config_map(ClusterClient(str(kubeconfig), backoff=FAST)))
