@@ -513,6 +513,24 @@ def _read_kubeconfig(path: str) -> Any:
     return document
 
 
+#: TCP keep-alive as Go's net.Dialer sets it (idle 15 s, then a probe every 15 s, 9 unanswered
+#: probes end the connection): a watch on a peer that vanished (a NAT that forgot the flow, a
+#: host that died) fails in minutes instead of waiting forever for its next event.
+KEEPALIVE = {"TCP_KEEPIDLE": 15, "TCP_KEEPINTVL": 15, "TCP_KEEPCNT": 9}
+
+
+def _keep_alive(writer: asyncio.StreamWriter) -> None:
+    import socket
+
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in KEEPALIVE.items():
+        if hasattr(socket, option):
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+
+
 # --- HTTP/1.1 ------------------------------------------------------------------------------
 
 
@@ -523,6 +541,7 @@ class _Connection:
         self.reader = reader
         self.writer = writer
         self.h11 = h11.Connection(h11.CLIENT)
+        _keep_alive(writer)
 
     async def send(self, request: Any, body: bytes | None, timeout: float) -> None:
         data = self.h11.send(request) or b""

@@ -664,3 +664,22 @@ def test_tls_server_name_is_the_name_the_certificate_is_checked_against(
     kubeconfig.write_text(yaml.safe_dump(document))
     with pytest.raises(ClusterTLSError, match="not trusted"):
         asyncio.run(read_config_map(ClusterClient(str(kubeconfig), backoff=FAST)))
+
+
+def test_connections_keep_tcp_keepalive_as_go_does(tmp_path: Path) -> None:
+    """A watch waits without a read timeout: TCP keep-alive is what ends one whose peer
+    vanished.  Go's dialer turns it on (15 s idle, 15 s interval, 9 probes); so does this."""
+    server = RawServer(lambda conn, n: answer(b"{}"))
+
+    async def options() -> tuple[int, ...]:
+        async with ClusterClient(str(server.kubeconfig(tmp_path / "raw"))) as c:
+            await c.request("GET", "/keep")
+            sock = c._http._idle[-1].writer.get_extra_info("socket")
+            return (
+                sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+                sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+            )
+
+    assert asyncio.run(options()) == (1, 15, 15, 9)
