@@ -233,19 +233,6 @@ def test_the_in_cluster_token_file_is_read_again_after_a_401(
     assert asyncio.run(twice())["metadata"]["name"] == "node-config"
 
 
-def test_an_exec_plugin_gives_the_token(api, tmp_path: Path) -> None:
-    token = (api.service_account(tmp_path / "sa") / "token").read_text()
-    credential = {"status": {"token": token}}
-    plugin = {
-        "apiVersion": "client.authentication.k8s.io/v1beta1",
-        "command": sys.executable,
-        "args": ["-c", f"print({json.dumps(json.dumps(credential))})"],
-    }
-    kubeconfig = write_kubeconfig(tmp_path / "exec.kubeconfig", api, {"exec": plugin})
-    c = ClusterClient(str(kubeconfig), deadline=time.monotonic() + 10, backoff=FAST)
-    assert asyncio.run(read_config_map(c))["metadata"]["name"] == "node-config"
-
-
 def test_without_a_ca_the_system_cas_are_used_and_the_test_ca_is_not_one(
     api, tmp_path: Path
 ) -> None:
