@@ -102,9 +102,11 @@ class ClusterSettings:
 
 def read_settings(layout: Layout) -> ClusterSettings | None:
     """The settings an earlier start wrote, or None; ``RuntimeFailure`` if unusable."""
+    from nodehost.fileread import STATE_LIMIT, read_text
+
     path = layout.settings_file
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path, STATE_LIMIT))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as error:

@@ -108,9 +108,10 @@ def host_networks(routes: str = "/proc/net/route") -> list[ipaddress.IPv4Network
     from nodehost.hostaddr import local_ipv4_addresses
 
     found = [ipaddress.IPv4Network(f"{address}/32") for address in local_ipv4_addresses()]
+    from nodehost.fileread import PROC_LIMIT, read_text
+
     try:
-        with open(routes) as table:
-            lines = table.read().splitlines()[1:]
+        lines = read_text(routes, PROC_LIMIT).splitlines()[1:]
     except OSError:
         return found
     for line in lines:
