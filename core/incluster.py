@@ -73,11 +73,11 @@ def kubeconfig() -> dict[str, Any]:
     if reason is not None:
         raise ValueError(f"no in-cluster service account: {reason}")
     folder = service_account_dir().absolute()
-    host, port = os.environ[ENV_HOST], os.environ[ENV_PORT]
-    if ":" in host:  # IPv6
-        host = f"[{host}]"
+    from nodehost.config.hostport import join_host_port
+
+    server = f"https://{join_host_port(os.environ[ENV_HOST], os.environ[ENV_PORT])}"
     name = "in-cluster"
-    cluster = {"server": f"https://{host}:{port}", "certificate-authority": str(folder / "ca.crt")}
+    cluster = {"server": server, "certificate-authority": str(folder / "ca.crt")}
     return {
         "clusters": [{"name": name, "cluster": cluster}],
         "users": [{"name": name, "user": {"tokenFile": str(folder / "token")}}],
