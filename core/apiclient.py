@@ -45,6 +45,7 @@ import h11
 
 from nodehost.backoff import Backoff
 from nodehost.errors import RuntimeFailure
+from nodehost.fileread import FileState, file_state
 
 T = TypeVar("T")
 
@@ -220,17 +221,14 @@ class _Endpoint:
         return self._tls
 
 
-def _stamp(files: tuple[str, ...]) -> tuple[tuple[int, int, int], ...]:
-    """What tells a changed file (symlinks followed): inode, size, modification time."""
-    stamps = []
-    for name in files:
-        try:
-            info = os.stat(name)
-        except OSError:
-            stamps.append((0, 0, 0))
-            continue
-        stamps.append((info.st_ino, info.st_size, info.st_mtime_ns))
-    return tuple(stamps)
+def _stamp(files: tuple[str, ...]) -> tuple[FileState, ...]:
+    """What tells that one of ``files`` changed."""
+    return tuple(file_state(name) for name in files)
+
+
+def _basic(user: str, password: str) -> str:
+    """An ``Authorization`` (or ``Proxy-Authorization``) value for HTTP basic auth."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
 class _Auth:
@@ -252,8 +250,7 @@ class _Auth:
         elif user.get("exec"):
             self._source = "exec"
         elif user.get("username") and user.get("password"):
-            basic = f"{user['username']}:{user['password']}".encode()
-            self._header = "Basic " + base64.b64encode(basic).decode("ascii")
+            self._header = _basic(str(user["username"]), str(user["password"]))
 
     @property
     def renewable(self) -> bool:
@@ -405,8 +402,7 @@ def _proxy_for(server: str, proxy_url: Any) -> _Proxy | None:
         raise ValueError(f"proxy {text!r} is not an http:// proxy (the only kind supported)")
     authorization = ""
     if proxy.username is not None:
-        pair = f"{unquote(proxy.username)}:{unquote(proxy.password or '')}".encode()
-        authorization = "Basic " + base64.b64encode(pair).decode("ascii")
+        authorization = _basic(unquote(proxy.username), unquote(proxy.password or ""))
     return _Proxy(proxy.hostname, proxy.port or 80, authorization)
 
 
@@ -601,7 +597,8 @@ class _Http:
         return tls
 
     async def _connect(self) -> _Connection:
-        tls = self._current_tls()
+        """A new connection, with the TLS context :meth:`_current_tls` last saw."""
+        tls = self._tls
         proxy = self.endpoint.proxy
         async with asyncio.timeout(self.timeout):
             if proxy is not None:

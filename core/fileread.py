@@ -133,3 +133,16 @@ def read_file(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool
 def read_text(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> str:
     """:func:`read_file` decoded as UTF-8 (undecodable bytes replaced)."""
     return read_file(path, limit, follow_symlinks=follow_symlinks).decode("utf-8", "replace")
+
+
+FileState = tuple[int, int, int] | None
+
+
+def file_state(path: str) -> FileState:
+    """What tells a changed file (symlinks followed): (inode, size, modification time in
+    ns); None if it cannot be stat-ed.  Cheap enough to ask before every use."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns)

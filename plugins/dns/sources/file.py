@@ -34,14 +34,13 @@ previous records are kept.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from nodehost.config.hostport import is_dns1123_label, is_valid_port
-from nodehost.fileread import RECORDS_LIMIT
+from nodehost.fileread import RECORDS_LIMIT, FileState, file_state
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
     HEADLESS,
@@ -279,18 +278,6 @@ def _join(where: str, key: str) -> str:
 
 
 # --- running ----------------------------------------------------------------------------------
-
-
-FileState = tuple[int, int, int] | None
-
-
-def file_state(path: str) -> FileState:
-    """What tells a change: (inode, size, modification time in ns); None if missing."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return (status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 class FileSource:
