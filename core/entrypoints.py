@@ -98,16 +98,12 @@ def normalize(name: str) -> str:
 
 def _distributions(names: list[str]) -> Iterator[tuple[str, str]]:
     """``(normalized name, folder)`` of each ``.dist-info``/``.egg-info`` among ``names``,
-    grouped by name in first-seen order, as ``importlib.metadata`` lists them."""
-    groups: dict[str, list[str]] = {}
+    in listing order: the caller takes the first folder of each name, as
+    ``importlib.metadata`` does."""
     for name in names:
         low = name.lower()
         if low.endswith((".dist-info", ".egg-info")):
-            key = normalize(low.rpartition(".")[0].partition("-")[0])
-            groups.setdefault(key, []).append(name)
-    for key, infos in groups.items():
-        for info in infos:
-            yield key, info
+            yield normalize(low.rpartition(".")[0].partition("-")[0]), name
 
 
 def _read_group(info: str, group: str) -> list[EntryPoint]:
