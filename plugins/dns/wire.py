@@ -229,9 +229,7 @@ class UpstreamAnswer(NamedTuple):
     """
 
     wire: bytes
-    question_end: int
     ttls: tuple[tuple[int, int], ...]
-    opt: tuple[int, int] | None
     rcode: int
     lifetime: int
     truncated: bool
@@ -289,8 +287,7 @@ class UpstreamAnswer(NamedTuple):
                 _TTL.pack_into(patched, at, ttl)
             body = bytes(patched)
         counts = (ancount, nscount, arcount - (1 if opt is not None else 0))
-        return cls(wire, end, tuple(ttl_list), opt, rcode, lifetime, truncated, body, counts,
-                   flags)  # fmt: skip
+        return cls(wire, tuple(ttl_list), rcode, lifetime, truncated, body, counts, flags)
 
     def render(
         self,
