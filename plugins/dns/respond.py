@@ -277,7 +277,7 @@ class Responder:
 
         def done(answer: UpstreamAnswer | None, reason: str) -> None:
             self.pending -= 1
-            reply(self._forwarded(data, end, edns, limit, answer, reason))
+            reply(self._forwarded(data, end, edns, limit, answer, 0, reason))
 
         self.forwarder.submit(question, do_bit, done)
         return None
@@ -289,14 +289,16 @@ class Responder:
         edns: ClientEdns | None,
         limit: int,
         answer: UpstreamAnswer | None,
+        age: int,
         reason: str,
     ) -> bytes | None:
-        """The response built from a fresh upstream answer (SERVFAIL without one)."""
+        """The response built from an upstream answer ``age`` seconds old (SERVFAIL without
+        one: ``reason`` says why)."""
         if answer is None:
             self._debug("forwarding failed", error=reason)
             return error_response(data, SERVFAIL, end)
         try:
-            return answer.render(data, end, edns, 0, limit)
+            return answer.render(data, end, edns, age, limit)
         except WireError:
             return error_response(data, SERVFAIL, end)
 
@@ -314,14 +316,10 @@ class Responder:
         try:
             answer, age = await self.forwarder.resolve(question, do_bit)
         except ForwardError as error:
-            self._debug("forwarding failed", error=str(error))
-            return error_response(data, SERVFAIL, end)
+            return self._forwarded(data, end, edns, limit, None, 0, str(error))
         finally:
             self.pending -= 1
-        try:
-            return answer.render(data, end, edns, age, limit)
-        except WireError:
-            return error_response(data, SERVFAIL, end)
+        return self._forwarded(data, end, edns, limit, answer, age, "")
 
     def _debug(self, event: str, **fields: Any) -> None:
         if self.log is not None:
