@@ -216,9 +216,7 @@ class ObjectStore:
 
         Raises :class:`Gone` when events after ``revision`` are no longer kept.
         """
-        log = self._logs[resource]
-        if revision < log.compacted:
-            raise Gone(f"too old resource version: {revision} ({log.compacted + 1})")
+        log = self._kept_after(resource, revision)
         start = bisect.bisect_right(log.revisions, revision)
         for event in log.events[start:]:
             if namespace is None or event.object["metadata"].get("namespace") == namespace:
@@ -227,9 +225,15 @@ class ObjectStore:
     def check_version(self, resource: str, revision: int) -> None:
         """Raise :class:`Gone` when the events after ``revision`` are no longer kept."""
         with self.lock:
-            log = self._logs[resource]
-            if revision < log.compacted:
-                raise Gone(f"too old resource version: {revision} ({log.compacted + 1})")
+            self._kept_after(resource, revision)
+
+    def _kept_after(self, resource: str, revision: int) -> _Log:
+        """The event log of ``resource``; raise :class:`Gone` when the events after
+        ``revision`` are no longer kept (call under lock)."""
+        log = self._logs[resource]
+        if revision < log.compacted:
+            raise Gone(f"too old resource version: {revision} ({log.compacted + 1})")
+        return log
 
     # --- waking watches ---------------------------------------------------------
 
