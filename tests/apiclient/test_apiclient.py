@@ -670,3 +670,12 @@ def test_connections_keep_tcp_keepalive_as_go_does(tmp_path: Path) -> None:
             )
 
     assert asyncio.run(options()) == (1, 15, 15, 9)
+
+
+def test_a_servers_retry_after_is_honoured_up_to_a_minute(api) -> None:
+    """``Retry-After: 3600`` from a confused server does not park the node for an hour."""
+    from nodehost.apiclient import RETRY_AFTER_LIMIT, _StatusError
+
+    c = client(api)
+    assert c._retry_after("get", _StatusError(429, b"", "2"))[0] == 2.0
+    assert c._retry_after("get", _StatusError(429, b"", "3600"))[0] == RETRY_AFTER_LIMIT == 60.0
