@@ -679,3 +679,28 @@ def test_a_servers_retry_after_is_honoured_up_to_a_minute(api) -> None:
     c = client(api)
     assert c._retry_after("get", _StatusError(429, b"", "2"))[0] == 2.0
     assert c._retry_after("get", _StatusError(429, b"", "3600"))[0] == RETRY_AFTER_LIMIT == 60.0
+
+
+def test_connections_kept_with_a_rotated_certificate_are_closed(api, tmp_path: Path) -> None:
+    """After the client certificate files change, the next request does not reuse a kept
+    connection that presents the old pair (client-go closes them too)."""
+    cert, key = tmp_path / "client.crt", tmp_path / "client.key"
+
+    def install(pair: tuple[bytes, bytes]) -> None:
+        for path, pem in zip((cert, key), pair, strict=True):
+            path.with_suffix(".new").write_bytes(pem)
+            path.with_suffix(".new").replace(path)
+
+    install(api.ca.client_pair("admin", ["system:masters"]))
+    user = {"client-certificate": cert.name, "client-key": key.name}
+    kubeconfig = write_kubeconfig(tmp_path / "files.kubeconfig", api, user)
+
+    async def across_a_rotation() -> tuple[bool, bool]:
+        async with ClusterClient(str(kubeconfig), backoff=FAST) as c:
+            await c.get("ConfigMap", "node-config", "openshift-node")
+            before = c._http._idle[-1]
+            install(api.ca.client_pair("admin", ["system:masters"]))
+            await c.get("ConfigMap", "node-config", "openshift-node")
+            return c._http._idle[-1] is before, before.writer.is_closing()
+
+    assert asyncio.run(across_a_rotation()) == (False, True)
