@@ -57,6 +57,27 @@ def provider_claims(provided: Iterable[Provided[Any]]) -> Iterator[Claim]:
             yield Claim(alias.lower(), "network provider alias", item)
 
 
+def section_claims(
+    components: Iterable[Provided[Any]],
+    providers: Iterable[Provided[Any]],
+    host: PluginHost,
+    origin_keys: Iterable[str],
+) -> Iterator[Claim]:
+    """Claims on top-level NodeConfig keys: every record's config sections, and Origin's
+    own keys for nodehost unless a built-in owns one (``kubeletArguments``)."""
+    owned: list[Claim] = []
+    for item in components:
+        owned += [Claim(section, "config section", item) for section in item.record.config_sections]
+    for item in providers:
+        if item.record.config_section:
+            owned.append(Claim(item.record.config_section, "config section", item))
+    builtin_owned = {claim.word for claim in owned if _builtin(claim, host)}
+    yield from owned
+    for key in origin_keys:
+        if key not in builtin_owned:
+            yield Claim(key, "NodeConfig key", None)
+
+
 def find_clashes(claims: Iterable[Claim], hook: str, host: PluginHost) -> list[Clash]:
     """The plugins that fail for the clashes among ``claims`` (see the module docstring)."""
     by_word: dict[str, list[Claim]] = {}
@@ -89,8 +110,20 @@ def _clashing_pairs(claims: list[Claim]) -> Iterator[tuple[Claim, Claim]]:
                 continue
             if claim.role == other.role == "group":
                 continue
+            if _same_plugin(claim, other):
+                continue
             yield claim, other
             yield other, claim
+
+
+def _same_plugin(claim: Claim, other: Claim) -> bool:
+    """A plugin's component and its provider may share a config section."""
+    return (
+        claim.item is not None
+        and other.item is not None
+        and claim.role == other.role == "config section"
+        and claim.item.plugin == other.item.plugin
+    )
 
 
 def _builtin(claim: Claim, host: PluginHost) -> bool:
@@ -102,3 +135,32 @@ def _describe(claim: Claim, host: PluginHost) -> str:
         return "nodehost"
     plugin = claim.item.plugin
     return f"built-in plugin {plugin!r}" if host.is_builtin(plugin) else claim.item.source()
+
+
+def unknown_references(components: list[Provided[Any]], host: PluginHost) -> list[Clash]:
+    """The third-party plugins whose records name a component (or group, or ``all``) that no
+    loaded record provides.
+
+    ``requires`` is always checked: such a component could never be selected.  ``after``
+    and ``before`` order only what is selected, so they are checked only while every
+    plugin is loaded: with one blocked or failed, an unknown name may be that plugin's
+    component, not a typo.  Built-ins are not checked (a user may block the one they
+    order themselves after).  Run it again after failing the plugins it returns: their
+    components are gone, which may leave another plugin's requirement unknown in turn.
+    """
+    known = {claim.word for claim in component_claims(components)}
+    everything_loaded = all(info.status == "active" for info in host.infos.values())
+    fields = ("requires", "after", "before") if everything_loaded else ("requires",)
+    clashes: dict[str, Clash] = {}
+    for item in components:
+        if host.is_builtin(item.plugin):
+            continue
+        for field_name in fields:
+            missing = [word for word in getattr(item.record, field_name) if word not in known]
+            if missing and item.plugin not in clashes:
+                message = (
+                    f"component {item.record.name!r} names unknown component(s) in "
+                    f"{field_name}: {', '.join(repr(word) for word in missing)}"
+                )
+                clashes[item.plugin] = Clash(item.plugin, "nodehost_components", message)
+    return list(clashes.values())

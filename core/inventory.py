@@ -38,20 +38,32 @@ class Inventory:
 
     @classmethod
     def from_host(cls, host: PluginHost) -> Inventory:
-        from nodehost.clashes import component_claims, find_clashes, provider_claims
+        from nodehost.clashes import (
+            component_claims,
+            find_clashes,
+            provider_claims,
+            section_claims,
+            unknown_references,
+        )
+        from nodehost.config.schema import NodeConfig, yaml_keys
 
         hooks = host.hooks
         components, providers = hooks.components(), hooks.network_providers()
         clashes = [
             *find_clashes(component_claims(components), "nodehost_components", host),
             *find_clashes(provider_claims(providers), "nodehost_network_providers", host),
+            *find_clashes(
+                section_claims(components, providers, host, yaml_keys(NodeConfig)),
+                "nodehost_components",
+                host,
+            ),
         ]
-        for clash in clashes:
-            if host.infos[clash.plugin].status != "failed":
-                host.disable_failed(clash.plugin, PluginError(clash.message), clash.hook)
-        failed = {info.name for info in host.failures()}
-        components = [item for item in components if item.plugin not in failed]
-        providers = [item for item in providers if item.plugin not in failed]
+        _fail_for(host, clashes)
+        components, providers = _without_failed(host, components), _without_failed(host, providers)
+        while clashes := unknown_references(components, host):
+            _fail_for(host, clashes)
+            components = _without_failed(host, components)
+        providers = _without_failed(host, providers)
         return cls(
             host,
             index_by_name(components, "component"),
@@ -123,6 +135,17 @@ class Inventory:
         return frozenset(
             [*(section for sections in owned for section in sections), *filter(None, providers)]
         )
+
+
+def _fail_for(host: PluginHost, clashes: list[Any]) -> None:
+    for clash in clashes:
+        if host.infos[clash.plugin].status != "failed":
+            host.disable_failed(clash.plugin, PluginError(clash.message), clash.hook)
+
+
+def _without_failed(host: PluginHost, provided: list[Provided[Any]]) -> list[Provided[Any]]:
+    failed = {info.name for info in host.failures()}
+    return [item for item in provided if item.plugin not in failed]
 
 
 def is_set(config: NodeConfig, key: str) -> bool:

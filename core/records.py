@@ -35,6 +35,30 @@ def check_name(kind: str, name: str) -> None:
         raise ValueError(f"{kind} name {name!r} must be lower-case letters, digits and '-'")
 
 
+def check_words(owner: str, field_name: str, value: object) -> None:
+    """Raise ``ValueError`` unless ``value`` is a tuple of non-empty strings.
+
+    A plain string is refused by name: ``after="proxy"`` would otherwise be read
+    as the five names ``p``, ``r``, ``o``, ``x``, ``y``.
+    """
+    if isinstance(value, str):
+        raise ValueError(
+            f"{owner}: {field_name} must be a tuple of names, not the string {value!r} "
+            f"(write ({value!r},))"
+        )
+    if not isinstance(value, tuple):
+        raise ValueError(f"{owner}: {field_name} must be a tuple, not {type(value).__name__}")
+    for word in value:
+        if not isinstance(word, str) or not word:
+            raise ValueError(f"{owner}: {field_name} holds {word!r}, not a non-empty string")
+
+
+def check_mapping(owner: str, field_name: str, value: object) -> None:
+    """Raise ``ValueError`` unless ``value`` is a mapping keyed by strings."""
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise ValueError(f"{owner}: {field_name} must be a mapping keyed by strings")
+
+
 class ValidationScope(enum.IntEnum):
     """Which of Origin's validators a component belongs with (reference §1.7 step 4, §6).
 
@@ -117,6 +141,13 @@ class ComponentRecord:
 
     def __post_init__(self) -> None:
         check_name("component", self.name)
+        owner = f"component {self.name}"
+        for name in ("groups", "aliases", "after", "before", "requires", "config_sections"):
+            check_words(owner, name, getattr(self, name))
+        check_mapping(owner, "config_schema", self.config_schema)
+        check_mapping(owner, "standins", self.standins)
+        if not isinstance(self.validation_scope, ValidationScope):
+            raise ValueError(f"{owner}: validation_scope must be a nodehost.ValidationScope")
         for alias in self.aliases:
             check_name("component alias", alias)
         for group in self.groups:
@@ -176,6 +207,15 @@ class NetworkProviderRecord:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError(f"network provider name {self.name!r} must be a non-empty string")
+        check_words(f"network provider {self.name}", "aliases", self.aliases)
+        if self.config_section is not None and (
+            not isinstance(self.config_section, str) or not self.config_section
+        ):
+            raise ValueError(
+                f"network provider {self.name}: config_section must be a string or None"
+            )
+        if self.config_schema is not None:
+            check_mapping(f"network provider {self.name}", "config_schema", self.config_schema)
         if self.config_schema is not None and self.config_section is None:
             raise ValueError(f"network provider {self.name}: config_schema needs a config_section")
         if not isinstance(self.topology, Topology):
