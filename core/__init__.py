@@ -19,6 +19,13 @@ from nodehost.lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
+#: The plugin API this nodehost provides, ``(major, minor)``: the hooks, records and
+#: helpers a plugin uses.  The minor number grows when something is added, the major
+#: number when something a plugin may use changes or goes.  A plugin module that sets
+#: ``NODEHOST_PLUGIN_API = "1.1"`` (the oldest API it works with) fails alone on a
+#: nodehost whose API has another major number or a lower minor one.
+PLUGIN_API = (1, 1)
+
 #: pluggy project name and entry-point group.
 PROJECT_NAME = "nodehost"
 
@@ -41,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.records import Topology as Topology
     from nodehost.records import ValidationScope as ValidationScope
 
-__all__ = ["PROJECT_NAME", "__version__", *_LAZY]
+__all__ = ["PLUGIN_API", "PROJECT_NAME", "__version__", *_LAZY]
 
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

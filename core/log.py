@@ -31,6 +31,9 @@ LogFormat = Literal["auto", "console", "json"]
 
 DEBUG_VERBOSITY = 4
 
+#: From this verbosity on, every plugin hook call and its outcome are logged (debug events).
+TRACE_VERBOSITY = 6
+
 _state: dict[str, Any] = {"configured": False, "verbosity": 0, "format": "auto"}
 
 #: syslog priorities of the log levels (sd-daemon(3)).

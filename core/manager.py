@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -322,6 +323,7 @@ class PluginHost:
         plugin = None
         try:
             plugin = entry_point.load()
+            check_plugin_api(plugin)
             self.pm.register(plugin, name=name)
         except Exception as error:
             hook = None
@@ -442,6 +444,52 @@ class PluginHost:
         return "; ".join(info.failure_line() for info in matching)
 
 
+def check_plugin_api(plugin: object) -> None:
+    """Raise :class:`PluginError` when ``plugin`` declares a ``NODEHOST_PLUGIN_API`` (the
+    oldest plugin API it works with, ``"MAJOR.MINOR"``) that :data:`nodehost.PLUGIN_API`
+    does not satisfy: another major number, or a higher minor one."""
+    from nodehost import PLUGIN_API
+
+    wanted = getattr(plugin, "NODEHOST_PLUGIN_API", None)
+    if wanted is None:
+        return
+    have = ".".join(map(str, PLUGIN_API))
+    try:
+        major, minor = (int(part) for part in str(wanted).split("."))
+    except ValueError:
+        raise PluginError(
+            f'NODEHOST_PLUGIN_API is {wanted!r}, not "MAJOR.MINOR" (this nodehost: {have})'
+        ) from None
+    if major != PLUGIN_API[0] or minor > PLUGIN_API[1]:
+        raise PluginError(f"needs nodehost plugin API {wanted}; this nodehost provides {have}")
+
+
+def _traced(hook_name: str, plugin: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` logging, as debug events, each call (hook, plugin, argument names) and
+    its outcome (seconds and how many results, or the error it raised)."""
+    from nodehost.log import get_logger
+
+    log = get_logger()
+
+    def call(**kwargs: Any) -> Any:
+        log.debug("hook call", hook=hook_name, plugin=plugin, arguments=",".join(kwargs))
+        started = time.perf_counter()
+        try:
+            result = function(**kwargs)
+        except BaseException as error:
+            seconds = round(time.perf_counter() - started, 6)
+            log.debug(
+                "hook raised", hook=hook_name, plugin=plugin, seconds=seconds, error=repr(error)
+            )
+            raise
+        seconds = round(time.perf_counter() - started, 6)
+        count = len(result) if isinstance(result, (list, tuple, dict)) else int(result is not None)
+        log.debug("hook returned", hook=hook_name, plugin=plugin, seconds=seconds, results=count)
+        return result
+
+    return call
+
+
 def _new_manager() -> pluggy.PluginManager:
     from nodehost import hookspecs
 
@@ -457,12 +505,20 @@ class Hooks:
     """One method per hook; the only way core code calls plugins."""
 
     def __init__(self, host: PluginHost) -> None:
+        from nodehost.log import TRACE_VERBOSITY, verbosity
+
         self._host = host
+        self._tracing = verbosity() >= TRACE_VERBOSITY
 
     def _impls(self, hook_name: str) -> Iterator[tuple[str, Callable[..., Any], Sequence[str]]]:
+        """Each implementation of ``hook_name`` in pluggy's call order; at ``-v 6`` and above
+        (``TRACE_VERBOSITY``) each call and its outcome are logged (:func:`_traced`)."""
         caller = getattr(self._host.pm.hook, hook_name)
         for impl in reversed(caller.get_hookimpls()):
-            yield impl.plugin_name, impl.function, impl.argnames
+            function = impl.function
+            if self._tracing:
+                function = _traced(hook_name, impl.plugin_name, function)
+            yield impl.plugin_name, function, impl.argnames
 
     def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """Call every implementation of ``hook_name``: (plugin name, result) in call order.

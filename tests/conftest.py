@@ -1,8 +1,7 @@
-"""Fixtures shared by every test folder, and the ``needs`` mark.
+"""Fixtures shared by every test folder.
 
-``@pytest.mark.needs("containerd", ...)`` names the real parts a test needs
-(see :mod:`nodehost.testing.parts`): missing ones skip it with the install
-line, or fail it under ``NODEHOST_REQUIRE_REAL_PARTS=1`` (CI).
+The ``needs`` mark (``@pytest.mark.needs("containerd", ...)``) comes from nodehost's
+pytest plugin (:mod:`nodehost.testing.pytest_plugin`), as it does for plugin authors.
 """
 
 from __future__ import annotations
@@ -25,19 +24,6 @@ DATA = Path(__file__).parent / "data"
 # picks unless the test names one: the default 127.0.0.1:10245 would make two suites on one
 # machine (or two tests at once) fail on each other's server.
 os.environ.setdefault("NODEHOST_HEALTH_ADDRESS", "127.0.0.1:0")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "needs(*parts): real parts the test needs (nodehost.testing.parts.PARTS); missing ones "
-        "skip it with the install line, or fail it under NODEHOST_REQUIRE_REAL_PARTS=1",
-    )
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    for mark in item.iter_markers("needs"):
-        parts.require(*mark.args)
 
 
 @pytest.fixture

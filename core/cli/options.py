@@ -53,7 +53,7 @@ def logging_options(command: F) -> F:
         type=click.IntRange(0, 10),
         default=0,
         show_default=True,
-        help="Log verbosity, glog style (4 and above adds debug events).",
+        help="Log verbosity, glog style (4 and up: debug events; 6 and up: plugin hook calls).",
     )(command)
 
 

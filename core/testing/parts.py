@@ -1,7 +1,8 @@
 """Real parts a test needs (containerd, CNI plugins, dig...): skip with the install line, or fail.
 
 A test that needs a program or a privilege a fresh machine may lack says so
-by name, with the mark (registered by nodehost's ``tests/conftest.py``)::
+by name, with the mark (registered by nodehost's pytest plugin, so plugin authors
+have it too)::
 
     @pytest.mark.needs("containerd", "busybox")
     def test_containers_survive_a_restart(): ...
@@ -139,6 +140,14 @@ PARTS: dict[str, Part] = {
         ),
     )
 }
+
+
+def add_part(name: str, present: Callable[[], bool], install: str) -> None:
+    """Make ``name`` a part tests can need (a plugin author's own program, say), once:
+    ``ValueError`` if nodehost or another caller already named a part so."""
+    if name in PARTS:
+        raise ValueError(f"part {name!r} exists already ({PARTS[name].install})")
+    PARTS[name] = Part(name, present, install)
 
 
 def required() -> bool:

@@ -29,6 +29,16 @@ fixture                   what it gives
                           layer-2 (macvlan, ipvlan) network; removed after the test
 ``free_port``             factory: a free TCP port on 127.0.0.1
 ========================  =====================================================================
+
+The ``needs`` mark names the real parts a test needs (:mod:`nodehost.testing.parts`:
+``containerd``, ``cni-plugins``, ``root``, ``dig``...; add your own with
+:func:`~nodehost.testing.parts.add_part`)::
+
+    @pytest.mark.needs("containerd", "busybox")
+    def test_containers_survive_a_restart(): ...
+
+Where a part is missing the test is skipped with its install line; under
+``NODEHOST_REQUIRE_REAL_PARTS=1`` (set it in CI, where every part is installed) it fails.
 """
 
 from __future__ import annotations
@@ -62,6 +72,24 @@ __all__ = [
     "nodehost_cli",
     "task_context",
 ]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "needs(*parts): real parts the test needs (nodehost.testing.parts.PARTS); missing ones "
+        "skip it with the install line, or fail it under NODEHOST_REQUIRE_REAL_PARTS=1",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Apply ``@pytest.mark.needs(...)``: skip (or, when required, fail) for missing parts."""
+    marks = list(item.iter_markers("needs"))
+    if marks:
+        from nodehost.testing import parts
+
+        for mark in marks:
+            parts.require(*mark.args)
 
 
 @pytest.fixture
