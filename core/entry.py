@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "nodehost.cli.teardown:teardown",
         "End everything nodehost started for a state directory, containers included.",
     ),
+    "plugin": ("nodehost.cli.plugin:plugin", "Write a new plugin package whose tests pass."),
     "version": ("nodehost.cli:version", "Print nodehost's version."),
 }
 
