@@ -256,6 +256,8 @@ class PluginHost:
     infos: dict[str, PluginInfo] = field(default_factory=dict)
     builtins: Sequence[str] = BUILTIN_PLUGINS
     strict: bool = False
+    #: A built-in's run-time hook that raised (it stays loaded): (plugin, hook) -> error line.
+    builtin_hook_errors: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def hooks(self) -> Hooks:
@@ -759,9 +761,25 @@ class Hooks:
                     continue
                 from nodehost.log import get_logger
 
+                self._host.builtin_hook_errors[(plugin, hook_name)] = _one_line(error)
                 get_logger().warning(
                     "plugin hook failed", plugin=plugin, hook=hook_name, error=_one_line(error)
                 )
+
+    def plugin_failures(self) -> list[dict[str, Any]]:
+        """Every plugin failure so far, for ``/status``: each failed third-party plugin
+        (:meth:`PluginInfo.as_dict`, with ``line``, its one-line report) and each built-in
+        run-time hook that raised (the built-in stays loaded; its last error per hook)."""
+        failures = [
+            {**info.as_dict(), "line": info.failure_line()} for info in self._host.failures()
+        ]
+        for (plugin, hook), error in self._host.builtin_hook_errors.items():
+            line = f"built-in plugin {plugin!r} failed in hook {hook}: {error}"
+            failures.append(
+                {"name": plugin, "kind": "builtin", "status": "active", "hook": hook,
+                 "error": error, "line": line}
+            )  # fmt: skip
+        return failures
 
     def component_started(self, name: str, pid: int | None) -> None:
         self._notify("nodehost_component_started", name=name, pid=pid)

@@ -139,7 +139,11 @@ def render_table(document: dict[str, Any]) -> str:
             )
         )
     details = _detail_lines(components)
-    return "\n".join([*lines, format_table(rows), *details, *_config_lines(document)])
+    failures = [
+        f"plugin failure: {shown(failure.get('line'))}"
+        for failure in map(_mapping, _items(document.get("plugin_failures")))
+    ]
+    return "\n".join([*lines, format_table(rows), *details, *_config_lines(document), *failures])
 
 
 def _detail_lines(components: list[dict[str, Any]]) -> list[str]:

@@ -65,6 +65,7 @@ class LifecycleHooks(Protocol):
     def component_stopped(self, *, name: str) -> None: ...
     def node_ready(self, *, seconds: float, status_address: str | None) -> None: ...
     def metrics_collectors(self) -> list[tuple[str, Any]]: ...
+    def plugin_failures(self) -> list[dict[str, Any]]: ...
 
 
 class NoHooks:
@@ -86,6 +87,10 @@ class NoHooks:
         """Nothing."""
 
     def metrics_collectors(self) -> list[tuple[str, Any]]:
+        """None."""
+        return []
+
+    def plugin_failures(self) -> list[dict[str, Any]]:
         """None."""
         return []
 
@@ -228,6 +233,7 @@ class Host:
             "state_dir": self.state_dir,
             "agents": self.agent_tracking(),
             "components": [s.status() for s in self.supervisors.values()],
+            "plugin_failures": self.hooks.plugin_failures(),
         }
 
     def agent_tracking(self) -> dict[str, Any]:

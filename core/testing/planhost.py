@@ -126,6 +126,10 @@ class HookRecorder:
         """None: a recorder adds no metrics."""
         return []
 
+    def plugin_failures(self) -> list[dict[str, Any]]:
+        """None: a recorder has no plugins."""
+        return []
+
 
 def _address(text: str) -> tuple[str, int] | None:
     if text in ("", "none"):

@@ -247,3 +247,37 @@ def test_a_component_whose_plan_raises_fails_validate_and_start_with_exit_1(
         result = nodehost(*args)
         assert result.code == 1, (args, result.err)
         assert result.err.strip().splitlines()[-1] == line, args
+
+
+def test_a_lifecycle_hook_failure_shows_in_status(
+    nodehost_exe, rogue_dists_env, node_dir: Path, tmp_path: Path
+) -> None:
+    from nodehost.testing.noderun import NodeRun
+
+    config = node_dir / "node-config.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "  fail-swap-on:", f'  healthz-port: ["{free_port()}"]\n  fail-swap-on:'
+        )
+    )
+    others = "rogueclash,roguetypo,rogueaddhooks,roguevalidate,rogueadjust,fakebroken,fakebadhook"
+    env = {**rogue_dists_env, "NODEHOST_DISABLE_PLUGINS": others}
+    run = NodeRun.start(
+        config, components="kubelet", state_dir=tmp_path / "state", env=env, args=["--no-exec"]
+    )
+    try:
+        run.ready()
+        document = run.status()
+        (failure,) = document["plugin_failures"]
+        assert (failure["name"], failure["hook"], failure["status"]) == (
+            "roguelife",
+            "nodehost_component_ready",
+            "failed",
+        )
+        assert failure["error"] == "ValueError: rogue cannot stand kubelet being ready"
+        shown = nodehost_exe("status", "--address", run.address())
+        assert shown.code == 0, shown.err
+        assert "plugin failure: plugin 'roguelife' (entry point roguelife = " in shown.out
+        assert "failed in hook nodehost_component_ready: ValueError: rogue cannot" in shown.out
+    finally:
+        assert run.stop() == 0

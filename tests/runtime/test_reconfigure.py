@@ -60,6 +60,9 @@ class Counter:
     def metrics_collectors(self) -> list[Any]:
         return []
 
+    def plugin_failures(self) -> list[Any]:
+        return []
+
 
 def process(name: str, *, env: dict[str, str] | None = None, probe: Any = None) -> PlannedComponent:
     spec = ProcessSpec(argv=SLEEP, env=env or {}, stop_grace=2.0)
