@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
-from typing import Any
+
+from nodehost.testing.wait import wait_for as wait_for
+from nodehost.testing.wait import wait_until as wait_until
 
 NAMESPACE = "openshift-node"
 CONFIG_MAP = "node-config"
@@ -62,25 +62,6 @@ def error_lines(stderr: str) -> list[str]:
         if isinstance(line, str) and line.startswith("error:"):
             found.append(line)
     return found
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    """``predicate()``'s first truthy value, polled every 20 ms; fail naming ``what`` after
-    ``timeout`` seconds.  The timeout only bounds a failing test: nothing is asserted about
-    the time taken."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
-
-
-def wait_until(condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
-    """:func:`wait_for` when the value does not matter."""
-    wait_for(condition, what, timeout)
 
 
 def http_get(url: str) -> tuple[int, str]:

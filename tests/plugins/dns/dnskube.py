@@ -18,6 +18,7 @@ import dns.message
 from dnsrun import ChildLog, ask, stop_child
 
 from nodehost.testing.apiserver import TestApiServer
+from nodehost.testing.wait import wait_until as wait_until
 
 
 def service_body(name: str, namespace: str, cluster_ip: str, **spec: Any) -> dict[str, Any]:
@@ -102,15 +103,6 @@ def converge(
         elapsed = time.monotonic() - start
         if done(response) or elapsed > timeout:
             return elapsed, response
-        time.sleep(0.01)
-
-
-def wait_until(condition: Callable[[], object], timeout: float = 30.0) -> None:
-    """Poll ``condition`` every 10 ms until true; fail after ``timeout`` s (bounds failures only)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met after {timeout}s")
         time.sleep(0.01)
 
 
