@@ -37,10 +37,10 @@ from nodehost import PROJECT_NAME
 from nodehost.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.check import Check, CheckContext
     from nodehost.config.schema import NodeConfig
     from nodehost.entrypoints import EntryPoint
     from nodehost.options import StartOptions
-    from nodehost.check import Check, CheckContext
     from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
 
 #: Built-in plugins, loaded by module name exactly as entry points are.
@@ -697,7 +697,7 @@ class Hooks:
         found: list[Check] = []
         for plugin, function, argnames in self._impls("nodehost_checks"):
             try:
-                result = function(**{name: context for name in argnames})
+                result = function(**dict.fromkeys(argnames, context))
                 found.extend(replace(item, plugin=plugin) for item in checked_items(result, Check))
             except Exception as error:
                 found.append(self._check_failure(plugin, error))

@@ -56,7 +56,9 @@ ENVIRONMENT_PREFIX = "NODEHOST"
 #: and which programs run: ``start``'s, and ``check``'s (:func:`config_options`).
 CONFIG_OPTIONS = [
     click.option(
-        "--config", metavar="FILE", help="Run from this node config; other config flags are ignored."
+        "--config",
+        metavar="FILE",
+        help="Run from this node config; other config flags are ignored.",
     ),
     click.option(
         "--local-cluster",
@@ -83,7 +85,10 @@ CONFIG_OPTIONS = [
         help="Serving address, [scheme://]host[:port].",
     ),
     click.option(
-        "--volume-dir", default=DEFAULT_VOLUME_DIR, show_default=True, help="Volume storage directory."
+        "--volume-dir",
+        default=DEFAULT_VOLUME_DIR,
+        show_default=True,
+        help="Volume storage directory.",
     ),
     click.option(
         "--network-plugin", default="", help="Network plugin (provider) name for pod networking."
@@ -142,7 +147,9 @@ CONFIG_OPTIONS = [
         show_default=True,
         help="Node folder generated when --config is not given.",
     ),
-    click.option("--strict-config", is_flag=True, help="Unknown config keys are errors, not warnings."),
+    click.option(
+        "--strict-config", is_flag=True, help="Unknown config keys are errors, not warnings."
+    ),
     click.option(
         "--state-dir",
         metavar="DIR",
@@ -335,7 +342,7 @@ show_environment_variables(start)
 
 
 def start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
-    """The :class:`StartOptions` of :func:`config_options`'s flags (and ``start``'s own, when given)."""
+    """The :class:`StartOptions` of :func:`config_options`'s flags (and ``start``'s own)."""
     optional = {} if flags["hostname"] is None else {"hostname": flags["hostname"].strip().lower()}
     return StartOptions(
         config=flags["config"],
