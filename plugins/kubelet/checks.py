@@ -172,21 +172,9 @@ def port_checks(values: Mapping[str, Any], healthz: tuple[str, int] | None) -> l
     wanted = [(str(values.get("address") or "0.0.0.0"), int(values.get("port") or 10250))]
     if healthz is not None:
         wanted.append(healthz)
+    from nodehost.check.ports import port_check
+
     return [port_check(f"kubelet.port-{port}", ip, port) for ip, port in wanted if port]
-
-
-def port_check(name: str, ip: str, port: int) -> Check:
-    """``ok`` when ``ip:port`` can be bound, else ``error`` naming who holds it."""
-    from nodehost.check.ports import bind_conflicts, describe_holders
-
-    holders = bind_conflicts(ip, port)
-    if not holders:
-        return Check.ok(name, f"{ip}:{port} is free")
-    return Check.error(
-        name,
-        f"{ip}:{port} is held by {describe_holders(holders)}",
-        "stop that process, or move the port in the config",
-    )
 
 
 def resolv_conf_check(values: Mapping[str, Any]) -> Check:
