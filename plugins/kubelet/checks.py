@@ -86,7 +86,8 @@ def _host_checks(
         return [Check.skipped(name, why) for name in names]
     from nodehost.check.cgroups import read_cgroup_host
 
-    runtime_driver = (contributed.get("cgroup-driver") or [None])[-1]
+    given = contributed.get("cgroup-driver") or ()
+    runtime_driver = given[-1] if given else None
     return [
         cgroups_check(read_cgroup_host()),
         cgroup_driver_check(values.get("cgroup-driver") or "cgroupfs", runtime_driver),

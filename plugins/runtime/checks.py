@@ -150,7 +150,8 @@ def space_check(root: str, threshold: str) -> Check:
     if below:
         return Check.error(
             name,
-            f"{space.describe()}: at the kubelet's eviction threshold imagefs.available<{threshold}",
+            f"{space.describe()}: at the kubelet's eviction threshold "
+            f"imagefs.available<{threshold}",
             f"free space on {space.measured}, or move {SECTION}.root",
         )
     return Check.ok(name, space.describe())
