@@ -97,9 +97,7 @@ def runc_check(*, with_version: bool) -> Check:
         return Check.error(name, str(error), "reinstall runc")
 
 
-def overlayfs_check(
-    filesystems: str = "/proc/filesystems", modules: str = "/lib/modules"
-) -> Check:
+def overlayfs_check(filesystems: str = "/proc/filesystems", modules: str = "/lib/modules") -> Check:
     """overlay registered, or its module present for the kernel to load on the first mount."""
     name = f"{NAME}.overlayfs"
     try:
