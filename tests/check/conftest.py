@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -46,13 +46,14 @@ def run_check(tmp_path: Path) -> Callable[..., CheckRun]:
         *args: str,
         prefix: Sequence[str] = (),
         env: dict[str, str] | None = None,
+        state_dir: Path | None = None,
     ) -> CheckRun:
         argv = [
             *prefix,
             str(BIN / "nodehost"),
             "check",
             f"--config={node.config_path}",
-            f"--state-dir={tmp_path / 'state'}",
+            f"--state-dir={state_dir or tmp_path / 'state'}",
             "--json",
             *args,
         ]
@@ -65,3 +66,51 @@ def run_check(tmp_path: Path) -> Callable[..., CheckRun]:
         return CheckRun(done.returncode, document, done.stderr)
 
     return run
+
+
+@pytest.fixture
+def listener() -> Iterator[Callable[..., tuple[int, int]]]:
+    """``listener(kind="tcp")``: another process holding a kernel-picked 127.0.0.1 port
+    (listening for TCP, or bound for UDP): ``(pid, port)``; ended after the test."""
+    held: list[subprocess.Popen[str]] = []
+
+    def hold(kind: str = "tcp") -> tuple[int, int]:
+        kind_flag = "SOCK_DGRAM" if kind == "udp" else "SOCK_STREAM"
+        listen = "" if kind == "udp" else "s.listen(); "
+        code = (
+            f"import socket, sys; s = socket.socket(socket.AF_INET, socket.{kind_flag}); "
+            f"s.bind(('127.0.0.1', 0)); {listen}print(s.getsockname()[1], flush=True); "
+            "sys.stdin.read()"
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        held.append(process)
+        assert process.stdout is not None
+        return process.pid, int(process.stdout.readline())
+
+    yield hold
+    for process in held:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def full_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KiB tmpfs, filled up: a state directory with no room (needs root to mount)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root; a full file system cannot be made otherwise")
+    mount = tmp_path / "full"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], check=True)
+    try:
+        try:
+            with open(mount / "fill", "wb") as file:
+                while True:
+                    file.write(b"\0" * 4096)
+                    file.flush()
+        except OSError:  # ENOSPC: full, as wanted
+            pass
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

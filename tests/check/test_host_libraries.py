@@ -1,0 +1,75 @@
+"""The host libraries checks share, and the kernel checks of the pod network, on this host."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from nodehost.check.links import LINK_ARGUMENTS, probe_link_types
+from nodehost.check.ports import bind_conflicts
+from nodehost.check.space import space_of
+
+
+def test_a_listener_on_the_wildcard_conflicts_with_a_bind_of_any_address() -> None:
+    with socket.socket() as held:
+        held.bind(("0.0.0.0", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        [holder] = bind_conflicts("127.0.0.1", port)
+        assert holder.pid == os.getpid()
+        assert bind_conflicts("0.0.0.0", port)
+
+
+def test_a_listener_on_one_address_leaves_another_free() -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        assert bind_conflicts("127.0.0.2", port) == ()
+        assert bind_conflicts("0.0.0.0", port)  # a wildcard bind would fail
+
+
+def test_space_of_a_folder_not_made_yet_is_its_nearest_parents(tmp_path) -> None:
+    space = space_of(str(tmp_path / "a" / "b"))
+    assert space.measured == str(tmp_path)
+    assert 0 < space.free_bytes <= space.total_bytes
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace of its own needs root")
+def test_a_link_type_the_kernel_lacks_is_an_error_naming_it() -> None:
+    from nodehost.plugins.sdn.checks import link_types_check
+
+    results = probe_link_types(list(LINK_ARGUMENTS))
+    lacking = [kind for kind, why in results.items() if why is not None]
+    if not lacking:
+        pytest.skip("this kernel makes every link type; a missing one cannot be provoked here")
+    assert results["veth"] is None  # the probe itself works
+    line = link_types_check(["veth", *lacking])
+    assert line.result.value == "error"
+    assert all(f"{kind} (" in line.found for kind in lacking)
+    assert line.fix.startswith(f"modprobe {' '.join(lacking)}")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace of its own needs root")
+def test_the_link_types_a_network_makes_are_proved() -> None:
+    from nodehost.plugins.sdn.checks import link_types_check
+
+    line = link_types_check(["bridge", "veth"])
+    assert (line.result.value, line.found) == (
+        "ok",
+        "made bridge, veth in a throw-away network namespace",
+    )
+
+
+def test_forwarding_off_for_a_routed_network_is_an_error() -> None:
+    from nodehost.plugins.sdn.checks import IP_FORWARD, ip_forward_check
+
+    with open(IP_FORWARD) as file:
+        if file.read().strip() != "0":
+            pytest.skip("IPv4 forwarding is on here, and a test must not turn the host's off")
+    line = ip_forward_check([{"type": "ptp"}])
+    assert line.result.value == "error" and line.fix.startswith("sysctl -w net.ipv4.ip_forward=1")
+    gateway = ip_forward_check([{"type": "bridge", "isGateway": True}])
+    assert gateway.result.value == "ok" and "isGateway" in gateway.found
