@@ -73,3 +73,13 @@ def test_forwarding_off_for_a_routed_network_is_an_error() -> None:
     assert line.result.value == "error" and line.fix.startswith("sysctl -w net.ipv4.ip_forward=1")
     gateway = ip_forward_check([{"type": "bridge", "isGateway": True}])
     assert gateway.result.value == "ok" and "isGateway" in gateway.found
+
+
+def test_forwarding_off_is_fine_when_the_bridge_plugin_turns_it_on(tmp_path) -> None:
+    """The CNI bridge plugin with ``isGateway`` enables forwarding itself at the first pod."""
+    from nodehost.plugins.sdn.checks import ip_forward_check
+
+    off = tmp_path / "ip_forward"  # a sysctl file as the kernel shows forwarding off
+    off.write_text("0\n")
+    assert ip_forward_check([{"type": "bridge", "isGateway": True}], str(off)).result.value == "ok"
+    assert ip_forward_check([{"type": "bridge"}], str(off)).result.value == "error"
