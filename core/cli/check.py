@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from nodehost.cli.options import echo_warnings, load_inventory, logging_options, plugin_options
+from nodehost.cli.options import echo_warnings, logging_options, plugin_options
 from nodehost.cli.start import (
     ENVIRONMENT_PREFIX,
     config_options,
@@ -67,22 +67,14 @@ def _run_checks(ctx: click.Context, flags: dict[str, Any], *, quiet: bool) -> li
     """The config resolved with no effects, the plan, and every check."""
     import dataclasses
 
-    from nodehost.binaries import parse_binary_overrides
     from nodehost.check.run import host_checks, plan_for_checks
-    from nodehost.cli.start import implied_options
-    from nodehost.log import configure_logging
+    from nodehost.cli.start import load_for_start
     from nodehost.options import check_start_options
-    from nodehost.resolve import resolve_config, selection_for
+    from nodehost.resolve import resolve_config
 
     options = start_options(ctx, flags)
     check_start_options(options)
-    overrides = parse_binary_overrides(flags["binaries"])
-    configure_logging(flags["loglevel"], flags["log_format"])
-    inventory = load_inventory(
-        flags["disable_plugins"], flags["strict_plugins"], flags["no_plugins"]
-    )
-    options = implied_options(options, inventory)
-    selected = selection_for(options, inventory)
+    options, overrides, inventory, selected = load_for_start(options, flags)
     unobtained = inventory.host.hooks.describe_config(options)
     if unobtained is not None:
         return [_unobtained(unobtained)]

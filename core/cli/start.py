@@ -271,19 +271,9 @@ def start(ctx: click.Context, **flags: Any) -> None:
     options = start_options(ctx, flags)
     check_start_options(options)
     settings = _host_settings(flags)
-    from nodehost.binaries import parse_binary_overrides
-    from nodehost.log import configure_logging
+    options, overrides, inventory, selected = load_for_start(options, flags)
+    from nodehost.resolve import resolve_config
 
-    overrides = parse_binary_overrides(flags["binaries"])
-
-    configure_logging(flags["loglevel"], flags["log_format"])
-    inventory = load_inventory(
-        flags["disable_plugins"], flags["strict_plugins"], flags["no_plugins"]
-    )
-    options = implied_options(options, inventory)
-    from nodehost.resolve import resolve_config, selection_for
-
-    selected = selection_for(options, inventory)
     if options.dry_run:
         described = inventory.host.hooks.describe_config(options)
         if described is not None:
@@ -376,6 +366,24 @@ def start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         standins=flags["standins"] if _given(ctx, "standins") else None,
         **optional,
     )
+
+
+def load_for_start(
+    options: StartOptions, flags: dict[str, Any]
+) -> tuple[StartOptions, dict[str, str], Inventory, frozenset[str]]:
+    """What ``start`` and ``check`` do with checked options before the config: ``--binary``
+    parsed, logging set up, plugins loaded, the options plugins imply, the selection."""
+    from nodehost.binaries import parse_binary_overrides
+    from nodehost.log import configure_logging
+    from nodehost.resolve import selection_for
+
+    overrides = parse_binary_overrides(flags["binaries"])
+    configure_logging(flags["loglevel"], flags["log_format"])
+    inventory = load_inventory(
+        flags["disable_plugins"], flags["strict_plugins"], flags["no_plugins"]
+    )
+    options = implied_options(options, inventory)
+    return options, overrides, inventory, selection_for(options, inventory)
 
 
 def implied_options(options: StartOptions, inventory: Inventory) -> StartOptions:
