@@ -121,3 +121,21 @@ class CheckContext:
         component = self.planned(name)
         argv = getattr(getattr(component, "plan", None) and component.plan.run, "argv", None)
         return (argv[0], component.standin) if argv else None
+
+    def component_serving(self, host: str, port: int) -> str | None:
+        """The planned component whose readiness probe reaches ``host:port`` (it will
+        listen there once ``start`` runs it), None if none: a server nodehost runs itself."""
+        from urllib.parse import urlsplit
+
+        for component in self.plan.components:
+            probe = getattr(component.plan.run, "readiness", None)
+            url = getattr(probe, "url", "")
+            where = urlsplit(url) if url else None
+            probe_host = where.hostname if where else getattr(probe, "host", None)
+            probe_port = (where.port or 443) if where else getattr(probe, "port", None)
+            if probe_port == port and probe_host in (host, *_LOOPBACK.get(host, ())):
+                return str(component.name)
+        return None
+
+
+_LOOPBACK = {"localhost": ("127.0.0.1", "::1"), "127.0.0.1": ("localhost",), "::1": ("localhost",)}

@@ -5,6 +5,9 @@ the same options, variables and defaults), resolves and validates the config
 and builds the plan as ``start`` does -- without effects: a config generated
 from flags is generated in memory, nothing is written or started -- then
 prints every plugin's checks (``nodehost_checks``; :mod:`nodehost.check`).
+A config that ``start`` obtains (bootstrap, ``--local-cluster``) is judged
+as an earlier start left it in ``--config-dir``; before any, one ``config``
+line says it cannot be checked yet.
 
 Exit 0 without errors (warnings allowed), 1 with any error, 2 for usage
 errors and 255 for an invalid config; with ``--json`` those are a JSON
@@ -14,6 +17,7 @@ document too (``{"checks": [], "error": {...}}``).
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -28,6 +32,9 @@ from nodehost.cli.start import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.check import Check
+
+#: The file a bootstrap leaves in ``--config-dir``: what a later ``check`` judges.
+NODE_CONFIG = "node-config.yaml"
 
 
 @click.command(context_settings={"auto_envvar_prefix": ENVIRONMENT_PREFIX})
@@ -77,7 +84,10 @@ def _run_checks(ctx: click.Context, flags: dict[str, Any], *, quiet: bool) -> li
     options, overrides, inventory, selected = load_for_start(options, flags)
     unobtained = inventory.host.hooks.describe_config(options)
     if unobtained is not None:
-        return [_unobtained(unobtained)]
+        earlier = os.path.join(options.config_dir, NODE_CONFIG)
+        if not os.path.isfile(earlier):
+            return [_unobtained(unobtained)]
+        options = dataclasses.replace(options, config=earlier, bootstrap_config_name="")
     resolved = resolve_config(dataclasses.replace(options, dry_run=True), inventory, selected)
     if not quiet:
         echo_warnings(resolved.config.source, resolved.warnings)
@@ -89,12 +99,15 @@ def _run_checks(ctx: click.Context, flags: dict[str, Any], *, quiet: bool) -> li
 
 def _unobtained(actions: list[str]) -> Check:
     """The one line for a config that only ``start`` obtains (bootstrap): nothing to check."""
+    import dataclasses
+
     from nodehost.check import Check
 
-    return Check.skipped(
+    line = Check.skipped(
         "config",
         "the config is obtained at start, so no check can run before: " + "; ".join(actions),
     )
+    return dataclasses.replace(line, plugin="nodehost")
 
 
 def _echo(checks: list[Check], as_json: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -136,3 +137,27 @@ def test_disabling_the_raising_plugin_leaves_only_the_good_checks(
     run = run_check(check_node, *AS_REAL_PROGRAMS, "--disable-plugin=checkboom", env=third_party)
     assert "checkboom.checks" not in run.checks
     assert "thirdparty.widget" in run.checks
+
+
+@pytest.mark.needs("root", "cni-plugins", "ip", "containerd", "nodehost-script")
+def test_a_local_cluster_is_checked_as_its_first_start_left_it(tmp_path) -> None:
+    """Before any start the config does not exist: one line says so.  After one, the
+    node's own API server (started by start) is not called unreachable."""
+    cluster, state = tmp_path / "lc", tmp_path / "state"
+    nodehost = str(BIN / "nodehost")
+    check = [nodehost, "check", f"--local-cluster={cluster}", f"--state-dir={state}", "--json"]
+    before = subprocess.run(check, capture_output=True, text=True, timeout=120)
+    [line] = json.loads(before.stdout)["checks"]
+    assert (line["name"], line["result"]) == ("config", "skipped")
+    assert before.returncode == 0 and not cluster.exists()
+    started = subprocess.run(
+        [nodehost, "start", f"--local-cluster={cluster}", f"--state-dir={state}",
+         "--exit-on-ready", "--health-address=none"],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr[-2000:]
+    after = subprocess.run(check, capture_output=True, text=True, timeout=120)
+    rows = {row["name"]: row for row in json.loads(after.stdout)["checks"]}
+    assert "is component localcluster's" in rows["bootstrap.api-server"]["found"]
+    assert [name for name, row in rows.items() if row["result"] == "error"] == []
+    assert after.returncode == 0
