@@ -40,7 +40,7 @@ def bootstrap_checks(context: CheckContext) -> list[Check]:
     return [
         certificates_check(_pairs(config), rotating),
         clock_check(),
-        api_server_check(config.master_kube_config, context.program("kubelet")),
+        api_server_check(config.master_kube_config, context.program("kubelet"), context),
     ]
 
 
@@ -141,13 +141,19 @@ def clock_check() -> Check:
     return Check.ok(name, "the clock is synchronised")
 
 
-def api_server_check(kubeconfig: str, kubelet: tuple[str, bool] | None) -> Check:
-    """``/version`` through the kubeconfig (TCP, TLS with its trust), against the kubelet's."""
+def api_server_check(
+    kubeconfig: str, kubelet: tuple[str, bool] | None, context: CheckContext | None = None
+) -> Check:
+    """``/version`` through the kubeconfig (TCP, TLS with its trust), against the kubelet's;
+    skipped when the server is one of the node's own components (``--local-cluster``)."""
     import asyncio
 
     name = f"{NAME}.api-server"
     if not kubeconfig:
         return Check.skipped(name, "no masterKubeConfig")
+    own = _own_server(kubeconfig, context)
+    if own is not None:
+        return Check.skipped(name, own)
     try:
         version = asyncio.run(_server_version(kubeconfig))
     except Exception as error:  # every way of not answering is the finding
@@ -157,6 +163,23 @@ def api_server_check(kubeconfig: str, kubelet: tuple[str, bool] | None) -> Check
             "check the server URL, the network and certificate-authority in the kubeconfig",
         )
     return _skew(name, str(version.get("gitVersion", "?")), kubelet)
+
+
+def _own_server(kubeconfig: str, context: CheckContext | None) -> str | None:
+    """Why the server is not asked: a component of this node serves it, started by ``start``."""
+    from urllib.parse import urlsplit
+
+    from nodehost.pki.kubeconfig import read_server
+
+    try:
+        where = urlsplit(read_server(kubeconfig))
+        host, port = where.hostname or "", where.port or 443
+    except (OSError, ValueError):
+        return None
+    component = context.component_serving(host, port) if context is not None else None
+    if component is None:
+        return None
+    return f"the API server {host}:{port} is component {component}'s; start runs it first"
 
 
 async def _server_version(kubeconfig: str) -> dict[str, Any]:

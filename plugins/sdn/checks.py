@@ -12,6 +12,7 @@ built-in or third-party, that writes or reads a CNI configuration:
   network namespace (:mod:`nodehost.check.links`);
 * ``sdn.ip-forward`` -- IPv4 forwarding for networks routed through the
   host (a ``bridge`` plugin with ``isGateway`` turns it on itself);
+  ``sdn.ipv6-forward`` likewise for IPv6 when the pods get IPv6 addresses;
 * ``sdn.br-netfilter`` -- for bridged networks, ``bridge-nf-call-iptables``
   so that the service proxy's rules see traffic between pods on the bridge.
 """
@@ -37,6 +38,7 @@ PLUGIN_LINKS = {
     "vlan": ("vlan",),
 }
 IP_FORWARD = "/proc/sys/net/ipv4/ip_forward"
+IPV6_FORWARD = "/proc/sys/net/ipv6/conf/all/forwarding"
 BRIDGE_NF = "/proc/sys/net/bridge/bridge-nf-call-iptables"
 
 
@@ -65,6 +67,8 @@ def sdn_checks(context: CheckContext) -> list[Check]:
         found.append(link_types_check(list(dict.fromkeys(kinds))))
     if network.topology is Topology.HOST:
         found.append(ip_forward_check(plugins))
+        if _has_ipv6_pods(plugins):
+            found.append(ipv6_forward_check())
     if "bridge" in types:
         found.append(br_netfilter_check())
     return found
@@ -139,6 +143,25 @@ def ip_forward_check(plugins: Sequence[Mapping[str, Any]], path: str = IP_FORWAR
         f"IPv4 forwarding is {'off' if value == '0' else 'unknown'} ({path}): pod traffic "
         "cannot leave the node",
         "sysctl -w net.ipv4.ip_forward=1 (and in /etc/sysctl.d)",
+    )
+
+
+def _has_ipv6_pods(plugins: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether an IPAM range or subnet of the list is IPv6 (a dual-stack or IPv6 network)."""
+    text = json.dumps([p.get("ipam") for p in plugins if isinstance(p.get("ipam"), Mapping)])
+    return any(":" in part for part in text.split('"') if "/" in part)
+
+
+def ipv6_forward_check(path: str = IPV6_FORWARD) -> Check:
+    name = f"{NAME}.ipv6-forward"
+    value = _read(path)
+    if value == "1":
+        return Check.ok(name, "IPv6 forwarding is on")
+    return Check.error(
+        name,
+        f"IPv6 forwarding is {'off' if value == '0' else 'unknown'} ({path}) and the pods "
+        "have IPv6 addresses: their IPv6 traffic cannot leave the node",
+        "sysctl -w net.ipv6.conf.all.forwarding=1 (and in /etc/sysctl.d)",
     )
 
 

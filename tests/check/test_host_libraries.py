@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 
@@ -63,16 +64,31 @@ def test_the_link_types_a_network_makes_are_proved() -> None:
     )
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace of its own needs root")
 def test_forwarding_off_for_a_routed_network_is_an_error() -> None:
-    from nodehost.plugins.sdn.checks import IP_FORWARD, ip_forward_check
+    """In a network namespace made for the test, forwarding turned off there (the host's own
+    setting is not touched), the check reads what the kernel says."""
+    import subprocess
+    import sys
 
-    with open(IP_FORWARD) as file:
-        if file.read().strip() != "0":
-            pytest.skip("IPv4 forwarding is on here, and a test must not turn the host's off")
-    line = ip_forward_check([{"type": "ptp"}])
-    assert line.result.value == "error" and line.fix.startswith("sysctl -w net.ipv4.ip_forward=1")
-    gateway = ip_forward_check([{"type": "bridge", "isGateway": True}])
-    assert gateway.result.value == "ok" and "isGateway" in gateway.found
+    code = (
+        "import json; from nodehost.plugins.sdn.checks import ip_forward_check, "
+        "ipv6_forward_check; print(json.dumps(ip_forward_check([{'type': 'ptp'}]).as_dict())); "
+        "print(json.dumps(ipv6_forward_check().as_dict()))"
+    )
+    script = (
+        "echo 0 > /proc/sys/net/ipv4/ip_forward && "
+        "echo 0 > /proc/sys/net/ipv6/conf/all/forwarding && "
+        f'exec {sys.executable} -c "{code}"'
+    )
+    done = subprocess.run(
+        ["unshare", "--net", "--", "sh", "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    v4, v6 = (json.loads(line) for line in done.stdout.splitlines())
+    assert v4["result"] == "error" and v4["fix"].startswith("sysctl -w net.ipv4.ip_forward=1")
+    assert "IPv4 forwarding is off" in v4["found"]
+    assert v6["result"] == "error" and "IPv6 forwarding is off" in v6["found"]
 
 
 def test_forwarding_off_is_fine_when_the_bridge_plugin_turns_it_on(tmp_path) -> None:
@@ -83,3 +99,14 @@ def test_forwarding_off_is_fine_when_the_bridge_plugin_turns_it_on(tmp_path) -> 
     off.write_text("0\n")
     assert ip_forward_check([{"type": "bridge", "isGateway": True}], str(off)).result.value == "ok"
     assert ip_forward_check([{"type": "bridge"}], str(off)).result.value == "error"
+
+
+def test_ipv6_forwarding_is_checked_only_for_a_network_with_ipv6_pods() -> None:
+    from nodehost.plugins.sdn.checks import _has_ipv6_pods
+
+    v4 = {"type": "bridge", "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.1.0.0/24"}]]}}
+    dual = {
+        "type": "bridge",
+        "ipam": {"ranges": [[{"subnet": "10.1.0.0/24"}], [{"subnet": "fd00:10::/64"}]]},
+    }
+    assert not _has_ipv6_pods([v4]) and _has_ipv6_pods([dual])
