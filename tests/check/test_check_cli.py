@@ -112,11 +112,22 @@ def third_party(tmp_path: Path) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
 
 
-def test_a_third_party_plugins_check_shows_in_the_table(check_node, run_check, third_party):
+def test_a_third_party_plugins_check_shows_in_the_table(
+    check_node, run_check, third_party, tmp_path
+) -> None:
     run = run_check(check_node, *AS_REAL_PROGRAMS, env=third_party)
     widget = run.checks["thirdparty.widget"]
     assert (widget["result"], widget["plugin"]) == ("warning", "checkdemo")
     assert widget["fix"] == "tighten the widget"
+    table = subprocess.run(
+        [str(BIN / "nodehost"), "check", f"--config={check_node.config_path}",
+         f"--state-dir={tmp_path / 'state'}", "--components=kubelet", AS_REAL_PROGRAMS[0]],
+        capture_output=True, text=True, env={**os.environ, **third_party, "COLUMNS": "300"},
+        timeout=60,
+    )  # fmt: skip
+    [line] = [line for line in table.stdout.splitlines() if line.startswith("thirdparty.widget")]
+    assert line.split(None, 2)[1] == "warning"
+    assert "the widget is loose" in line and "tighten the widget" in line
 
 
 def test_a_plugin_whose_check_raises_fails_alone_as_its_error_line(
