@@ -17,6 +17,7 @@ from nodehost import __version__
 #: command name -> (module:attribute, one-line help shown by ``--help``).
 COMMANDS: dict[str, tuple[str, str]] = {
     "start": ("nodehost.cli.start:start", "Resolve and validate the node config, then run it."),
+    "check": ("nodehost.cli.check:check", "Check that this host can run the node's components."),
     "config": ("nodehost.cli.config:config", "Validate, show, create or describe a NodeConfig."),
     "components": ("nodehost.cli.inventory:components", "List the components nodehost can run."),
     "plugins": ("nodehost.cli.inventory:plugins", "List plugins: built-in, installed, failed."),

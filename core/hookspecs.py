@@ -23,7 +23,7 @@ traceback at ``-v 4``); ``--strict-plugins`` makes it exit 1 instead.  A
 built-in that raises is a bug.
 
 Phases, in the order the core calls them: registration, options, configuration,
-validation, planning, run time.
+validation, planning, host checks, run time.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from pluggy import PluginManager
 
+    from nodehost.check import Check, CheckContext
     from nodehost.config.schema import NodeConfig
     from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
@@ -253,6 +254,44 @@ def nodehost_describe_config(options: StartOptions) -> list[str] | None:
     **Kind**: firstresult: the first implementation that returns lines wins.
 
     **Errors**: as :func:`nodehost_obtain_config`.
+    """
+
+
+# --- host checks --------------------------------------------------------------------
+
+
+@hookspec
+def nodehost_checks(context: CheckContext) -> Sequence[Check]:
+    """Check that this host can run the plugin's selected components.
+
+    **When**: once per ``nodehost check``, and once per ``start`` (not
+    ``--dry-run``, ``--write-config`` or ``--write-flags``) after the plan is
+    built and before anything starts (the *preflight*, with
+    ``context.preflight`` true: return only the checks that can make the start
+    fail, and only cheap ones -- file reads, no subprocess, no network; the
+    whole preflight must stay within 20 ms).
+
+    **Arguments**: ``context`` -- a :class:`nodehost.check.CheckContext`: the
+    resolved config, the selected components, the plan (programs resolved),
+    whether this is the preflight, and each component's plan context.  Check
+    only for the components in ``context.selected`` (or the plan).
+
+    **Returns**: a sequence of :class:`nodehost.check.Check` (possibly empty),
+    each named ``<component>.<what>`` (the name ``--ignore-preflight-errors``
+    takes), with ``ok``, ``warning``, ``error`` or ``skipped`` (saying why), what
+    was found and the fix.  The core sets each check's ``plugin``, prints them
+    all (``nodehost check``: exit 1 on any error), and in the preflight stops
+    the start with exit 1 on an error that ``--ignore-preflight-errors`` does
+    not name; warnings are logged once.
+
+    **Kind**: broadcast; results are concatenated in call order.
+
+    **Errors**: a plugin whose implementation raises, or returns anything but
+    a list of ``Check``, fails alone and stays registered: its checks are
+    replaced by one ``error`` line named ``<plugin>.checks`` saying what it
+    raised (``-v 4`` logs the traceback); the other plugins' checks are
+    reported as usual.  This holds for built-ins too: a check must never
+    take ``nodehost check`` down.
     """
 
 

@@ -38,6 +38,7 @@ from nodehost import PROJECT_NAME
 from nodehost.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.check import Check, CheckContext
     from nodehost.config.schema import NodeConfig
     from nodehost.entrypoints import EntryPoint
     from nodehost.options import StartOptions
@@ -741,6 +742,40 @@ class Hooks:
             if answer is not None:
                 return answer
         return None
+
+    def checks(self, context: CheckContext) -> list[Check]:
+        """Every plugin's host checks (``nodehost_checks``), each with its plugin set.
+
+        A plugin (built-in or not) that raises or returns anything but a list
+        of :class:`~nodehost.check.Check` gets one ``error`` line,
+        ``<plugin>.checks``, instead of its checks; it stays registered.
+        """
+        from nodehost.check import Check
+
+        found: list[Check] = []
+        for plugin, function, argnames in self._impls("nodehost_checks"):
+            try:
+                result = function(**dict.fromkeys(argnames, context))
+                found.extend(replace(item, plugin=plugin) for item in checked_items(result, Check))
+            except Exception as error:
+                found.append(self._check_failure(plugin, error))
+        return found
+
+    def _check_failure(self, plugin: str, error: Exception) -> Check:
+        from nodehost.check import Check
+        from nodehost.log import get_logger
+
+        info = self._host.infos[plugin]
+        get_logger().debug("host check failed", plugin=plugin, exc_info=error)
+        return replace(
+            Check.error(
+                f"{plugin}.checks",
+                f"plugin {plugin!r} ({info.dist_label}): nodehost_checks {_failed_how(error)}; "
+                "its checks did not run (-v 4 shows the traceback)",
+                f"report it to the plugin's authors, or --disable-plugin {plugin}",
+            ),
+            plugin=plugin,
+        )
 
     def disable(self, plugin: str, error: BaseException, hook_name: str) -> None:
         """Fail ``plugin`` for what its ``hook_name`` did (a result that breaks the hook's

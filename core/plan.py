@@ -93,7 +93,8 @@ def build_plan(
     ``require_active`` is false, a plan in which every component is inactive is
     Origin's usage error (:func:`check_active`).  With a ``host_failures`` list, a
     component that cannot run on this host (:class:`~nodehost.errors.RuntimeFailure`)
-    is left out and its failure appended, so judging a file does not depend on the host.
+    is left out and its failure appended (a program that cannot be found too), so judging a
+    file does not depend on the host.
     """
     order = start_order(inventory.catalog, resolved.selected)
     made, refusals = [], []
@@ -117,9 +118,15 @@ def build_plan(
     for name, after, provided, plan in made:
         standin = False
         if resolve_programs:
-            plan, standin = _resolve_program(
-                name, plan, overrides, standins, provided.record.standins
-            )
+            try:
+                plan, standin = _resolve_program(
+                    name, plan, overrides, standins, provided.record.standins
+                )
+            except RuntimeFailure as error:
+                if host_failures is None:
+                    raise
+                host_failures.append(error)
+                continue
         planned.append(
             PlannedComponent(
                 name=name,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from nodehost.cli.options import (
+    F,
     echo_warnings,
     load_inventory,
     logging_options,
@@ -51,137 +52,159 @@ def _given(ctx: click.Context, name: str) -> bool:
 ENVIRONMENT_PREFIX = "NODEHOST"
 
 
+#: The options that say where the config comes from, how it is generated, what is selected
+#: and which programs run: ``start``'s, and ``check``'s (:func:`config_options`).
+CONFIG_OPTIONS = [
+    click.option(
+        "--config",
+        metavar="FILE",
+        help="Run from this node config; other config flags are ignored.",
+    ),
+    click.option(
+        "--local-cluster",
+        metavar="DIR",
+        help="Run nodehost's test API server from DIR as a local control plane and join it: "
+        "the whole node on one machine, for trying, developing and CI (not a production API "
+        "server).",
+    ),
+    click.option(
+        "--components",
+        metavar="LIST",
+        help="Components to run: names or groups, comma separated (kubelet,proxy).",
+    ),
+    click.option("--enable", metavar="LIST", help="Origin's name for --components."),
+    click.option(
+        "--disable", metavar="LIST", default="", help="Components to leave out (names or groups)."
+    ),
+    click.option("--hostname", help="Name of this node (default: lower-cased `uname -n`)."),
+    click.option(
+        "--listen",
+        default=DEFAULT_LISTEN,
+        show_default=True,
+        metavar="ADDR",
+        help="Serving address, [scheme://]host[:port].",
+    ),
+    click.option(
+        "--volume-dir",
+        default=DEFAULT_VOLUME_DIR,
+        show_default=True,
+        help="Volume storage directory.",
+    ),
+    click.option(
+        "--network-plugin", default="", help="Network plugin (provider) name for pod networking."
+    ),
+    click.option(
+        "--recursive-resolv-conf",
+        default="",
+        metavar="FILE",
+        help="resolv.conf of upstream resolvers for the node DNS.",
+    ),
+    click.option(
+        "--images",
+        default=DEFAULT_IMAGE_FORMAT,
+        show_default=True,
+        help="Image name template for system components.",
+    ),
+    click.option(
+        "--latest-images", is_flag=True, help="Use the 'latest' tag instead of the release version."
+    ),
+    click.option("--kubernetes", hidden=True, help="Removed; use --kubeconfig."),
+    click.option(
+        "--kubeconfig",
+        default="",
+        metavar="FILE",
+        help="kubeconfig for API requests (bootstrap credentials with --bootstrap-config-name).",
+    ),
+    click.option(
+        "--bootstrap-config-name",
+        default="",
+        metavar="NAME",
+        help="Bootstrap: get a client certificate, then the config from this config map.",
+    ),
+    click.option(
+        "--bootstrap-config-namespace",
+        default=DEFAULT_BOOTSTRAP_NAMESPACE,
+        show_default=True,
+        metavar="NAMESPACE",
+        help="Bootstrap: the namespace of the config map.",
+    ),
+    click.option(
+        "--expire-days",
+        type=int,
+        default=DEFAULT_EXPIRE_DAYS,
+        show_default=True,
+        help="Validity of generated certificates, in days.",
+    ),
+    click.option(
+        "--master-cert-dir",
+        default=DEFAULT_MASTER_CERT_DIR,
+        show_default=True,
+        help="Signer CA folder used to generate the node folder.",
+    ),
+    click.option(
+        "--config-dir",
+        default=DEFAULT_CONFIG_DIR,
+        show_default=True,
+        help="Node folder generated when --config is not given.",
+    ),
+    click.option(
+        "--strict-config", is_flag=True, help="Unknown config keys are errors, not warnings."
+    ),
+    click.option(
+        "--state-dir",
+        metavar="DIR",
+        help="Runtime state: pid files, generated component files.",
+    ),
+    click.option(
+        "--binary",
+        "binaries",
+        multiple=True,
+        metavar="NAME=PATH",
+        help="Run PATH for program NAME; repeatable.",
+    ),
+    click.option(
+        "--standins",
+        type=click.Choice(["never", "missing", "always"]),
+        default="never",
+        show_default=True,
+        help="Use stand-ins (nodehost.testing's, or a component's own) for missing programs "
+        "(or always): CI smoke runs (with --local-cluster: missing unless given).",
+    ),
+    click.option(
+        "--bootstrap-timeout",
+        default="1h",
+        show_default=True,
+        metavar="DURATION",
+        help="Bootstrap: how long to wait for the API server and the client certificate.",
+    ),
+    click.option(
+        "--serving-cert-wait",
+        default="15s",
+        show_default=True,
+        metavar="DURATION",
+        help="Bootstrap: how long to wait for the kubelet serving certificate before going on.",
+    ),
+]
+
+
+def config_options(command: F) -> F:
+    """Apply :data:`CONFIG_OPTIONS` (in their order) to ``command``; read the flags back with
+    :func:`start_options`."""
+    for option in reversed(CONFIG_OPTIONS):
+        command = option(command)
+    return command
+
+
 @click.command(
     context_settings={"ignore_unknown_options": False, "auto_envvar_prefix": ENVIRONMENT_PREFIX}
 )
-@click.option(
-    "--config", metavar="FILE", help="Run from this node config; other config flags are ignored."
-)
-@click.option(
-    "--local-cluster",
-    metavar="DIR",
-    help="Run nodehost's test API server from DIR as a local control plane and join it: "
-    "the whole node on one machine, for trying, developing and CI (not a production API "
-    "server).",
-)
-@click.option(
-    "--components",
-    metavar="LIST",
-    help="Components to run: names or groups, comma separated (kubelet,proxy).",
-)
-@click.option("--enable", metavar="LIST", help="Origin's name for --components.")
-@click.option(
-    "--disable", metavar="LIST", default="", help="Components to leave out (names or groups)."
-)
+@config_options
 @click.option(
     "--dry-run", is_flag=True, help="Resolve and validate the config, print the plan, exit 0."
 )
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
 @click.option("--write-config", metavar="DIR", help="Generate the node folder into DIR and exit.")
 @click.option("--write-flags", is_flag=True, help="Print the kubelet's arguments and exit.")
-@click.option("--hostname", help="Name of this node (default: lower-cased `uname -n`).")
-@click.option(
-    "--listen",
-    default=DEFAULT_LISTEN,
-    show_default=True,
-    metavar="ADDR",
-    help="Serving address, [scheme://]host[:port].",
-)
-@click.option(
-    "--volume-dir", default=DEFAULT_VOLUME_DIR, show_default=True, help="Volume storage directory."
-)
-@click.option(
-    "--network-plugin", default="", help="Network plugin (provider) name for pod networking."
-)
-@click.option(
-    "--recursive-resolv-conf",
-    default="",
-    metavar="FILE",
-    help="resolv.conf of upstream resolvers for the node DNS.",
-)
-@click.option(
-    "--images",
-    default=DEFAULT_IMAGE_FORMAT,
-    show_default=True,
-    help="Image name template for system components.",
-)
-@click.option(
-    "--latest-images", is_flag=True, help="Use the 'latest' tag instead of the release version."
-)
-@click.option("--kubernetes", hidden=True, help="Removed; use --kubeconfig.")
-@click.option(
-    "--kubeconfig",
-    default="",
-    metavar="FILE",
-    help="kubeconfig for API requests (bootstrap credentials with --bootstrap-config-name).",
-)
-@click.option(
-    "--bootstrap-config-name",
-    default="",
-    metavar="NAME",
-    help="Bootstrap: get a client certificate, then the config from this config map.",
-)
-@click.option(
-    "--bootstrap-config-namespace",
-    default=DEFAULT_BOOTSTRAP_NAMESPACE,
-    show_default=True,
-    metavar="NAMESPACE",
-    help="Bootstrap: the namespace of the config map.",
-)
-@click.option(
-    "--expire-days",
-    type=int,
-    default=DEFAULT_EXPIRE_DAYS,
-    show_default=True,
-    help="Validity of generated certificates, in days.",
-)
-@click.option(
-    "--master-cert-dir",
-    default=DEFAULT_MASTER_CERT_DIR,
-    show_default=True,
-    help="Signer CA folder used to generate the node folder.",
-)
-@click.option(
-    "--config-dir",
-    default=DEFAULT_CONFIG_DIR,
-    show_default=True,
-    help="Node folder generated when --config is not given.",
-)
-@click.option("--strict-config", is_flag=True, help="Unknown config keys are errors, not warnings.")
-@click.option(
-    "--state-dir",
-    metavar="DIR",
-    help="Runtime state: pid files, generated component files.",
-)
-@click.option(
-    "--binary",
-    "binaries",
-    multiple=True,
-    metavar="NAME=PATH",
-    help="Run PATH for program NAME; repeatable.",
-)
-@click.option(
-    "--standins",
-    type=click.Choice(["never", "missing", "always"]),
-    default="never",
-    show_default=True,
-    help="Use stand-ins (nodehost.testing's, or a component's own) for missing programs "
-    "(or always): CI smoke runs (with --local-cluster: missing unless given).",
-)
-@click.option(
-    "--bootstrap-timeout",
-    default="1h",
-    show_default=True,
-    metavar="DURATION",
-    help="Bootstrap: how long to wait for the API server and the client certificate.",
-)
-@click.option(
-    "--serving-cert-wait",
-    default="15s",
-    show_default=True,
-    metavar="DURATION",
-    help="Bootstrap: how long to wait for the kubelet serving certificate before going on.",
-)
 @click.option(
     "--config-rollback-after",
     default="2m",
@@ -216,6 +239,12 @@ ENVIRONMENT_PREFIX = "NODEHOST"
     help="Consecutive quick failures after which a component fails the node; 0 never gives up.",
 )
 @click.option(
+    "--ignore-preflight-errors",
+    metavar="NAME[,NAME...]",
+    default="",
+    help="Start despite these preflight errors (check names, or 'all'): logged as warnings.",
+)
+@click.option(
     "--no-exec",
     is_flag=True,
     help="When the kubelet is the only component, supervise it instead of exec'ing it.",
@@ -239,22 +268,12 @@ def start(ctx: click.Context, **flags: Any) -> None:
     Invalid configs exit 255 with every problem listed; usage errors exit 2;
     runtime failures exit 1.
     """
-    options = _start_options(ctx, flags)
+    options = start_options(ctx, flags)
     check_start_options(options)
     settings = _host_settings(flags)
-    from nodehost.binaries import parse_binary_overrides
-    from nodehost.log import configure_logging
+    options, overrides, inventory, selected = load_for_start(options, flags)
+    from nodehost.resolve import resolve_config
 
-    overrides = parse_binary_overrides(flags["binaries"])
-
-    configure_logging(flags["loglevel"], flags["log_format"])
-    inventory = load_inventory(
-        flags["disable_plugins"], flags["strict_plugins"], flags["no_plugins"]
-    )
-    options = _implied_options(options, inventory)
-    from nodehost.resolve import resolve_config, selection_for
-
-    selected = selection_for(options, inventory)
     if options.dry_run:
         described = inventory.host.hooks.describe_config(options)
         if described is not None:
@@ -279,6 +298,9 @@ def start(ctx: click.Context, **flags: Any) -> None:
         else:
             click.echo("\n".join([*resolved.actions, render_plan(plan)]))
         return
+    from nodehost.check.preflight import parse_ignored, preflight
+
+    preflight(inventory, resolved, options, plan, parse_ignored(flags["ignore_preflight_errors"]))
     replanner = _replanner(inventory, options, selected, overrides)
     health_set = _given(ctx, "health_address")
     raise click.exceptions.Exit(
@@ -297,7 +319,7 @@ def environment_variable(option: click.Option) -> str:
     return f"{ENVIRONMENT_PREFIX}_{longest.replace('-', '_').upper()}"
 
 
-def _show_environment_variables(command: click.Command) -> None:
+def show_environment_variables(command: click.Command) -> None:
     """Give each option its ``NODEHOST_*`` variable and name it in ``--help``."""
     for param in command.params:
         if isinstance(param, click.Option) and param.allow_from_autoenv:
@@ -306,19 +328,20 @@ def _show_environment_variables(command: click.Command) -> None:
                 param.envvar = environment_variable(param)
 
 
-_show_environment_variables(start)
+show_environment_variables(start)
 
 
-def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
+def start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
+    """The :class:`StartOptions` of :func:`config_options`'s flags (and ``start``'s own)."""
     optional = {} if flags["hostname"] is None else {"hostname": flags["hostname"].strip().lower()}
     return StartOptions(
         config=flags["config"],
         components=flags["components"],
         enable=flags["enable"],
         disable=flags["disable"],
-        dry_run=flags["dry_run"],
-        write_config=flags["write_config"],
-        write_flags=flags["write_flags"],
+        dry_run=flags.get("dry_run", False),
+        write_config=flags.get("write_config"),
+        write_flags=flags.get("write_flags", False),
         listen=flags["listen"],
         listen_provided=_given(ctx, "listen") and flags["listen"] != DEFAULT_LISTEN,
         volume_dir=flags["volume_dir"],
@@ -338,14 +361,32 @@ def _start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         config_dir=flags["config_dir"] if not flags["config"] else _dirname(flags["config"]),
         strict_config=flags["strict_config"],
         state_dir=flags["state_dir"],
-        extra_args=tuple(flags["extra_args"]),
+        extra_args=tuple(flags.get("extra_args", ())),
         local_cluster=flags["local_cluster"] or None,
         standins=flags["standins"] if _given(ctx, "standins") else None,
         **optional,
     )
 
 
-def _implied_options(options: StartOptions, inventory: Inventory) -> StartOptions:
+def load_for_start(
+    options: StartOptions, flags: dict[str, Any]
+) -> tuple[StartOptions, dict[str, str], Inventory, frozenset[str]]:
+    """What ``start`` and ``check`` do with checked options before the config: ``--binary``
+    parsed, logging set up, plugins loaded, the options plugins imply, the selection."""
+    from nodehost.binaries import parse_binary_overrides
+    from nodehost.log import configure_logging
+    from nodehost.resolve import selection_for
+
+    overrides = parse_binary_overrides(flags["binaries"])
+    configure_logging(flags["loglevel"], flags["log_format"])
+    inventory = load_inventory(
+        flags["disable_plugins"], flags["strict_plugins"], flags["no_plugins"]
+    )
+    options = implied_options(options, inventory)
+    return options, overrides, inventory, selection_for(options, inventory)
+
+
+def implied_options(options: StartOptions, inventory: Inventory) -> StartOptions:
     """The options with what plugins derive from them (``--local-cluster``), checked again.
 
     ``--local-cluster`` that no plugin takes up is a usage error naming any

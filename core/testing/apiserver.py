@@ -84,8 +84,8 @@ DEFAULT_TOKEN = "abcdef.0123456789abcdef"
 DEFAULT_LIFETIME = 24 * 3600
 SERVER_VERSION = {
     "major": "1",
-    "minor": "32",
-    "gitVersion": "v1.32.0-nodehost-test",
+    "minor": "33",
+    "gitVersion": "v1.33.0-nodehost-test",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2026-01-01T00:00:00Z",

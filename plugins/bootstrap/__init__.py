@@ -163,3 +163,11 @@ class BootstrapTask:
             bootstrap_kubeconfig=Path(self.bootstrap).absolute() if self.bootstrap else None,
         )
         await CertificateRotation(settings).run(context)
+
+
+@hookimpl
+def nodehost_checks(context: Any) -> list[Any]:
+    """The node identity's checks (:mod:`nodehost.plugins.bootstrap.checks`)."""
+    from nodehost.plugins.bootstrap.checks import bootstrap_checks
+
+    return bootstrap_checks(context)

@@ -259,3 +259,11 @@ class DnsTask:
             f"forwards to: {upstreams or 'nothing (no upstream nameservers; REFUSED)'}",
             f"answers the reverse zones of: {networks or 'no network (PTR of known IPs only)'}",
         )
+
+
+@hookimpl
+def nodehost_checks(context: Any) -> list[Any]:
+    """The DNS server's port check (:mod:`nodehost.plugins.dns.checks`)."""
+    from nodehost.plugins.dns.checks import dns_checks
+
+    return dns_checks(context)

@@ -300,3 +300,11 @@ def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
 
         files.extend(referenced_files(kubeconfig))
     return tuple(dict.fromkeys(file for file in files if file))
+
+
+@hookimpl
+def nodehost_checks(context: Any) -> list[Any]:
+    """The kubelet's host checks (:mod:`nodehost.plugins.kubelet.checks`)."""
+    from nodehost.plugins.kubelet.checks import kubelet_checks
+
+    return kubelet_checks(context)

@@ -173,3 +173,11 @@ def _document(launch: Any, config: Any) -> dict[str, Any]:
         connection = dict(document.get("clientConnection") or {})
         document["clientConnection"] = {**connection, "acceptContentTypes": accept}
     return document
+
+
+@hookimpl
+def nodehost_checks(context: Any) -> list[Any]:
+    """kube-proxy's host checks (:mod:`nodehost.plugins.proxy.checks`)."""
+    from nodehost.plugins.proxy.checks import proxy_checks
+
+    return proxy_checks(context)

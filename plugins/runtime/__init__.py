@@ -214,3 +214,11 @@ def _pod_image(config: Any) -> str:
         return pod_image(config.image_config)
     except ImageTemplateError as error:
         raise RuntimeFailure(f"component runtime: imageConfig.format: {error}") from None
+
+
+@hookimpl
+def nodehost_checks(context: Any) -> list[Any]:
+    """The runtime's host checks (:mod:`nodehost.plugins.runtime.checks`)."""
+    from nodehost.plugins.runtime.checks import runtime_checks
+
+    return runtime_checks(context)

@@ -226,3 +226,11 @@ class Sdn:
     def cni_network(self, context: PlanContext) -> CniNetwork | None:
         """The configured provider's CNI network (see :func:`nodehost.cni.node_network`)."""
         return node_network(context)
+
+
+@hookimpl
+def nodehost_checks(context: Any) -> list[Any]:
+    """The pod network's host checks (:mod:`nodehost.plugins.sdn.checks`)."""
+    from nodehost.plugins.sdn.checks import sdn_checks
+
+    return sdn_checks(context)

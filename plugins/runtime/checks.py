@@ -1,0 +1,165 @@
+"""The container runtime's host checks (``nodehost_checks``).
+
+For a managed containerd:
+
+* ``runtime.containerd`` (not in the preflight) -- the program and its version;
+* ``runtime.runc`` -- ``runc`` on containerd's ``PATH`` (its version outside
+  the preflight): without it containerd starts but no pod does;
+* ``runtime.overlayfs`` -- the file system of containerd's default
+  snapshotter, registered or loadable as a module;
+* ``runtime.systemd-cgroup`` -- runc's ``SystemdCgroup`` (the ``systemd``
+  cgroup driver) needs systemd as PID 1;
+* ``runtime.space-root`` -- free space of containerd's root against the
+  kubelet's ``imagefs.available`` eviction threshold.
+
+For an external runtime, ``runtime.cri`` (:func:`cri_check`): the endpoint
+answers CRI ``Version`` and ``Status`` with ``RuntimeReady`` -- wired at
+merge to the CRI client.  With a stand-in containerd the host checks are
+skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+from typing import Any
+
+from nodehost.check import Check, CheckContext
+from nodehost.plugins.runtime.settings import SECTION, read_settings
+
+NAME = "runtime"
+DEFAULT_IMAGEFS_AVAILABLE = "15%"
+
+
+def runtime_checks(context: CheckContext) -> list[Check]:
+    """The checks above, for the selected, active runtime."""
+    if NAME not in context.selected or context.planned(NAME) is None:
+        return []
+    settings, _ = read_settings(context.config)
+    if settings.external is not None:
+        cri = cri_check(context, settings.external.socket)
+        return [cri] if cri is not None else []
+    program = context.program(NAME)
+    if program is not None and program[1]:
+        why = "containerd is a stand-in (--standins): only a real one needs this of the host"
+        return [Check.skipped(f"{NAME}.host", why)]
+    root = settings.paths(os.path.join(context.plan.state_dir, NAME)).root
+    found = [
+        runc_check(with_version=not context.preflight),
+        overlayfs_check(),
+        systemd_cgroup_check(settings.cgroup_driver),
+        space_check(root, _imagefs_threshold(context.config)),
+    ]
+    if not context.preflight:
+        found.insert(0, containerd_check(program))
+    return found
+
+
+def cri_check(context: CheckContext, socket: str) -> Check | None:
+    """``runtime.cri``: the external endpoint ``socket`` answers CRI ``Version`` and
+    ``Status`` with ``RuntimeReady``.
+
+    The place for the CRI client (wired at merge); until then no line,
+    rather than a line that checks nothing.
+    """
+    return None
+
+
+def containerd_check(program: tuple[str, bool] | None) -> Check:
+    from nodehost.check.programs import program_version
+
+    name = f"{NAME}.containerd"
+    if program is None:
+        return Check.skipped(name, "containerd is not planned (see the plan line)")
+    try:
+        return Check.ok(name, f"{program[0]}: {program_version(program[0])}")
+    except OSError as error:
+        return Check.error(name, str(error), "install containerd, or --binary containerd=PATH")
+
+
+def runc_check(*, with_version: bool) -> Check:
+    name = f"{NAME}.runc"
+    path = shutil.which("runc")
+    if path is None:
+        return Check.error(
+            name,
+            "runc is not on PATH: containerd starts, but no container does",
+            "install runc (apt-get install runc)",
+        )
+    if not with_version:
+        return Check.ok(name, path)
+    from nodehost.check.programs import program_version
+
+    try:
+        return Check.ok(name, f"{path}: {program_version(path)}")
+    except OSError as error:
+        return Check.error(name, str(error), "reinstall runc")
+
+
+def overlayfs_check(filesystems: str = "/proc/filesystems", modules: str = "/lib/modules") -> Check:
+    """overlay registered, or its module present for the kernel to load on the first mount."""
+    name = f"{NAME}.overlayfs"
+    try:
+        with open(filesystems) as file:
+            registered = any(line.split()[-1:] == ["overlay"] for line in file)
+    except OSError as error:
+        return Check.skipped(name, f"cannot read {filesystems}: {error.strerror}")
+    if registered:
+        return Check.ok(name, "overlay is registered")
+    folder = os.path.join(modules, platform.release(), "kernel", "fs", "overlayfs")
+    if os.path.isdir(folder):
+        return Check.ok(name, f"overlay is not loaded yet; its module is in {folder}")
+    return Check.error(
+        name,
+        "overlay is neither registered nor a module of this kernel: containerd's "
+        "default snapshotter cannot run containers",
+        "modprobe overlay, or a kernel with CONFIG_OVERLAY_FS",
+    )
+
+
+def systemd_cgroup_check(driver: str) -> Check:
+    name = f"{NAME}.systemd-cgroup"
+    systemd = os.path.isdir("/run/systemd/system")
+    setting = "SystemdCgroup = " + ("true" if driver == "systemd" else "false")
+    if driver == "systemd" and not systemd:
+        return Check.error(
+            name,
+            f"{setting} (cgroup driver systemd), but systemd is not PID 1",
+            f"set {SECTION}.cgroupDriver: cgroupfs",
+        )
+    return Check.ok(name, f"{setting}; systemd is {'' if systemd else 'not '}PID 1")
+
+
+def space_check(root: str, threshold: str) -> Check:
+    from nodehost.check.space import space_of
+
+    name = f"{NAME}.space-root"
+    try:
+        space = space_of(root)
+    except OSError as error:
+        return Check.skipped(name, f"cannot measure {root}: {error.strerror}")
+    if threshold.endswith("%"):
+        below = space.free_bytes * 100 <= space.total_bytes * float(threshold[:-1])
+    else:
+        from nodehost.config.quantity import parse_quantity
+
+        below = space.free_bytes <= parse_quantity(threshold).value
+    if below:
+        return Check.error(
+            name,
+            f"{space.describe()}: at the kubelet's eviction threshold "
+            f"imagefs.available<{threshold}",
+            f"free space on {space.measured}, or move {SECTION}.root",
+        )
+    return Check.ok(name, space.describe())
+
+
+def _imagefs_threshold(config: Any) -> str:
+    """``imagefs.available`` of ``kubeletArguments.eviction-hard``, else the kubelet's default."""
+    from nodehost.kube.programs import KUBELET_FLAGS
+
+    given = config.kubelet_arguments.get("eviction-hard") or []
+    values = KUBELET_FLAGS.resolve({"eviction-hard": given}).values if given else {}
+    thresholds = values["eviction-hard"].config() if "eviction-hard" in values else {}
+    return str(thresholds.get("imagefs.available") or DEFAULT_IMAGEFS_AVAILABLE)
