@@ -49,7 +49,9 @@ first is :attr:`port`), each with the same certificate, as the API servers of
 an HA cluster share their names.  ``go_down(port)`` stops one of them (it
 stops listening and every connection it holds is cut), ``come_up(port)``
 brings it back; without a port they act on every one.  ``/readyz``,
-``/livez`` and ``/healthz`` answer ``ok`` to anyone, as the real server's do.
+``/livez`` and ``/healthz`` answer ``ok`` to anyone, as the real server's do;
+``set_ready(port, False)`` makes that port's ``/readyz`` answer 500 (a server
+that lost its storage) while it goes on serving and keeping its connections.
 
 Standalone::
 
@@ -291,6 +293,8 @@ class TestApiServer:
         self.ports = [self.port, *(free_port(host) for _ in range(listeners - 1))]
         #: Connections accepted so far, by port.
         self.connections: dict[int, int] = {}
+        #: Ports whose ``/readyz`` answers 500.
+        self.not_ready: set[int] = set()
         self.ca = ca if ca is not None else TestCA()
         token_id, secret = token.split(".", 1)
         self.tokens = {token_id: secret}
@@ -448,6 +452,14 @@ class TestApiServer:
     def serving(self) -> bool:
         """Up, and every serving thread alive."""
         return self.up and all(thread.is_alive() for _, thread in self._servers.values())
+
+    def set_ready(self, port: int, ready: bool) -> None:
+        """Whether ``port``'s ``/readyz`` answers 200 (else 500); nothing else changes."""
+        self._chosen(port)
+        if ready:
+            self.not_ready.discard(port)
+        else:
+            self.not_ready.add(port)
 
     def track(self, sock: Any, port: int) -> None:
         self._sockets.setdefault(port, set()).add(sock)
@@ -713,6 +725,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = path.rstrip("/")
         if path == "/version":
             self.send_json(200, SERVER_VERSION)
+        elif path == "/readyz" and self.port in self.api.not_ready:
+            self.send_text(500, "[-]etcd failed: reason withheld\nreadyz check failed\n")
         elif path in HEALTH_PATHS:
             self.send_text(200, "ok")
         elif path == "/api":
