@@ -178,7 +178,8 @@ class TaskContext(Protocol):
         """Publish a progress line (``STATUS=`` to systemd, ``/status``)."""
 
     def report(self, details: Any = None, problems: Any = ()) -> None:
-        """Publish details for ``/status`` and ``/metrics`` (e.g. ``{"certificates": [...]}``)
+        """Publish details for ``/status`` and ``/metrics`` (e.g. ``{"certificates": [...]}``;
+        ``"lines"``, a list of strings, are printed by ``nodehost status`` under the table)
         and the problems that make the component not ready (empty: healthy)."""
 
     def files_changed(self, paths: Iterable[str]) -> None:
