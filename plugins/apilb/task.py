@@ -17,7 +17,6 @@ prints one line per server; ``/metrics`` has ``nodehost_apilb_*``
 
 from __future__ import annotations
 
-import asyncio
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +48,8 @@ class BalancerTask:
     timeout: float
 
     async def __call__(self, context: Any) -> None:
+        import asyncio
+
         from nodehost.apiclient import load_kubeconfig
         from nodehost.plugins.apilb.balancer import Balancer
 
@@ -85,6 +86,8 @@ class BalancerTask:
 
     async def follow_cluster(self, balancer: Any, log: Any) -> None:
         """Learn the servers from the cluster's EndpointSlice, for ever (see the docstring)."""
+        import asyncio
+
         from nodehost.apiclient import ClusterClient, ClusterError
         from nodehost.plugins.apilb.settings import write_learnt
 
@@ -158,6 +161,8 @@ def report(context: Any, balancer: Any) -> None:
 
 async def refresh(context: Any, balancer: Any) -> None:
     """Keep the connection counts in ``/status`` current (published when they change)."""
+    import asyncio
+
     shown = balancer.snapshot()
     while True:
         await asyncio.sleep(REPORT_SECONDS)
