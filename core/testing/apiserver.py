@@ -250,7 +250,12 @@ class _Server(ThreadingHTTPServer):
         super().__init__(address, _Handler)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
-        """TLS handshake in the connection's own thread, serve it, then close it."""
+        """TLS handshake in the connection's own thread, serve it, then close it.
+
+        No Nagle delay (``TCP_NODELAY``), as Go's listeners -- the real server's -- do.
+        """
+        with contextlib.suppress(OSError):
+            request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.owner.track(request, self.port)
         with self.owner.log_lock:
             self.owner.connections[self.port] = self.owner.connections.get(self.port, 0) + 1
