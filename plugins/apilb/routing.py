@@ -109,7 +109,8 @@ def _read(path: str) -> tuple[dict[str, Any], dict[str, Any], str] | str:
     context = named("contexts", current)
     if not context:
         return "has no current context"
-    return named("clusters", context.get("cluster")), named("users", context.get("user")), current
+    cluster, user = named("clusters", context.get("cluster")), named("users", context.get("user"))
+    return cluster, user, str(current)
 
 
 def _absolute(entry: dict[str, Any], folder: str) -> dict[str, Any]:
