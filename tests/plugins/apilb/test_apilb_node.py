@@ -3,8 +3,8 @@ ports): stopping the one in use leaves every component working, starting it brin
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,45 +18,26 @@ from nodehost.testing.apiserver import TestApiServer
 from nodehost.testing.noderun import NodeRun, nodehost_executable, run_nodehost
 from nodehost.testing.ports import free_port
 
-NAMESPACE, CONFIG_MAP, NODE_NAME = "openshift-node", "node-config", "node1.example.com"
+sys.path.insert(0, str(Path(__file__).parents[1] / "bootstrap"))  # the cluster tests' helpers
+
+import clusterrun
+from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, wait_for
+
 COMPONENTS = "kubelet,proxy,dns,bootstrap,apilb"
 WAIT = 60.0
 
 
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
-    """``predicate()``'s first truthy value, asked every 20 ms; fail naming ``what`` after
-    ``timeout`` s (a bound for a failing test, never a speed claim)."""
-    deadline = time.monotonic() + timeout
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-    return value
-
-
 def node_config(api: TestApiServer, dns_port: int, lb_port: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "NodeConfig",
-        "nodeName": "replaced-by-bootstrap",
-        "nodeIP": "127.0.0.1",
-        "servingInfo": {"bindAddress": "127.0.0.1:10250"},
-        "masterKubeConfig": "node.kubeconfig",
-        "dnsDomain": "cluster.local",
-        "dnsIP": "10.0.0.10",
-        "dnsBindAddress": f"127.0.0.1:{dns_port}",
-        "dnsNameservers": [],
-        "networkConfig": {"networkPluginName": ""},
-        "volumeDirectory": "volumes",
-        "imageConfig": {"format": "openshift/origin-${component}:${version}"},
-        "kubeletArguments": {"fail-swap-on": ["false"], "healthz-port": [str(free_port())]},
-        "proxyArguments": {"healthz-port": [str(free_port())]},
-        "apiServerLoadBalancer": {
-            "servers": api.urls[1:],
-            "bindAddress": f"127.0.0.1:{lb_port}",
-            "healthInterval": "200ms",
-        },
+    """The bootstrap tests' node config, with DNS and three API servers to balance."""
+    config: dict[str, Any] = yaml.safe_load(clusterrun.node_config(free_port(), free_port()))
+    config["dnsBindAddress"] = f"127.0.0.1:{dns_port}"
+    config["dnsNameservers"] = []
+    config["apiServerLoadBalancer"] = {
+        "servers": api.urls[1:],
+        "bindAddress": f"127.0.0.1:{lb_port}",
+        "healthInterval": "200ms",
     }
+    return config
 
 
 class Node:
