@@ -103,7 +103,7 @@ class ApiLoadBalancer:
             source=route.source,
             routed_kubeconfig=route.kubeconfig_path,
             component_dir=component_dir,
-            servers=route.servers,
+            servers=route.configured,
             server_name=route.server_name,
             bind_host=settings.bind_host,
             bind_port=settings.bind_port,
@@ -111,13 +111,14 @@ class ApiLoadBalancer:
             timeout=settings.health_timeout,
         )
         listen = f"{settings.bind_host}:{settings.bind_port}"
-        servers = ", ".join(f"{address} ({source})" for address, source in route.servers)
+        servers = ", ".join(f"{address} ({source})" for address, source in route.configured)
         return ComponentPlan(
             run=TaskSpec(
                 run=task,
                 readiness=TcpProbe(host=settings.bind_host, port=settings.bind_port),
                 stop_grace=5.0,
-                description=f"balance {listen} over {servers}",
+                description=f"balance {listen} over {servers} and the servers learnt "
+                "from the cluster",
             ),
             files=(
                 FileSpec(route.kubeconfig_path, dump_kubeconfig(route.kubeconfig), KUBECONFIG_MODE),

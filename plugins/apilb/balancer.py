@@ -29,6 +29,7 @@ from typing import Any
 
 from nodehost.backoff import Backoff
 from nodehost.config.hostport import split_host_port
+from nodehost.plugins.apilb.settings import CLUSTER
 
 UP, DOWN, UNKNOWN = "up", "down", "unknown"
 #: A check reads at most this much of the answer's status line.
@@ -180,8 +181,8 @@ class Balancer:
         the configured ones, gone ones dropped (their connections cut).  Whether it changed."""
         wanted = list(dict.fromkeys(addresses))
         known = {server.address for server in self.servers}
-        gone = [s for s in self.servers if s.source == "cluster" and s.address not in wanted]
-        added = [Server(address, "cluster") for address in wanted if address not in known]
+        gone = [s for s in self.servers if s.source == CLUSTER and s.address not in wanted]
+        added = [Server(address, CLUSTER) for address in wanted if address not in known]
         if not gone and not added:
             return False
         for server in gone:
@@ -312,6 +313,8 @@ class Balancer:
             return f"certificate not trusted: {error.verify_message}"
         except (OSError, ssl.SSLError) as error:
             return getattr(error, "strerror", None) or str(error) or type(error).__name__
+        except ValueError:  # a status line past the reader's limit
+            return "GET /readyz answered no HTTP status line"
         finally:
             if writer is not None:
                 writer.transport.abort()

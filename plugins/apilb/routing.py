@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from nodehost.config.hostport import join_host_port
 from nodehost.plugins.apilb.settings import (
+    CLUSTER,
     KUBECONFIG_FILE,
     LbSettings,
     read_learnt,
@@ -38,6 +39,12 @@ class Route:
     kubeconfig_path: str
     kubeconfig: dict[str, Any]
 
+    @property
+    def configured(self) -> tuple[tuple[str, str], ...]:
+        """The servers the configuration names (not those learnt from the cluster): what
+        the task is planned with, so that learning servers never changes the plan."""
+        return tuple(server for server in self.servers if server[1] != CLUSTER)
+
 
 def plan_route(settings: LbSettings, master_kubeconfig: str, component_dir: str) -> Route | str:
     """The route for these settings, or why the balancer has nothing to do (a sentence)."""
@@ -57,7 +64,7 @@ def plan_route(settings: LbSettings, master_kubeconfig: str, component_dir: str)
     servers = [(first, "kubeconfig")]
     servers += [(address, "config") for address in settings.servers if address != first]
     known = {address for address, _ in servers}
-    servers += [(a, "cluster") for a in read_learnt(component_dir) if a not in known]
+    servers += [(a, CLUSTER) for a in read_learnt(component_dir) if a not in known]
     if settings.mode == "auto" and len(servers) < 2:
         return (
             f"the node knows one API server ({first}); list the others in "

@@ -41,6 +41,8 @@ DEFAULT_INTERVAL = "500ms"
 DEFAULT_TIMEOUT = "1s"
 #: The servers learnt from the cluster, in the component's state folder.
 STATE_FILE = "servers.json"
+#: Where a server learnt from the cluster came from.
+CLUSTER = "cluster"
 #: The kubeconfig the other components use, in the component's state folder.
 KUBECONFIG_FILE = "kubeconfig"
 

@@ -40,7 +40,7 @@ class BalancerTask:
     source: str
     routed_kubeconfig: str
     component_dir: str
-    servers: tuple[tuple[str, str], ...]
+    servers: tuple[tuple[str, str], ...]  # the configured ones; those learnt are read at start
     server_name: str
     bind_host: str
     bind_port: int
@@ -59,7 +59,7 @@ class BalancerTask:
             return endpoint.tls
 
         balancer = Balancer(
-            self.servers,
+            self.known_servers(),
             tls=tls,
             server_name=self.server_name,
             interval=self.interval,
@@ -83,6 +83,14 @@ class BalancerTask:
                 job.cancel()
             await asyncio.gather(*jobs, return_exceptions=True)
             await balancer.close()
+
+    def known_servers(self) -> list[tuple[str, str]]:
+        """The configured servers, then those learnt from the cluster before."""
+        from nodehost.plugins.apilb.settings import CLUSTER, read_learnt
+
+        known = {address for address, _ in self.servers}
+        learnt = [(a, CLUSTER) for a in read_learnt(self.component_dir) if a not in known]
+        return [*self.servers, *learnt]
 
     async def follow_cluster(self, balancer: Any, log: Any) -> None:
         """Learn the servers from the cluster's EndpointSlice, for ever (see the docstring)."""

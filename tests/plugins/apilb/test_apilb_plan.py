@@ -79,8 +79,22 @@ def test_servers_learnt_before_make_it_run_after_a_restart(
     state.mkdir(parents=True)
     write_learnt(str(state), ("10.0.0.9:6443",))
     plan = plan_with(node_folder, node_plan, None)
+    assert plan.get("apilb").plan.inactive_reason is None
     task = plan.get("apilb").plan.run.run
-    assert task.servers[-1] == ("10.0.0.9:6443", "cluster")
+    assert task.known_servers() == [(MASTER, "kubeconfig"), ("10.0.0.9:6443", "cluster")]
+
+
+def test_servers_learnt_while_running_leave_the_plan_as_it_was(
+    node_folder: Any, node_plan: Any, tmp_path: Path
+) -> None:
+    """A configuration applied later must not restart the balancer for what it learnt."""
+    before = plan_with(node_folder, node_plan, {"servers": SERVERS})
+    state = tmp_path / "plan-state" / "apilb"
+    state.mkdir(parents=True)
+    write_learnt(str(state), ("10.0.0.9:6443",))
+    after = plan_with(node_folder, node_plan, {"servers": SERVERS})
+    assert after.get("apilb").plan == before.get("apilb").plan
+    assert after.get("apilb").plan.run.run.known_servers()[-1] == ("10.0.0.9:6443", "cluster")
 
 
 def test_it_starts_after_localcluster_and_before_the_rest() -> None:
