@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
     from nodehost.manager import Hooks
     from nodehost.options import StartOptions
-    from nodehost.records import ComponentRecord, NetworkProviderRecord
+    from nodehost.records import ApiRoute, ComponentRecord, NetworkProviderRecord
 
 
 # --- readiness probes ---------------------------------------------------------
@@ -257,6 +257,9 @@ class PlanContext:
                     them): those that use it.
     ``hooks``       the core's hook facade (:class:`nodehost.manager.Hooks`; a plugin
                     calls the hooks it added with ``hooks.call_each``).
+    ``api_route``   the :class:`~nodehost.records.ApiRoute` the node's API clients
+                    follow (``config.master_kube_config`` is then its kubeconfig), or
+                    None.
     """
 
     config: NodeConfig
@@ -268,6 +271,7 @@ class PlanContext:
     hooks: Hooks | None
     node_state_dir: str = ""
     dependents: frozenset[str] = frozenset()
+    api_route: ApiRoute | None = None
 
 
 @runtime_checkable

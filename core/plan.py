@@ -163,6 +163,8 @@ def plan_context(
     route = inventory.host.hooks.api_route(config, resolved.selected, state_dir)
     if route is not None and route.component != name:
         config = dataclasses.replace(config, master_kube_config=route.kubeconfig)
+    else:
+        route = None
     return PlanContext(
         config=config,
         options=options,
@@ -173,6 +175,7 @@ def plan_context(
         hooks=inventory.host.hooks,
         node_state_dir=state_dir,
         dependents=dependents(inventory, resolved.selected, name),
+        api_route=route,
     )
 
 

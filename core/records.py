@@ -194,10 +194,15 @@ class ApiRoute:
     :class:`~nodehost.component.FileSpec`) and serves what it names (a node-local
     load balancer); ``kubeconfig`` is an absolute path.  Every other component
     plans with ``masterKubeConfig`` set to it and starts after ``component``.
+    ``source`` is the kubeconfig it stands for (``masterKubeConfig`` as
+    configured): ``kubeconfig`` names the same credential files, so a component
+    that reads them at plan time (the routed file is written only at start)
+    reads ``source``'s.
     """
 
     component: str
     kubeconfig: str
+    source: str = ""
 
     def __post_init__(self) -> None:
         check_name("component", self.component)

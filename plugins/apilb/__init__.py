@@ -71,7 +71,9 @@ def nodehost_api_route(config: Any, selected: frozenset[str], state_dir: str) ->
     from nodehost.plugins.apilb.routing import plan_route
 
     route = plan_route(read_settings(config)[0], config.master_kube_config, _dir(state_dir))
-    return None if isinstance(route, str) else ApiRoute(NAME, route.kubeconfig_path)
+    if isinstance(route, str):
+        return None
+    return ApiRoute(NAME, route.kubeconfig_path, os.path.abspath(route.source))
 
 
 @hookimpl

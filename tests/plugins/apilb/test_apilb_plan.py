@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,23 @@ def test_config_validate_names_every_bad_field_and_exits_255(
     assert '  apiServerLoadBalancer.servers[0]: Invalid value: "ftp://a"' in done.err
     assert '  apiServerLoadBalancer.bindAddress: Invalid value: "10.1.1.1:6444"' in done.err
     assert "Traceback" not in done.err
+
+
+def test_the_kubelet_restarts_when_rotation_swaps_the_files_the_routed_kubeconfig_names(
+    node_folder: Any, node_plan: Any, tmp_path: Path
+) -> None:
+    """The routed kubeconfig is written only at start: the kubelet's reload files come from
+    the kubeconfig it stands for, which names the same files."""
+    certificates = node_folder.path / "certificates"
+    certificates.mkdir()
+    kubeconfig = yaml.safe_load(node_folder.kubeconfig.read_text())
+    user = kubeconfig["users"][0]["user"]
+    for key, name in (("client-certificate", "client.pem"), ("client-key", "client.key")):
+        (certificates / name).write_text(base64.b64decode(user.pop(f"{key}-data")).decode())
+        user[key] = f"certificates/{name}"
+    node_folder.kubeconfig.write_text(yaml.safe_dump(kubeconfig))
+    plan = plan_with(node_folder, node_plan, {"servers": SERVERS})
+    reload = plan.get("kubelet").plan.run.reload_files
+    assert str(certificates / "client.pem") in reload
+    assert str(certificates / "client.key") in reload
+    assert str(Path(plan.state_dir) / "apilb" / "kubeconfig") in reload
