@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import ssl
 import time
 from collections.abc import Callable, Iterable
@@ -81,6 +82,17 @@ class _Pipe(asyncio.Protocol):
     def resume_writing(self) -> None:
         if self.peer is not None and not self.peer.is_closing():
             self.peer.resume_reading()
+
+
+def _why(error: BaseException) -> str:
+    """A failed connection in a few words (``Connection refused``; asyncio's own text
+    for a refused connect names the address, which the log line already has)."""
+    if isinstance(error, TimeoutError):
+        return "no answer in time"
+    errno = getattr(error, "errno", None)
+    if isinstance(errno, int) and errno > 0 and not isinstance(error, ssl.SSLError):
+        return os.strerror(errno)
+    return str(error) or type(error).__name__
 
 
 def _same(pipe: _Pipe) -> _Pipe:
@@ -258,8 +270,7 @@ class Balancer:
                         functools.partial(_same, upstream), server.host, server.port
                     )
             except (OSError, TimeoutError) as error:
-                reason = getattr(error, "strerror", None) or "no answer to connect"
-                self.mark(server, DOWN, f"connect: {reason}")
+                self.mark(server, DOWN, f"connect: {_why(error)}")
                 continue
             assert isinstance(transport, asyncio.Transport)
             if client.closed:
@@ -312,7 +323,7 @@ class Balancer:
         except ssl.SSLCertVerificationError as error:
             return f"certificate not trusted: {error.verify_message}"
         except (OSError, ssl.SSLError) as error:
-            return getattr(error, "strerror", None) or str(error) or type(error).__name__
+            return _why(error)
         except ValueError:  # a status line past the reader's limit
             return "GET /readyz answered no HTTP status line"
         finally:

@@ -54,6 +54,7 @@ class BalancerTask:
         from nodehost.plugins.apilb.balancer import Balancer
 
         endpoint = load_kubeconfig(self.source)
+        log = context.log.bind(component=context.name)  # every line names the component
 
         def tls() -> Any:
             return endpoint.tls
@@ -64,7 +65,7 @@ class BalancerTask:
             server_name=self.server_name,
             interval=self.interval,
             timeout=self.timeout,
-            log=context.log,
+            log=log,
             on_change=lambda: report(context, balancer),
         )
         LIVE.add(balancer)
@@ -74,7 +75,7 @@ class BalancerTask:
             report(context, balancer)
             context.ready()
             jobs = [
-                asyncio.create_task(self.follow_cluster(balancer, context.log)),
+                asyncio.create_task(self.follow_cluster(balancer, log)),
                 asyncio.create_task(refresh(context, balancer)),
             ]
             await asyncio.gather(*jobs)

@@ -149,6 +149,9 @@ def test_stopping_the_server_in_use_leaves_the_node_working_and_starting_it_brin
     routed = str(node.state_dir / "apilb" / "kubeconfig")
     assert request_through(routed)
     wait_for(lambda: node.made(address(first)) > made, "a new connection to the first server")
+    changes = [e["event"] for e in node.run.logs()
+               if e.get("component") == "apilb" and e.get("server") == address(first)]  # fmt: skip
+    assert changes == ["API server up", "API server down", "API server up"], changes
     assert node.run.process.poll() is None
 
 
