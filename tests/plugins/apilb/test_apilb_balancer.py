@@ -258,3 +258,27 @@ async def test_servers_are_learnt_from_the_kubernetes_endpointslice_and_kept(
     assert set(state["servers"]) == {address(p) for p in api.ports}
     again = route_for(api, tmp_path, mode="on")
     assert [a for a, _ in again.servers] == [address(p) for p in api.ports]
+
+
+@in_loop
+async def test_a_server_that_accepts_but_never_answers_is_marked_down_by_its_timeout(
+    api: TestApiServer, tmp_path: Path
+) -> None:
+    """A black hole (the kernel completes the TCP handshake, nothing answers): only the
+    check's timeout can tell, and then new connections go elsewhere."""
+    import socket
+
+    with socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(64)  # never accepted, never answered
+        silent = address(hole.getsockname()[1])
+        route = route_for(api, tmp_path)
+        servers = ((silent, "kubeconfig"), *route.servers)
+        async with running(Route(route.source, servers, route.server_name,
+                                 route.kubeconfig_path, route.kubeconfig), tmp_path) as run:  # fmt: skip
+            await until(lambda: run.servers().get(silent) == "down", "the silent server down")
+            reason = next(s["reason"] for s in run.context.details["servers"]
+                          if s["address"] == silent)  # fmt: skip
+            assert reason == "no answer within 1s"
+            assert run.using() == address(api.ports[0])
+            await get_version(run.kubeconfig)
