@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
     from nodehost.manager import Hooks
     from nodehost.options import StartOptions
-    from nodehost.records import ComponentRecord, NetworkProviderRecord
+    from nodehost.records import ApiRoute, ComponentRecord, NetworkProviderRecord
 
 
 # --- readiness probes ---------------------------------------------------------
@@ -178,7 +178,8 @@ class TaskContext(Protocol):
         """Publish a progress line (``STATUS=`` to systemd, ``/status``)."""
 
     def report(self, details: Any = None, problems: Any = ()) -> None:
-        """Publish details for ``/status`` and ``/metrics`` (e.g. ``{"certificates": [...]}``)
+        """Publish details for ``/status`` and ``/metrics`` (e.g. ``{"certificates": [...]}``;
+        ``"lines"``, a list of strings, are printed by ``nodehost status`` under the table)
         and the problems that make the component not ready (empty: healthy)."""
 
     def files_changed(self, paths: Iterable[str]) -> None:
@@ -256,6 +257,9 @@ class PlanContext:
                     them): those that use it.
     ``hooks``       the core's hook facade (:class:`nodehost.manager.Hooks`; a plugin
                     calls the hooks it added with ``hooks.call_each``).
+    ``api_route``   the :class:`~nodehost.records.ApiRoute` the node's API clients
+                    follow (``config.master_kube_config`` is then its kubeconfig), or
+                    None.
     """
 
     config: NodeConfig
@@ -267,6 +271,7 @@ class PlanContext:
     hooks: Hooks | None
     node_state_dir: str = ""
     dependents: frozenset[str] = frozenset()
+    api_route: ApiRoute | None = None
 
 
 @runtime_checkable

@@ -40,7 +40,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.check import Check, CheckContext
     from nodehost.config.schema import NodeConfig
     from nodehost.options import StartOptions
-    from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
+    from nodehost.records import (
+        ApiRoute,
+        ComponentRecord,
+        NetworkProviderRecord,
+        Problem,
+        ValidationScope,
+    )
 
 # --- registration ---------------------------------------------------------------
 
@@ -292,6 +298,41 @@ def nodehost_checks(context: CheckContext) -> Sequence[Check]:
     raised (``-v 4`` logs the traceback); the other plugins' checks are
     reported as usual.  This holds for built-ins too: a check must never
     take ``nodehost check`` down.
+    """
+
+
+# --- planning -----------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def nodehost_api_route(
+    config: NodeConfig, selected: frozenset[str], state_dir: str
+) -> ApiRoute | None:
+    """Route the node's API clients through a component (a node-local load balancer).
+
+    **When**: each time a component's plan context is made (``start``,
+    ``--dry-run``, ``--write-flags``, each configuration the running node
+    takes), after validation; cheap and without side effects (a dry run asks too).
+
+    **Arguments**: ``config`` -- the validated NodeConfig, ``masterKubeConfig``
+    as the file gives it; ``selected`` -- the selected component names;
+    ``state_dir`` -- the node's state directory (``--state-dir``).
+
+    **Returns**: an :class:`nodehost.records.ApiRoute` naming one of the
+    selected components and the kubeconfig its plan writes, or None (no
+    route: every component uses ``masterKubeConfig``).  The core plans every
+    other component with ``masterKubeConfig`` replaced by that kubeconfig
+    (the kubelet's ``--kubeconfig``, kube-proxy's ``clientConnection``, the DNS
+    source, certificate rotation and config sync all follow it); that
+    component plans with the configuration as it is, and its record makes the
+    others start after it (``before=("all",)``).  An answer naming a component that is not
+    selected fails the plugin.
+
+    **Kind**: firstresult: the first implementation that returns a route wins.
+
+    **Errors**: a third-party plugin that raises or answers wrongly is failed
+    (unregistered and reported) and the next implementation is asked; a
+    built-in's is a ``PluginError``.
     """
 
 

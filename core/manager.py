@@ -42,7 +42,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
     from nodehost.entrypoints import EntryPoint
     from nodehost.options import StartOptions
-    from nodehost.records import ComponentRecord, NetworkProviderRecord, Problem, ValidationScope
+    from nodehost.records import (
+        ApiRoute,
+        ComponentRecord,
+        NetworkProviderRecord,
+        Problem,
+        ValidationScope,
+    )
 
 #: Built-in plugins, loaded by module name exactly as entry points are.
 BUILTIN_PLUGINS: tuple[str, ...] = (
@@ -53,6 +59,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "nodehost.plugins.bootstrap",
     "nodehost.plugins.runtime",
     "nodehost.plugins.localcluster",
+    "nodehost.plugins.apilb",
 )
 
 ENTRY_POINT_GROUP = PROJECT_NAME
@@ -776,6 +783,34 @@ class Hooks:
             ),
             plugin=plugin,
         )
+
+    # planning
+    def api_route(
+        self, config: NodeConfig, selected: frozenset[str], state_dir: str
+    ) -> ApiRoute | None:
+        """The first :class:`~nodehost.records.ApiRoute` an implementation returns
+        (``nodehost_api_route``), or None.  One that raises, or answers anything but a
+        route of a selected component, fails its plugin (a built-in's raises)."""
+        from nodehost.records import ApiRoute
+
+        hook = "nodehost_api_route"
+        kwargs = {"config": config, "selected": selected, "state_dir": state_dir}
+        for plugin, function, argnames in self._impls(hook):
+            try:
+                answer = function(**{name: kwargs[name] for name in argnames})
+                if answer is None:
+                    continue
+                if not isinstance(answer, ApiRoute):
+                    raise WrongResult(
+                        f"returned {type(answer).__name__} ({_short_repr(answer)}), not an ApiRoute"
+                    )
+                if answer.component not in selected:
+                    raise WrongResult(f"routed through {answer.component!r}, which is not selected")
+            except Exception as error:
+                self._host.disable_failed(plugin, error, hook)
+                continue
+            return answer
+        return None
 
     def disable(self, plugin: str, error: BaseException, hook_name: str) -> None:
         """Fail ``plugin`` for what its ``hook_name`` did (a result that breaks the hook's

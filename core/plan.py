@@ -160,9 +160,20 @@ def check_active(plan: Plan, allowed: Sequence[str]) -> None:
 def plan_context(
     inventory: Inventory, resolved: ResolvedConfig, options: StartOptions, name: str, state_dir: str
 ) -> PlanContext:
-    """The context component ``name`` plans in (its files go under ``state_dir/name``)."""
+    """The context component ``name`` plans in (its files go under ``state_dir/name``).
+
+    When a plugin routes the node's API clients through a component
+    (``nodehost_api_route``), every other component sees that route's kubeconfig
+    as ``masterKubeConfig``.
+    """
+    config = resolved.config
+    route = inventory.host.hooks.api_route(config, resolved.selected, state_dir)
+    if route is not None and route.component != name:
+        config = dataclasses.replace(config, master_kube_config=route.kubeconfig)
+    else:
+        route = None
     return PlanContext(
-        config=resolved.config,
+        config=config,
         options=options,
         record=inventory.components[name].record,
         selected=resolved.selected,
@@ -171,6 +182,7 @@ def plan_context(
         hooks=inventory.host.hooks,
         node_state_dir=state_dir,
         dependents=dependents(inventory, resolved.selected, name),
+        api_route=route,
     )
 
 

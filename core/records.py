@@ -9,6 +9,8 @@
   warning about the configuration, with Origin's field path and wording.
 * :class:`Topology` -- how a provider's pods reach the network (through the
   host, or on a master link's layer 2); the CNI checks adapt to it.
+* :class:`ApiRoute` -- returned by ``nodehost_api_route``: the kubeconfig the
+  other components reach the API server through, and the component serving it.
 
 The core selects records by name; a plugin never has to check "is this mine?".
 """
@@ -103,6 +105,8 @@ class ComponentRecord:
                   start after this one *if they are selected* -- ``after`` seen
                   from the other side, like systemd's ``Before=``; a component
                   that others need first (a local control plane) says so itself.
+                  A component named in its own ``after`` or ``requires`` is left
+                  out (two components before ``all``: one names the other).
     ``requires``  components that must be selected too; selecting this one
                   without them is an error at plan time.
     ``validation_scope`` which of Origin's validators it belongs with
@@ -220,6 +224,30 @@ class NetworkProviderRecord:
             raise ValueError(f"network provider {self.name}: config_schema needs a config_section")
         if not isinstance(self.topology, Topology):
             raise ValueError(f"network provider {self.name}: topology must be a nodehost.Topology")
+
+
+@dataclass(frozen=True)
+class ApiRoute:
+    """The node's API clients go through ``component``, with ``kubeconfig``.
+
+    ``component`` is a selected component whose plan writes ``kubeconfig`` (a
+    :class:`~nodehost.component.FileSpec`) and serves what it names (a node-local
+    load balancer); ``kubeconfig`` is an absolute path.  Every other component
+    plans with ``masterKubeConfig`` set to it and starts after ``component``.
+    ``source`` is the kubeconfig it stands for (``masterKubeConfig`` as
+    configured): ``kubeconfig`` names the same credential files, so a component
+    that reads them at plan time (the routed file is written only at start)
+    reads ``source``'s.
+    """
+
+    component: str
+    kubeconfig: str
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        check_name("component", self.component)
+        if not isinstance(self.kubeconfig, str) or not self.kubeconfig.startswith("/"):
+            raise ValueError(f"api route kubeconfig {self.kubeconfig!r} must be an absolute path")
 
 
 class Severity(enum.StrEnum):

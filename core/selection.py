@@ -71,11 +71,14 @@ class Catalog:
 
     def starts_after(self, name: str) -> set[str]:
         """Every component ``name`` waits for: its record's ``after`` and ``requires``,
-        and each component whose ``before`` names it or a group it belongs to."""
+        and each component whose ``before`` names it or a group it belongs to (unless that
+        component itself starts after ``name``)."""
         record = self.records[name]
         waits = {*record.after, *record.requires}
         for other, candidate in self.records.items():
-            if candidate.before and name in self.expand(",".join(candidate.before)):
+            if not candidate.before or name in {*candidate.after, *candidate.requires}:
+                continue  # what a component starts after is never also started after it
+            if name in self.expand(",".join(candidate.before)):
                 waits.add(other)
         waits.discard(name)
         return waits

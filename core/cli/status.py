@@ -147,9 +147,13 @@ def render_table(document: dict[str, Any]) -> str:
 
 
 def _detail_lines(components: list[dict[str, Any]]) -> list[str]:
-    """One line per certificate a component reports (``details.certificates``)."""
+    """One line per certificate a component reports (``details.certificates``), then the
+    lines it reports for people (``details.lines``, each after the component's name)."""
     lines = []
     for component in components:
+        owner = shown(component.get("name"))
+        for line in _items(_mapping(component.get("details")).get("lines")):
+            lines.append(f"{owner}: {shown(line)}")
         certificates = _items(_mapping(component.get("details")).get("certificates"))
         for certificate in map(_mapping, certificates):
             name, owner = shown(certificate.get("name")), shown(component.get("name"))

@@ -43,12 +43,23 @@ Fault injection: :meth:`TestApiServer.fail_next` (the next N requests answer
 a code, 429 with ``Retry-After``), :meth:`drop_watches`, :meth:`go_down` and
 :meth:`come_up` (same port).
 
+Several servers of one cluster: ``TestApiServer(dir, listeners=3)`` serves the
+one store on three ports (:attr:`TestApiServer.ports`, :attr:`urls`; the
+first is :attr:`port`), each with the same certificate, as the API servers of
+an HA cluster share their names.  ``go_down(port)`` stops one of them (it
+stops listening and every connection it holds is cut), ``come_up(port)``
+brings it back; without a port they act on every one.  ``/readyz``,
+``/livez`` and ``/healthz`` answer ``ok`` to anyone, as the real server's do;
+``set_ready(port, False)`` makes that port's ``/readyz`` answer 500 (a server
+that lost its storage) while it goes on serving and keeping its connections.
+
 Standalone::
 
     python -m nodehost.testing.apiserver --port 16443 --dir /tmp/api \\
         [--approve approve|deny|never] [--config-map NS/NAME=FILE ...] [--objects FILE]
 
-prints ``address https://127.0.0.1:16443`` and the kubeconfigs it wrote
+prints ``address https://127.0.0.1:16443`` (one line per port with
+``--listeners N``) and the kubeconfigs it wrote
 (``admin.kubeconfig``: a ``system:masters`` client certificate;
 ``bootstrap.kubeconfig``: a bootstrap token), then serves until SIGTERM.
 SIGUSR1 takes it down (``down <monotonic time>``), SIGUSR2 brings it back
@@ -93,7 +104,8 @@ SERVER_VERSION = {
     "compiler": "gc",
     "platform": "linux/amd64",
 }
-PUBLIC_PATHS = ("/version",)
+PUBLIC_PATHS = ("/version", "/readyz", "/livez", "/healthz")
+HEALTH_PATHS = ("/readyz", "/livez", "/healthz")
 FAULT_REASONS = {
     401: "Unauthorized",
     403: "Forbidden",
@@ -234,26 +246,34 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], owner: TestApiServer) -> None:
         self.owner = owner
+        self.port = address[1]
         super().__init__(address, _Handler)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
-        """TLS handshake in the connection's own thread, serve it, then close it."""
-        self.owner.track(request)
+        """TLS handshake in the connection's own thread, serve it, then close it.
+
+        No Nagle delay (``TCP_NODELAY``), as Go's listeners -- the real server's -- do.
+        """
+        with contextlib.suppress(OSError):
+            request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.owner.track(request, self.port)
+        with self.owner.log_lock:
+            self.owner.connections[self.port] = self.owner.connections.get(self.port, 0) + 1
         try:
             tls = self.owner.tls_context.wrap_socket(request, server_side=True)
         except (ssl.SSLError, OSError) as error:
             self.owner.handshake_errors.append(str(error))
-            self.owner.untrack(request)
+            self.owner.untrack(request, self.port)
             return
-        self.owner.track(tls)
+        self.owner.track(tls, self.port)
         try:
             super().finish_request(tls, client_address)
         finally:
             with contextlib.suppress(OSError):
                 tls.shutdown(socket.SHUT_RDWR)
             tls.close()
-            self.owner.untrack(tls)
-            self.owner.untrack(request)
+            self.owner.untrack(tls, self.port)
+            self.owner.untrack(request, self.port)
 
 
 class TestApiServer:
@@ -269,10 +289,17 @@ class TestApiServer:
         token: str = DEFAULT_TOKEN,
         default_lifetime: int = DEFAULT_LIFETIME,
         ca: TestCA | None = None,
+        listeners: int = 1,
     ) -> None:
         self.directory = Path(directory)
         self.host = host
         self.port = port or free_port(host)
+        #: Every port the store is served on (``listeners`` of them), :attr:`port` first.
+        self.ports = [self.port, *(free_port(host) for _ in range(listeners - 1))]
+        #: Connections accepted so far, by port.
+        self.connections: dict[int, int] = {}
+        #: Ports whose ``/readyz`` answers 500.
+        self.not_ready: set[int] = set()
         self.ca = ca if ca is not None else TestCA()
         token_id, secret = token.split(".", 1)
         self.tokens = {token_id: secret}
@@ -288,9 +315,8 @@ class TestApiServer:
         self.handshake_errors: list[str] = []
         self._faults: list[tuple[int, float | None, str]] = []
         self._faults_lock = threading.Lock()
-        self._sockets: set[Any] = set()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._sockets: dict[int, set[Any]] = {}
+        self._servers: dict[int, tuple[_Server, threading.Thread]] = {}
         self.directory.mkdir(parents=True, exist_ok=True)
         self.tls_context = self._tls_context()
         self.admin_kubeconfig = self._write_kubeconfigs(token)
@@ -300,6 +326,11 @@ class TestApiServer:
     @property
     def url(self) -> str:
         return f"https://{self.host}:{self.port}"
+
+    @property
+    def urls(self) -> list[str]:
+        """The URL of each port, :attr:`url` first."""
+        return [f"https://{self.host}:{port}" for port in self.ports]
 
     @property
     def ca_file(self) -> Path:
@@ -381,45 +412,65 @@ class TestApiServer:
     def __exit__(self, *exc: object) -> None:
         self.go_down()
 
-    def come_up(self) -> None:
-        """Listen (again) on the same address."""
-        if self._server is not None:
-            return
-        self._server = _Server((self.host, self.port), self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+    def come_up(self, port: int | None = None) -> None:
+        """Listen (again) on ``port`` (one of :attr:`ports`), or on every port."""
+        for each in self._chosen(port):
+            if each in self._servers:
+                continue
+            server = _Server((self.host, each), self)
+            thread = threading.Thread(
+                target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
+            self._servers[each] = (server, thread)
+            thread.start()
 
-    def go_down(self) -> None:
-        """Stop listening and cut every open connection (watches included)."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        self.drop_watches()
-        for sock in list(self._sockets):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-        self._sockets.clear()
-        if self._thread is not None:
-            self._thread.join(5)
+    def go_down(self, port: int | None = None) -> None:
+        """Stop listening on ``port`` (or every port) and cut every connection it holds
+        (watches included)."""
+        chosen = [each for each in self._chosen(port) if each in self._servers]
+        for each in chosen:
+            server, _ = self._servers[each]
+            server.shutdown()
+            server.server_close()
+        if port is None:
+            self.drop_watches()
+        for each in chosen:
+            for sock in list(self._sockets.pop(each, ())):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            self._servers.pop(each)[1].join(5)
+
+    def _chosen(self, port: int | None) -> list[int]:
+        if port is not None and port not in self.ports:
+            raise ValueError(f"port {port} is not one of this server's ports {self.ports}")
+        return list(self.ports) if port is None else [port]
 
     @property
     def up(self) -> bool:
-        return self._server is not None
+        """Listening on at least one port."""
+        return bool(self._servers)
+
+    def listening(self, port: int) -> bool:
+        return port in self._servers
 
     @property
     def serving(self) -> bool:
-        """Up, and its serving thread alive."""
-        return self.up and self._thread is not None and self._thread.is_alive()
+        """Up, and every serving thread alive."""
+        return self.up and all(thread.is_alive() for _, thread in self._servers.values())
 
-    def track(self, sock: Any) -> None:
-        self._sockets.add(sock)
+    def set_ready(self, port: int, ready: bool) -> None:
+        """Whether ``port``'s ``/readyz`` answers 200 (else 500); nothing else changes."""
+        self._chosen(port)
+        if ready:
+            self.not_ready.discard(port)
+        else:
+            self.not_ready.add(port)
 
-    def untrack(self, sock: Any) -> None:
-        self._sockets.discard(sock)
+    def track(self, sock: Any, port: int) -> None:
+        self._sockets.setdefault(port, set()).add(sock)
+
+    def untrack(self, sock: Any, port: int) -> None:
+        self._sockets.get(port, set()).discard(sock)
 
     # --- test controls -------------------------------------------------------
 
@@ -522,6 +573,19 @@ class _Handler(BaseHTTPRequestHandler):
     @property
     def api(self) -> TestApiServer:
         return self.server.owner
+
+    @property
+    def port(self) -> int:
+        """The port this connection came in on."""
+        return int(self.server.server_address[1])
+
+    def send_text(self, code: int, text: str) -> None:
+        data = text.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def send_json(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = (json.dumps(body) + "\n").encode()
@@ -666,6 +730,10 @@ class _Handler(BaseHTTPRequestHandler):
         path = path.rstrip("/")
         if path == "/version":
             self.send_json(200, SERVER_VERSION)
+        elif path == "/readyz" and self.port in self.api.not_ready:
+            self.send_text(500, "[-]etcd failed: reason withheld\nreadyz check failed\n")
+        elif path in HEALTH_PATHS:
+            self.send_text(200, "ok")
         elif path == "/api":
             self.send_json(
                 200,
@@ -785,7 +853,7 @@ class _Handler(BaseHTTPRequestHandler):
                 pending = []
         deadline = time.monotonic() + timeout
         try:
-            while self.api.up and time.monotonic() < deadline:
+            while self.api.listening(self.port) and time.monotonic() < deadline:
                 if pending:
                     self.chunk(b"".join(pending))
                 with store.lock:
@@ -973,6 +1041,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nodehost.testing.apiserver")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--listeners", type=int, default=1, help="serve the store on this many ports"
+    )
     parser.add_argument("--dir", required=True, help="where the CA and kubeconfigs are written")
     parser.add_argument(
         "--approve",
@@ -1010,7 +1081,13 @@ def main(argv: list[str] | None = None) -> int:
         help="serve FILE as key node-config.yaml of config map NS/NAME",
     )
     args = parser.parse_args(argv)
-    api = TestApiServer(args.dir, port=args.port, host=args.host, default_lifetime=args.lifetime)
+    api = TestApiServer(
+        args.dir,
+        port=args.port,
+        host=args.host,
+        default_lifetime=args.lifetime,
+        listeners=args.listeners,
+    )
     api.set_approver(args.approve, "kubernetes.io/kube-apiserver-client-kubelet")
     api.set_approver(args.approve_serving, "kubernetes.io/kubelet-serving")
     for spec in args.config_map:
@@ -1028,7 +1105,8 @@ def main(argv: list[str] | None = None) -> int:
     threading.stack_size(512 * 1024)  # a fleet's connections are a thread each
     with api:
         outage.start()
-        print(f"address {api.url}", flush=True)
+        for url in api.urls:
+            print(f"address {url}", flush=True)
         print(f"admin-kubeconfig {api.admin_kubeconfig}", flush=True)
         print(f"bootstrap-kubeconfig {api.bootstrap_kubeconfig}", flush=True)
         stop.wait()

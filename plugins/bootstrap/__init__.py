@@ -106,7 +106,7 @@ def sync_settings(context: PlanContext) -> SyncSettings | None:
     config_dir = Path(context.options.config_dir).absolute()
     if Path(context.config.source).absolute() != config_dir / NODE_CONFIG:
         return None
-    return SyncSettings(context.options)
+    return SyncSettings(context.options, context.config.master_kube_config)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ every 180 s extracted ``openshift-node/<BOOTSTRAP_CONFIG_NAME>``, compared an
 md5sum, replaced ``node-config.yaml``, checked it, relabelled the Node from
 ``kubeletArguments.node-labels``, ``pkill``-ed the kubelet and annotated the
 Node with ``node.openshift.io/md5sum``.  Here the ``bootstrap`` component does
-it, as the node (``node.kubeconfig``):
+it, as the node (``node.kubeconfig``), through the configuration's
+``masterKubeConfig`` as every component reaches the API server (the routed
+kubeconfig when a load balancer routes them: ``nodehost_api_route``):
 
 * it **watches** the config map (one watch from its resourceVersion, resumed
   from the last version seen after a drop; no polling).  After a few failures
@@ -81,13 +83,19 @@ EVENTS = {
 
 @dataclass(frozen=True)
 class SyncSettings:
-    """What the sync is planned with: the start options (a value, stable across plans).
+    """What the sync is planned with: the start options (a value, stable across plans)
+    and the kubeconfig it reaches the API server through (``masterKubeConfig``; "": the
+    bootstrap's ``node.kubeconfig``).
 
     The bootstrap's settings (config map, overrides, node name) are derived
     from them when the sync runs: they name local addresses, which may change.
     """
 
     options: StartOptions
+    kubeconfig: str = ""
+
+    def client_kubeconfig(self, bootstrap: BootstrapSettings) -> str:
+        return self.kubeconfig or str(bootstrap.node_kubeconfig)
 
     @property
     def where(self) -> str:
@@ -155,7 +163,7 @@ class ConfigSync:
         failures = 0
         while True:
             try:
-                kubeconfig = str(self.bootstrap.node_kubeconfig)
+                kubeconfig = self.settings.client_kubeconfig(self.bootstrap)
                 async with ClusterClient(kubeconfig, on_retry=self._retrying) as client:
                     async for config_map in client.follow(
                         "ConfigMap",
@@ -265,7 +273,7 @@ class ConfigSync:
     def _client(self) -> ClusterClient:
         from nodehost.apiclient import ClusterClient
 
-        return ClusterClient(str(self.bootstrap.node_kubeconfig))
+        return ClusterClient(self.settings.client_kubeconfig(self.bootstrap))
 
     def event(self, result: ApplyResult) -> dict[str, Any]:
         """The Node event that reports ``result`` (as the kubelet's own node events look)."""

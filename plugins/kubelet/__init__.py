@@ -52,6 +52,7 @@ from nodehost.records import ProblemKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plugins.kubelet import arguments as args
+    from nodehost.records import ApiRoute
 
 CONFIG_FILE_NAME = "kubelet-config.yaml"
 
@@ -202,7 +203,7 @@ class Kubelet:
                 argv=("kubelet", f"--config={path}", *launch.flags),
                 readiness=readiness,
                 exec_allowed=True,
-                reload_files=reload_files(merged.arguments),
+                reload_files=reload_files(merged.arguments, context.api_route),
                 reload_signal=None,
             ),
             files=(FileSpec(path, render_config_file(launch.document, context.config.source)),),
@@ -277,13 +278,17 @@ def _argument_lists(contribution: object) -> dict[str, list[str]]:
     return lists
 
 
-def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+def reload_files(
+    arguments: Mapping[str, Sequence[str]], route: ApiRoute | None = None
+) -> tuple[str, ...]:
     """The files a change of which needs a kubelet restart.
 
     The serving certificate, key and client CA; the kubeconfig and the files
     it names (read now, when it exists; relative ones resolved against its
-    folder); and in ``cert-dir`` the ``-current.pem`` pairs of the client and
-    serving certificates (what TLS bootstrap and rotation swap).
+    folder; for the kubeconfig of an API ``route``, written only at start, those
+    of the kubeconfig it stands for); and in ``cert-dir`` the ``-current.pem``
+    pairs of the client and serving certificates (what TLS bootstrap and
+    rotation swap).
     """
     from nodehost.kube.programs import (
         KUBELET_CLIENT_CERT_PREFIX,
@@ -298,6 +303,8 @@ def reload_files(arguments: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
     for kubeconfig in arguments.get("kubeconfig", ())[-1:]:
         from nodehost.pki.kubeconfig import referenced_files
 
+        if route is not None and route.source and kubeconfig == route.kubeconfig:
+            kubeconfig = route.source
         files.extend(referenced_files(kubeconfig))
     return tuple(dict.fromkeys(file for file in files if file))
 
