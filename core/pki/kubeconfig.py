@@ -113,13 +113,15 @@ def dump_kubeconfig(config: dict[str, Any]) -> bytes:
 
 
 def load_document(data: bytes) -> Any:
-    """``yaml.safe_load`` of a kubeconfig through libyaml when PyYAML has it: a kubeconfig
-    carries its certificates and key inline, and the pure-Python scanner is slow on long
-    scalars.  Same documents; errors are the same ``yaml.YAMLError`` types with line and
-    column (libyaml's do not quote the offending line)."""
-    import yaml
+    """A kubeconfig's YAML through the one bounded loader (:mod:`nodehost.config.yamlsafe`:
+    libyaml when PyYAML has it, the same limits as the node config); ``ValueError`` with the
+    loader's one-line reason (line and column) when it cannot be loaded."""
+    from nodehost.config.yamlsafe import YAMLFileError, parse_yaml_bytes
 
-    return yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    try:
+        return parse_yaml_bytes(data, KUBECONFIG_LIMIT).data
+    except YAMLFileError as error:
+        raise ValueError(str(error)) from None
 
 
 def kubeconfig_entries(
