@@ -45,7 +45,29 @@ MAX_FILE_BYTES = CONFIG_LIMIT
 MAX_NODES = 100_000
 MAX_ALIAS_NODES = 100_000
 
-_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):
+    """libyaml's safe loader whose mappings are built with string keys (``1`` and ``true``
+    stay two keys: as Python values they are equal)."""
+
+    def construct_mapping(self, node: nodes.MappingNode, deep: bool = False) -> dict[str, Any]:
+        self.flatten_mapping(node)
+        mapping: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, list | dict):
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "found unhashable key",
+                    key_node.start_mark,
+                )
+            mapping[key_text(key)] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 # Characters YAML 1.1 allows in a stream (c-printable); anything else is refused up front.
 _NON_PRINTABLE = re.compile(
@@ -292,10 +314,9 @@ def _check_scalar(node: nodes.ScalarNode) -> None:
 
 
 def _unshare(value: Any) -> Any:
-    """A copy without shared or recursive parts (aliases expanded), every key a string
-    (:func:`~nodehost.config.schema.key_text`); bounded by the checks above."""
+    """A copy without shared or recursive parts (aliases expanded), bounded by the checks above."""
     if isinstance(value, dict):
-        return {key_text(key): _unshare(item) for key, item in value.items()}
+        return {key: _unshare(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_unshare(item) for item in value]
     return value
