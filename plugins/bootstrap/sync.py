@@ -24,8 +24,8 @@ it, as the node (``node.kubeconfig``):
   bytes in the file or by SIGHUP, and the node runs on.
   Versions that arrive during an apply are coalesced: the latest one is next;
 * the Node gets an **event** for each apply (``NodeConfigApplied``, or
-  ``NodeConfigRejected`` / ``NodeConfigRolledBack`` with the problems, as
-  warnings);
+  ``NodeConfigRejected`` / ``NodeConfigRolledBack`` / ``NodeConfigRollbackFailed``
+  with the problems, as warnings);
 * once a configuration runs (applied, or already running), the Node gets the
   **labels** of its ``kubeletArguments.node-labels`` (added or changed, never
   removed -- Origin did not remove them either) and the **annotations**
@@ -80,6 +80,7 @@ EVENTS = {
     "applied": ("Normal", "NodeConfigApplied"),
     "rejected": ("Warning", "NodeConfigRejected"),
     "rolled back": ("Warning", "NodeConfigRolledBack"),
+    "rollback failed": ("Warning", "NodeConfigRollbackFailed"),
 }
 
 
