@@ -330,3 +330,26 @@ def test_keys_of_any_yaml_type_are_loaded_as_strings_not_a_crash(api, node_dir: 
     content = b"apiVersion: v1\nkind: NodeConfig\n1: a\nnull: b\ntrue: c\nnodeIP: 10.0.0.1\n"
     rewritten = yaml.safe_load(rewrite_node_config(content, settings, None))
     assert [rewritten.get(key) for key in ("1", "null", "true")] == ["a", "b", "c"]
+
+
+def test_a_sighup_during_the_bootstrap_wait_is_applied_once_started_not_fatal(
+    api, start_args, start_env
+) -> None:
+    import signal
+
+    api.set_approver("never")
+    process = subprocess.Popen(
+        start_args("--exit-on-ready"), env=start_env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: client_csrs(api), "the client certificate signing request", 120)
+        process.send_signal(signal.SIGHUP)
+        api.approve(client_csrs(api)[0]["metadata"]["name"])
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr
+    assert "SIGHUP came while starting" in stderr
