@@ -335,7 +335,7 @@ def _bearer(token: str, source: str) -> str:
 def load_kubeconfig(kubeconfig: str) -> _Endpoint:
     """The server, TLS context and credentials of ``kubeconfig``'s current context ("" : the
     in-cluster service account).  Raises ``OSError``, ``ValueError``, ``KeyError``,
-    ``TypeError``, ``ssl.SSLError`` or ``yaml.YAMLError`` saying what is wrong."""
+    ``TypeError`` or ``ssl.SSLError`` saying what is wrong."""
     if kubeconfig:
         document, folder = (
             _read_kubeconfig(kubeconfig),
@@ -792,7 +792,6 @@ class ClusterClient:
         backoff: Backoff | None = None,
         on_retry: Callable[[str], None] | None = None,
     ) -> None:
-        import yaml
 
         self.kubeconfig = kubeconfig
         self.timeout = timeout
@@ -804,7 +803,7 @@ class ClusterClient:
             endpoint = load_kubeconfig(kubeconfig)
         except ssl.SSLError as error:
             raise ClusterError(f"{where}: cannot use its credentials: {_describe(error)}") from None
-        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as error:
+        except (OSError, ValueError, KeyError, TypeError) as error:
             raise ClusterError(f"cannot load {where}: {_describe(error)}") from None
         self.server = endpoint.server
         self._http = _Http(endpoint, timeout)

@@ -132,8 +132,6 @@ def kubeconfig_entries(
     With ``required`` (what to call the file, e.g. "bootstrap kubeconfig"), a
     missing or unreadable file raises ``RuntimeFailure`` instead.
     """
-    import yaml
-
     from nodehost.errors import RuntimeFailure
 
     try:
@@ -142,7 +140,7 @@ def kubeconfig_entries(
         if required:
             raise RuntimeFailure(f"unable to load {required}: {path} does not exist") from None
         return {}, {}
-    except (OSError, yaml.YAMLError, ValueError) as error:
+    except (OSError, ValueError) as error:
         if required:
             raise RuntimeFailure(f"unable to load {required} {path}: {_one_line(error)}") from None
         return {}, {}
@@ -162,13 +160,9 @@ def kubeconfig_entries(
 
 
 def _one_line(error: BaseException) -> str:
-    """An OS, YAML or decoding error in one line (YAML's own text spans several)."""
+    """An OS, loader or decoding error in one line."""
     if isinstance(error, OSError):
         return error.strerror or str(error)
-    problem = getattr(error, "problem", None)
-    mark = getattr(error, "problem_mark", None)
-    if problem and mark is not None:
-        return f"not YAML: {problem} (line {mark.line + 1}, column {mark.column + 1})"
     if isinstance(error, UnicodeDecodeError):
         return "not UTF-8 text"
     return " ".join(str(error).split())

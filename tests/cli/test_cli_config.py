@@ -129,3 +129,24 @@ def test_a_provider_nothing_can_run_is_a_warning_when_its_plugin_is_disabled(
         "not run: no loaded plugin provides the sdn component (disabled: sdn)"
     ) in result.err
     assert "will not run" not in nodehost("config", "validate", str(path)).err
+
+
+def test_a_value_of_the_wrong_type_is_one_problem_not_two(nodehost, node_dir: Path) -> None:
+    path = node_dir / "node-config.yaml"
+    path.write_text(path.read_text().replace("nodeName:", "nodeName: 12345\nx:", 1))
+    result = nodehost("config", "validate", str(path))
+    assert result.code == 255
+    about = [line for line in result.err.splitlines() if line.startswith("  nodeName:")]
+    assert len(about) == 1, result.err
+    assert "must be a string, not an integer" in about[0]
+
+
+def test_show_and_validate_list_the_same_problems(nodehost, node_dir: Path) -> None:
+    path = node_dir / "node-config.yaml"
+    (node_dir / "node.kubeconfig").unlink()
+    path.write_text(path.read_text().replace("nodeName:", "nodeName: 12345\nx:", 1))
+    validated = nodehost("config", "validate", str(path))
+    shown = nodehost("config", "show", str(path))
+    assert validated.code == shown.code == 255
+    assert "masterKubeConfig" in validated.err
+    assert shown.err == validated.err
