@@ -150,3 +150,29 @@ def test_show_and_validate_list_the_same_problems(nodehost, node_dir: Path) -> N
     assert validated.code == shown.code == 255
     assert "masterKubeConfig" in validated.err
     assert shown.err == validated.err
+
+
+def test_each_unreadable_file_is_reported_under_its_own_field(
+    node_dir: Path, unprivileged: list[str]
+) -> None:
+    """As a user who meets file modes (root through setpriv): the key under keyFile, the
+    kubeconfig under masterKubeConfig, each once."""
+    import subprocess
+    import sys
+
+    for name in ("server.key", "node.kubeconfig"):
+        (node_dir / name).chmod(0)
+    path = node_dir / "node-config.yaml"
+    nodehost = str(Path(sys.executable).parent / "nodehost")
+    done = subprocess.run(
+        [*unprivileged, nodehost, "config", "validate", str(path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 255, done.stderr
+    problems = done.stderr.splitlines()[1:]
+    assert problems == [
+        f'  servingInfo.keyFile: Invalid value: "{node_dir}/server.key": could not read file: '
+        f"open {node_dir}/server.key: permission denied",
+        f'  masterKubeConfig: Invalid value: "{node_dir}/node.kubeconfig": could not read file: '
+        f"open {node_dir}/node.kubeconfig: permission denied",
+    ], done.stderr
