@@ -194,7 +194,8 @@ class ConfigApplier:
             try:
                 content = _read_config(self.path)
             except OSError as error:
-                return self._result(REJECTED, origin, (f"cannot read {self.path}: {_why(error)}",))
+                why = await asyncio.to_thread(_unreadable, self.path, error)
+                return self._result(REJECTED, origin, (why,))
         if content == self.content:
             return self._result(UNCHANGED, origin)
         try:
@@ -402,6 +403,19 @@ def _read_config(path: Path) -> bytes:
     from nodehost.fileread import CONFIG_LIMIT, read_file
 
     return read_file(path, CONFIG_LIMIT)
+
+
+def _unreadable(path: Path, error: OSError) -> str:
+    """Why the config file cannot be read, as loading it words it: the same line for a
+    file that is too large (or unreadable) whether SIGHUP or a config map brought it."""
+    from nodehost.config.load import read_config_file
+    from nodehost.errors import ConfigError
+
+    try:
+        read_config_file(str(path))
+    except ConfigError as refused:
+        return str(refused)
+    return f"cannot read {path}: {_why(error)}"
 
 
 def _read_or_none(path: Path) -> bytes | None:

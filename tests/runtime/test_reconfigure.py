@@ -280,3 +280,21 @@ def test_a_rollback_that_cannot_write_the_file_is_reported_as_failing(
     assert result.problems[0].startswith("a not ready within 0.5s")
     assert "No space left on device" in result.problems[1]
     assert len(result.problems) == 2
+
+
+def test_a_file_too_large_is_refused_in_the_words_of_the_loader(tmp_path: Path, paths) -> None:
+    """SIGHUP's read of the file (content None) says what a config map's apply says."""
+    config, state = paths
+    grow = f"open({str(config)!r}, 'ab').write(b'#' * (5 << 20))"
+    plans = {
+        b"v1": lambda d: plan(config, state, d, process("a")),
+        b"v2": lambda d: plan(config, state, d, acting("a", grow, tmp_path)),
+    }
+    driver = run(tmp_path, plans, (b"v2", None), config_rollback_after=0.5)  # type: ignore[arg-type]
+    rolled_back, reread = (seen["result"] for seen in driver.seen)
+    assert rolled_back.result == "rolled back"
+    assert reread.result == "rejected"
+    assert reread.problems == (
+        f'could not load config file "{config}" due to an error: the file is larger than the '
+        "limit of 4 MiB (4194304 bytes)",
+    )
