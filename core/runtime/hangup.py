@@ -1,11 +1,15 @@
 """SIGHUP before the host can act on it: remembered, never fatal.
 
-SIGHUP's default action ends a process.  ``nodehost start`` calls :func:`defer`
-first thing, so a SIGHUP (``systemctl reload``) that arrives while the config
-is resolved, during the bootstrap wait (up to ``--bootstrap-timeout``) or while
-the host sets itself up is only remembered; once the node's components are
-started the host asks :func:`take` and, if one came, applies the config file as
-a SIGHUP then would (``unchanged`` when the file is what the node started with).
+SIGHUP's default action ends a process.  The console script calls :func:`defer`
+for ``start`` before it imports click (and ``start`` itself calls it first
+thing, for callers that skip the script), so a SIGHUP (``systemctl reload``)
+that arrives while the plugins load, the config is resolved, during the
+bootstrap wait (up to ``--bootstrap-timeout``) or while the host sets itself
+up is only remembered; once the node's components are started the host asks
+:func:`take` and, if one came, applies the config file as a SIGHUP then would
+(``unchanged`` when the file is what the node started with).  Only the
+interpreter's own start-up, before any of nodehost's code runs (tens of
+milliseconds), is left to SIGHUP's default action.
 
 The handler is a Python function, not ``SIG_IGN``: a program nodehost starts
 gets SIGHUP's default action back when it execs.
