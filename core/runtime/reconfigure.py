@@ -242,7 +242,7 @@ class ConfigApplier:
         restarted, problems = await self._restart(plan, changed, ready_before, absorb=True)
         if not problems:
             return self._result(APPLIED, origin, (), tuple(restarted), warnings)
-        self.log.warning("new configuration not ready; rolling back", problems=problems)
+        self.log.warning("new configuration not ready; rolling back", restarted=restarted)
         failures = await self._roll_back(old_plan, previous, content, restarted)
         result = ROLLBACK_FAILED if failures else ROLLED_BACK
         lines = tuple(dict.fromkeys([*problems, *failures]))

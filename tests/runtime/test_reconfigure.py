@@ -298,3 +298,15 @@ def test_a_file_too_large_is_refused_in_the_words_of_the_loader(tmp_path: Path, 
         f'could not load config file "{config}" due to an error: the file is larger than the '
         "limit of 4 MiB (4194304 bytes)",
     )
+
+
+def test_the_log_lists_a_rollbacks_problems_once(tmp_path: Path, paths, capfd) -> None:
+    config, state = paths
+    never = FileProbe(path=str(tmp_path / "never"), interval=0.05)
+    plans = {
+        b"v1": lambda d: plan(config, state, d, process("a")),
+        b"v2": lambda d: plan(config, state, d, process("a", probe=never)),
+    }
+    run(tmp_path, plans, (b"v2",), config_rollback_after=0.5)
+    logged = capfd.readouterr().err
+    assert logged.count("a not ready within 0.5s") == 1, logged
