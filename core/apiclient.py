@@ -18,7 +18,9 @@ client's deadline.  Other answers are final and raise :class:`ClusterRefused`
 (carrying the HTTP code, the API's reason and message).  A certificate the
 client cannot verify raises :class:`ClusterTLSError` at once: retrying cannot
 fix a wrong CA.  An answer is read up to :data:`BODY_LIMIT` bytes, a watch
-event up to :data:`EVENT_LIMIT`.
+event up to :data:`EVENT_LIMIT`, and parsed by the one bounded JSON loader
+(:func:`nodehost.jsonsafe.parse_json`: depth, lone surrogates as Go decodes
+them), off the event loop when large (:func:`nodehost.jsonsafe.off_loop`).
 
 Objects go in and out as plain mappings in the API's JSON shape.
 :meth:`ClusterClient.follow` yields every version of one object from one
@@ -45,7 +47,8 @@ import h11
 
 from nodehost.backoff import Backoff
 from nodehost.errors import RuntimeFailure
-from nodehost.fileread import FileState, file_state
+from nodehost.fileread import TEXT_LIMIT, FileState, file_state
+from nodehost.jsonsafe import off_loop, parse_json
 
 T = TypeVar("T")
 
@@ -183,7 +186,7 @@ class _StatusError(Exception):
 
 def _json_status(body: bytes) -> dict[str, Any]:
     try:
-        status = json.loads(body)
+        status = parse_json(body, BODY_LIMIT)
     except ValueError:
         return {}
     return status if isinstance(status, dict) and status.get("kind") == "Status" else {}
@@ -311,7 +314,7 @@ class _Auth:
             lines = err.decode(errors="replace").strip().splitlines() or [""]
             raise _TransportError(f"exec {argv[0]} exited {process.returncode}: {lines[-1][:200]}")
         try:
-            return str(json.loads(out)["status"]["token"])
+            return str(parse_json(out, TEXT_LIMIT)["status"]["token"])
         except (ValueError, KeyError, TypeError):
             raise _TransportError(f"exec {argv[0]} printed no status.token") from None
 
@@ -332,7 +335,7 @@ def _bearer(token: str, source: str) -> str:
 def load_kubeconfig(kubeconfig: str) -> _Endpoint:
     """The server, TLS context and credentials of ``kubeconfig``'s current context ("" : the
     in-cluster service account).  Raises ``OSError``, ``ValueError``, ``KeyError``,
-    ``TypeError``, ``ssl.SSLError`` or ``yaml.YAMLError`` saying what is wrong."""
+    ``TypeError`` or ``ssl.SSLError`` saying what is wrong."""
     if kubeconfig:
         document, folder = (
             _read_kubeconfig(kubeconfig),
@@ -789,7 +792,6 @@ class ClusterClient:
         backoff: Backoff | None = None,
         on_retry: Callable[[str], None] | None = None,
     ) -> None:
-        import yaml
 
         self.kubeconfig = kubeconfig
         self.timeout = timeout
@@ -801,7 +803,7 @@ class ClusterClient:
             endpoint = load_kubeconfig(kubeconfig)
         except ssl.SSLError as error:
             raise ClusterError(f"{where}: cannot use its credentials: {_describe(error)}") from None
-        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as error:
+        except (OSError, ValueError, KeyError, TypeError) as error:
             raise ClusterError(f"cannot load {where}: {_describe(error)}") from None
         self.server = endpoint.server
         self._http = _Http(endpoint, timeout)
@@ -823,7 +825,7 @@ class ClusterClient:
         data = None if body is None else json.dumps(body).encode()
         answer = await self._http.request(method, target, data)
         try:
-            return json.loads(answer)
+            return await off_loop(parse_json, answer, BODY_LIMIT)
         except ValueError:
             raise _TransportError(f"the answer to {method} {path} is not JSON") from None
 
@@ -935,7 +937,7 @@ class ClusterClient:
         try:
             async with contextlib.aclosing(self._http.lines(target)) as lines:
                 async for line in lines:
-                    yield _watch_event(what, line)
+                    yield await off_loop(_watch_event, line, what)
         except _StatusError as error:
             raise WatchEnded(what, error.describe(), error.code) from None
         except _TransportError as error:
@@ -1052,10 +1054,10 @@ class ClusterClient:
                 await asyncio.sleep(delay)
 
 
-def _watch_event(what: str, line: bytes) -> tuple[str, dict[str, Any]]:
+def _watch_event(line: bytes, what: str) -> tuple[str, dict[str, Any]]:
     """(type, object) of one watch line; :class:`WatchEnded` for an ``ERROR`` event."""
     try:
-        event = json.loads(line)
+        event = parse_json(line, EVENT_LIMIT)
         kind, obj = str(event["type"]), event["object"]
     except (ValueError, KeyError, TypeError):
         raise WatchEnded(what, f"not a watch event: {line[:80]!r}") from None

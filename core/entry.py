@@ -89,6 +89,10 @@ def main(argv: list[str] | None = None) -> None:
     if args in (["version"], ["--version"]):
         print(version_line())
         sys.exit(0)
+    if args[:1] == ["start"]:
+        from nodehost.runtime import hangup
+
+        hangup.defer()  # before click and the plugins load: a reload must not kill a start
     from nodehost.cli import main as cli_main
 
     try:

@@ -13,8 +13,8 @@ files and ledgers of its own state -- goes through :func:`read_file`:
   the file claims and again while reading (a file growing under us);
 
 so a hostile or mistaken path costs at most ``limit`` bytes of memory and
-never hangs.  :func:`check_file` applies the same rules with ``stat`` alone,
-for validation that must not open anything.
+never hangs.  :func:`check_file` applies the same rules without reading, for
+validation (``stat``, then an open and close of a regular file: is it readable?).
 
 A refusal raises :class:`UnusableFile`, an :class:`OSError` whose ``strerror``
 is the reason (``not a regular file (a named pipe)``, ``larger than the 1 MiB
@@ -86,10 +86,13 @@ def too_large(path: str, limit: int) -> UnusableFile:
 
 
 def check_file(path: str, limit: int, *, directory_ok: bool = False) -> None:
-    """Raise as :func:`read_file` would, from ``stat`` alone (symlinks followed).
+    """Raise as :func:`read_file` would, without reading (symlinks followed).
 
-    ``directory_ok`` accepts a directory too (a kubelet manifest path may be one).
-    Raises :class:`OSError` (``FileNotFoundError`` ...) or :class:`UnusableFile`;
+    ``stat`` first; a regular file within ``limit`` is then opened and closed
+    unread (``O_NONBLOCK``), so that a file this process may not read raises
+    ``PermissionError`` here as it would there.  ``directory_ok`` accepts a
+    directory too (a kubelet manifest path may be one).  Raises :class:`OSError`
+    (``FileNotFoundError``, ``PermissionError`` ...) or :class:`UnusableFile`;
     a path with a NUL byte raises ``UnusableFile`` (``EINVAL``) too.
     """
     try:
@@ -99,6 +102,7 @@ def check_file(path: str, limit: int, *, directory_ok: bool = False) -> None:
     if directory_ok and stat.S_ISDIR(info.st_mode):
         return
     _refuse(info, path, limit)
+    os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY))
 
 
 def read_file(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes:

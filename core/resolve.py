@@ -105,11 +105,14 @@ def validate(
     inventory: Inventory,
     problems: list[Problem],
 ) -> tuple[list[Problem], list[Problem]]:
-    """Every problem, core's and plugins', split into (errors, warnings)."""
+    """Every problem, core's and plugins', split into (errors, warnings).
+
+    ``problems`` are the loader's; a rule's problem about a field the loader already
+    refused (a wrong type: the rule saw the default) is dropped, so each field has one.
+    """
     from nodehost.config.validate import validate_node_config
 
-    everything = [
-        *problems,
+    ruled = [
         *validate_node_config(config, scope),
         *inventory.host.hooks.validate_config(
             config=config,
@@ -118,11 +121,21 @@ def validate(
             providers=inventory.provider_records(),
             in_play=lambda plugin: inventory.in_play(plugin, selected, config),
         ),
+        *unchecked_keys(config, inventory),
     ]
-    everything += unchecked_keys(config, inventory)
+    refused = [problem.path for problem in problems if problem.is_error and problem.path]
+    everything = [*problems, *(problem for problem in ruled if not _under(problem, refused))]
     errors = [problem for problem in everything if problem.is_error]
     warnings = [problem for problem in everything if not problem.is_error]
     return errors, warnings
+
+
+def _under(problem: Problem, paths: list[str]) -> bool:
+    """Whether ``problem`` is about one of ``paths`` (or inside one): a value the loader
+    refused already has its one problem; the rules saw the field's default instead."""
+    return any(
+        problem.path == path or problem.path.startswith((f"{path}.", f"{path}[")) for path in paths
+    )
 
 
 def unchecked_keys(config: NodeConfig, inventory: Inventory) -> list[Problem]:

@@ -41,22 +41,15 @@ def validate(
     Exit 0 when FILE is valid (warnings allowed), 255 when it has any error.
     """
     from nodehost.errors import ConfigError, ConfigInvalid
-    from nodehost.options import StartOptions
-    from nodehost.resolve import check_config, plan_problems, selection_for
 
     inventory = load_inventory(**plugin_flags)
-    names = components or ",".join(inventory.catalog.names)
-    options = StartOptions(config=file, components=names, strict_config=strict_config)
-    selected = selection_for(options, inventory)
     try:
-        node_config, scope, errors, warnings = check_config(options, inventory, selected)
+        _, errors, warnings = judge(file, inventory, strict_config, components)
     except ConfigError as error:
         if not as_json:
             raise
         _echo_json(file, [{"path": "", "severity": "error", "message": str(error)}], [])
         raise click.exceptions.Exit(error.exit_code) from error
-    if not errors:
-        errors = plan_problems(node_config, scope, options, inventory)
     if as_json:
         _echo_json(file, [p.as_dict() for p in errors], [p.as_dict() for p in warnings])
     else:
@@ -72,6 +65,24 @@ def validate(
         click.echo(f"{file}: valid NodeConfig{suffix}")
 
 
+def judge(
+    file: str, inventory: Any, strict_config: bool, components: str | None = None
+) -> tuple[Any, list[Any], list[Any]]:
+    """``(config, errors, warnings)`` of FILE as ``start`` judges it: every command that
+    reports on a config file reports this one set of problems.  Raises
+    :class:`~nodehost.errors.ConfigError` when FILE cannot be loaded at all."""
+    from nodehost.options import StartOptions
+    from nodehost.resolve import check_config, plan_problems, selection_for
+
+    names = components or ",".join(inventory.catalog.names)
+    options = StartOptions(config=file, components=names, strict_config=strict_config)
+    selected = selection_for(options, inventory)
+    node_config, scope, errors, warnings = check_config(options, inventory, selected)
+    if not errors:
+        errors = plan_problems(node_config, scope, options, inventory)
+    return node_config, errors, warnings
+
+
 def _echo_json(file: str, errors: list[dict[str, Any]], warnings: list[dict[str, Any]]) -> None:
     result = {"file": file, "valid": not errors, "errors": errors, "warnings": warnings}
     click.echo(json.dumps(result, indent=2))
@@ -84,18 +95,15 @@ def _echo_json(file: str, errors: list[dict[str, Any]], warnings: list[dict[str,
 def show(file: str, strict_config: bool, **plugin_flags: Any) -> None:
     """Print FILE resolved: defaults applied, paths absolute, as YAML.
 
-    Type errors exit 255; validation rules are not applied (use validate).
+    An invalid FILE exits 255 with the same problems ``validate`` lists.
     """
     from nodehost.config.dump import dump_node_config
     from nodehost.errors import ConfigInvalid
-    from nodehost.resolve import load_config_file
 
-    inventory = load_inventory(**plugin_flags)
-    node_config, problems = load_config_file(file, inventory, strict=strict_config)
-    errors = [problem for problem in problems if problem.is_error]
+    node_config, errors, warnings = judge(file, load_inventory(**plugin_flags), strict_config)
+    echo_warnings(file, warnings)
     if errors:
         raise ConfigInvalid(file, errors)
-    echo_warnings(file, problems)
     click.echo(dump_node_config(node_config), nl=False)
 
 

@@ -268,6 +268,9 @@ def start(ctx: click.Context, **flags: Any) -> None:
     Invalid configs exit 255 with every problem listed; usage errors exit 2;
     runtime failures exit 1.
     """
+    from nodehost.runtime import hangup
+
+    hangup.defer()  # first: a reload while starting (or bootstrapping) must not kill it
     options = start_options(ctx, flags)
     check_start_options(options)
     settings = _host_settings(flags)

@@ -69,8 +69,10 @@ def _get_status(host: str, port: int, timeout: float) -> dict[str, Any]:
         raise RuntimeFailure(f"{where} does not speak HTTP: {error!r}") from None
     finally:
         connection.close()
+    from nodehost.jsonsafe import parse_json
+
     try:
-        document = json.loads(body) if len(body) <= STATUS_LIMIT else None
+        document = parse_json(body, STATUS_LIMIT)
     except ValueError:
         document = None
     if not isinstance(document, dict) or not isinstance(document.get("components"), list):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nodehost.fileread import TEXT_LIMIT, read_file
+from nodehost.jsonsafe import parse_json
 
 #: File name extensions runtimes read from a CNI configuration directory.
 CONFIG_EXTENSIONS = (".conf", ".conflist", ".json")
@@ -77,7 +78,7 @@ def as_conflist(data: Mapping[str, Any], source: str) -> dict[str, Any]:
 def read_network_file(path: str) -> dict[str, Any]:
     """The configuration list in ``path`` (see :func:`as_conflist`); ``ConflistError`` if bad."""
     try:
-        data = json.loads(read_file(path, TEXT_LIMIT))
+        data = parse_json(read_file(path, TEXT_LIMIT), TEXT_LIMIT)
     except OSError as error:
         raise ConflistError(f"{path}: {error.strerror or error}") from None
     except ValueError as error:
@@ -125,7 +126,7 @@ def marked(conflist: Mapping[str, Any], provider: str) -> dict[str, Any]:
 def is_marked(path: str) -> bool:
     """Whether the file at ``path`` is a configuration nodehost wrote (False if unreadable)."""
     try:
-        data = json.loads(read_file(path, TEXT_LIMIT))
+        data = parse_json(read_file(path, TEXT_LIMIT), TEXT_LIMIT)
     except (OSError, ValueError):
         return False
     marker = data.get(MARKER_KEY) if isinstance(data, Mapping) else None

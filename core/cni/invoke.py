@@ -17,6 +17,8 @@ from typing import Any
 
 from nodehost.cni.plugins import find_plugin
 from nodehost.errors import RuntimeFailure
+from nodehost.fileread import TEXT_LIMIT
+from nodehost.jsonsafe import parse_json
 
 #: Seconds a plugin may take before it counts as failed.
 DEFAULT_TIMEOUT = 60.0
@@ -127,7 +129,7 @@ def invoke_plugin(
     if not output:
         return None
     try:
-        return json.loads(output)
+        return parse_json(output, TEXT_LIMIT)
     except ValueError:
         raise CniError(
             plugin, command, None, f"printed a result that is not JSON: {output[:200]!r}"
@@ -137,7 +139,7 @@ def invoke_plugin(
 def _error_from(plugin: str, command: str, done: subprocess.CompletedProcess[bytes]) -> CniError:
     """The spec's error object from stdout, else the plugin's stderr and exit status."""
     try:
-        error = json.loads(done.stdout)
+        error = parse_json(done.stdout, TEXT_LIMIT)
     except ValueError:
         error = None
     if isinstance(error, Mapping) and "msg" in error:

@@ -9,7 +9,6 @@ nodehost's marker and the links nodehost caused -- nothing else.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -20,6 +19,7 @@ from nodehost.cni import hostnet
 from nodehost.cni.conflist import is_marked, render
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import TEXT_LIMIT, read_file
+from nodehost.jsonsafe import parse_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni.network import HostLink
@@ -73,7 +73,7 @@ class Ledger:
 def read_ledger(path: str) -> Ledger:
     """The ledger at ``path`` (empty if there is none); :class:`RuntimeFailure` if it is corrupt."""
     try:
-        data = json.loads(read_file(path, TEXT_LIMIT))
+        data = parse_json(read_file(path, TEXT_LIMIT), TEXT_LIMIT)
         links = tuple(
             LedgerLink(str(item["name"]), str(item["kind"]), bool(item["created"]))
             for item in data.get("links", ())

@@ -34,6 +34,7 @@ from nodehost.config.schema import (
     field_specs,
     index_path,
     join_path,
+    key_text,
     yaml_keys,
 )
 from nodehost.errors import ConfigError
@@ -132,17 +133,6 @@ def describe(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _key_text(key: Any) -> str:
-    """A mapping key as Go's YAML-to-JSON step spells it."""
-    if isinstance(key, str):
-        return key
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if key is None:
-        return "null"
-    return str(key)
-
-
 class _Builder:
     """Converts a raw (defaulted) mapping to schema objects, collecting problems."""
 
@@ -180,7 +170,7 @@ class _Builder:
         specs = {spec.key: (attr, spec) for attr, spec in field_specs(cls)}
         values: dict[str, Any] = {}
         for key, value in raw.items():
-            name = _key_text(key)
+            name = key_text(key)
             if name in skip:
                 continue
             child = join_path(path, name)
@@ -222,8 +212,8 @@ class _Builder:
                 self.raw_strings(item, index_path(path, index))
         elif isinstance(value, dict):
             for key, item in value.items():
-                child = join_path(path, _key_text(key))
-                self.text(_key_text(key), child)
+                child = join_path(path, key_text(key))
+                self.text(key_text(key), child)
                 self.raw_strings(item, child)
 
     def boolean(self, spec: FieldSpec, value: Any, path: str) -> Any:
@@ -268,7 +258,7 @@ class _Builder:
             return self.type_error(path, value, Kind.ARGUMENTS.value)
         result = {}
         for key, values in value.items():
-            name = _key_text(key)
+            name = key_text(key)
             if self.text(name, join_path(path, name)) is _INVALID:
                 continue
             items = () if values is None else self.string_list(spec, values, join_path(path, name))
@@ -371,7 +361,7 @@ def build_node_config(
     always complete; callers stop when any problem is an error.
     """
     builder = _Builder(doc, strict)
-    raw = {_key_text(key): value for key, value in doc.data.items()}
+    raw = {key_text(key): value for key, value in doc.data.items()}
     _check_type_meta(builder, raw)
     node_keys = set(yaml_keys(NodeConfig))
     sections = [key for key in known_sections if key not in node_keys and key in raw]

@@ -100,6 +100,18 @@ def join_path(parent: str, key: str) -> str:
     return f"{parent}.{key}" if parent else key
 
 
+def key_text(key: Any) -> str:
+    """A mapping key as Go's YAML-to-JSON step spells it (``1``, ``true``, ``null``): every
+    loaded document's keys are strings, whatever YAML type they were written as."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)
+
+
 def index_path(parent: str, index: int) -> str:
     """A field path into a list: ``dnsNameservers[0]``."""
     return f"{parent}[{index}]"

@@ -300,7 +300,7 @@ def argument_ports(arguments: Mapping[str, Sequence[str]], field_path: str) -> l
 def validate_file(
     path: str, field_path: str, limit: int = PEM_LIMIT, *, directory_ok: bool = False
 ) -> list[Problem]:
-    """``ValidateFile``: "" is Required; a path ``stat`` cannot read is Invalid.
+    """``ValidateFile``: "" is Required; a path that cannot be read is Invalid.
 
     Stricter than Origin: the path must be a regular file (``directory_ok``
     lets a directory pass too) of at most ``limit`` bytes, as
@@ -312,6 +312,9 @@ def validate_file(
         check_file(path, limit, directory_ok=directory_ok)
     except UnusableFile as error:
         return [Problem.invalid(field_path, path, f"could not read file: {path}: {error.strerror}")]
+    except PermissionError as error:
+        reason = (error.strerror or str(error)).lower()
+        return [Problem.invalid(field_path, path, f"could not read file: open {path}: {reason}")]
     except OSError as error:
         reason = (error.strerror or str(error)).lower()
         return [Problem.invalid(field_path, path, f"could not read file: stat {path}: {reason}")]

@@ -1,9 +1,13 @@
-"""Reading a YAML file that may be hostile: size, encoding, depth, alias bombs, duplicates.
+"""Reading a YAML document that may be hostile: size, encoding, depth, alias bombs, duplicates.
 
-:func:`read_yaml_file` returns the parsed document as plain Python data (no
-shared or recursive structures: aliases are expanded into copies, as Go's
-YAML-to-JSON step does) together with the 1-based (line, column) of every
-value and key, addressed by field path (``servingInfo.namedCertificates[0].names[1]``).
+The one YAML loader of nodehost: the node config (from its file, a config map
+or a SIGHUP reload), kubeconfigs, component configs and the DNS records file
+are all parsed here (JSON documents: :mod:`nodehost.jsonsafe`, same depth).
+:func:`read_yaml_file` (or :func:`parse_yaml_bytes` for bytes from elsewhere)
+returns the parsed document as plain Python data (no shared or recursive
+structures: aliases are expanded into copies, as Go's YAML-to-JSON step does)
+together with the 1-based (line, column) of every value and key, addressed by
+field path (``servingInfo.namedCertificates[0].names[1]``).
 
 Every failure raises :class:`YAMLFileError` carrying a one-line reason that
 names the line and column where known; nothing else escapes, whatever the
@@ -11,7 +15,14 @@ file holds.  Limits: :data:`MAX_FILE_BYTES` (or the caller's ``max_bytes``),
 :data:`MAX_DEPTH` nested collections, :data:`MAX_NODES` nodes as written (or
 the caller's ``max_nodes``: a file of records is larger than a config), and
 apart from those, at most :data:`MAX_ALIAS_NODES` more nodes made by expanding
-aliases -- the alias-bomb limit, whatever the size of the file.
+aliases -- the alias-bomb limit, whatever the size of the file.  Alias
+expansion is measured on the composed node graph, before anything is built.
+Every key is loaded as the string Go's YAML-to-JSON step makes of it (``1``,
+``true``, ``null``); two keys that load to the same string are duplicates.
+Lone surrogates (possible through ``\\u`` escapes) are refused.
+
+Parsing is CPU-bound: code on the event loop calls these through
+:func:`nodehost.jsonsafe.off_loop` (a worker thread, at most two at once).
 """
 
 from __future__ import annotations
@@ -19,29 +30,54 @@ from __future__ import annotations
 import codecs
 import errno
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 from yaml import nodes
 
-from nodehost.config.schema import index_path, join_path
+from nodehost.config.schema import index_path, join_path, key_text
 from nodehost.fileread import CONFIG_LIMIT, MiB, UnusableFile, read_file
+from nodehost.jsonsafe import MAX_DEPTH
 
 MAX_FILE_BYTES = CONFIG_LIMIT
-MAX_DEPTH = 64
 MAX_NODES = 100_000
 MAX_ALIAS_NODES = 100_000
 
-_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):
+    """libyaml's safe loader whose mappings are built with string keys (``1`` and ``true``
+    stay two keys: as Python values they are equal)."""
+
+    def construct_mapping(self, node: nodes.MappingNode, deep: bool = False) -> dict[str, Any]:
+        self.flatten_mapping(node)
+        mapping: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, list | dict):
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "found unhashable key",
+                    key_node.start_mark,
+                )
+            mapping[key_text(key)] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 # Characters YAML 1.1 allows in a stream (c-printable); anything else is refused up front.
 _NON_PRINTABLE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 Position = tuple[int, int]
+_KeyName = Callable[[nodes.ScalarNode], str]
 
 
 class YAMLFileError(Exception):
@@ -208,17 +244,13 @@ class _Measure:
         return size, height
 
 
-def _key_identity(node: nodes.Node) -> tuple[str, str] | None:
-    return (node.tag, node.value) if isinstance(node, nodes.ScalarNode) else None
-
-
-def _check_duplicates(node: nodes.MappingNode) -> None:
-    seen: dict[tuple[str, str], nodes.Node] = {}
+def _check_duplicates(node: nodes.MappingNode, key_name: _KeyName) -> None:
+    """Refuse a key written twice, as the text it loads to (``1`` and ``"1"`` are one key)."""
+    seen: dict[str, nodes.Node] = {}
     for key_node, _ in node.value:
-        identity = _key_identity(key_node)
-        if identity is None or key_node.tag == _MERGE_TAG:
+        if not isinstance(key_node, nodes.ScalarNode) or key_node.tag == _MERGE_TAG:
             continue
-        first = seen.setdefault(identity, key_node)
+        first = seen.setdefault(key_name(key_node), key_node)
         if first is not key_node:
             raise YAMLFileError(
                 f"yaml: {_at(key_node.start_mark)}: mapping key {key_node.value!r} already "
@@ -242,29 +274,43 @@ def _effective_pairs(node: nodes.MappingNode) -> Iterator[tuple[nodes.Node, node
 
 
 class _Locator:
-    """Records positions by field path and checks each mapping for duplicate keys once."""
+    """Records positions by field path, checks each mapping for duplicate keys once and
+    every scalar for lone surrogates (which no UTF-8 file can hold)."""
 
-    def __init__(self) -> None:
+    def __init__(self, key_name: _KeyName) -> None:
+        self.key_name = key_name
         self.positions: dict[str, Position] = {}
         self.key_positions: dict[str, Position] = {}
         self.checked: set[int] = set()
 
     def walk(self, node: nodes.Node, path: str) -> None:
         self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
-        if isinstance(node, nodes.SequenceNode):
+        if isinstance(node, nodes.ScalarNode):
+            _check_scalar(node)
+        elif isinstance(node, nodes.SequenceNode):
             for index, item in enumerate(node.value):
                 self.walk(item, index_path(path, index))
         elif isinstance(node, nodes.MappingNode):
             if id(node) not in self.checked:
                 self.checked.add(id(node))
-                _check_duplicates(node)
+                _check_duplicates(node, self.key_name)
             for key_node, value_node in _effective_pairs(node):
                 if not isinstance(key_node, nodes.ScalarNode):
                     continue
-                child = join_path(path, key_node.value)
+                _check_scalar(key_node)
+                child = join_path(path, self.key_name(key_node))
                 mark = key_node.start_mark
                 self.key_positions.setdefault(child, (mark.line + 1, mark.column + 1))
                 self.walk(value_node, child)
+
+
+def _check_scalar(node: nodes.ScalarNode) -> None:
+    found = _SURROGATE.search(node.value)
+    if found is not None:
+        raise YAMLFileError(
+            f"yaml: {_at(node.start_mark)}: a lone surrogate (#x{ord(found.group()):04x}) "
+            "is not a character"
+        )
 
 
 def _unshare(value: Any) -> Any:
@@ -283,7 +329,7 @@ def _compose(text: str, written: int) -> ParsedYAML | None:
         if root is None:
             return None
         _Measure(written + MAX_ALIAS_NODES).measure(root)
-        locator = _Locator()
+        locator = _Locator(lambda node: key_text(loader.construct_object(node)))
         locator.walk(root, "")
         data = loader.construct_document(root)
     finally:
@@ -305,6 +351,18 @@ def parse_yaml(text: str, max_nodes: int = MAX_NODES) -> ParsedYAML:
     if parsed is None:
         raise YAMLFileError("the file is empty")
     return parsed
+
+
+def parse_yaml_bytes(
+    data: bytes, max_bytes: int = MAX_FILE_BYTES, max_nodes: int = MAX_NODES
+) -> ParsedYAML:
+    """Parse a document that did not come from a file (a config map's value) under the
+    same limits as :func:`read_yaml_file`, its size included; raise :class:`YAMLFileError`."""
+    if len(data) > max_bytes:
+        raise YAMLFileError(
+            f"the document is larger than the limit of {max_bytes // MiB} MiB ({max_bytes} bytes)"
+        )
+    return parse_yaml(decode(data), max_nodes)
 
 
 def read_yaml_file(

@@ -1,8 +1,9 @@
 """Component config files (``KubeletConfiguration``, ``KubeProxyConfiguration``): write and read.
 
 nodehost writes them as YAML with a header naming the NodeConfig they came
-from; the stand-ins read them back.  yaml is imported only here, when a file
-is rendered or read.
+from; the stand-ins read them back (through the one bounded loader,
+:mod:`nodehost.config.yamlsafe`).  yaml is imported only when a file is
+rendered or read.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nodehost.fileread import CONFIG_LIMIT, read_file
+from nodehost.fileread import CONFIG_LIMIT
 
 
 def render_config_file(document: Mapping[str, Any], source: str) -> bytes:
@@ -31,16 +32,9 @@ def read_config_file(path: str) -> Any:
     The message is the reason only (``open /x: no such file or directory``,
     ``yaml: line 3: ...``), for the caller to prefix.
     """
-    import yaml
+    from nodehost.config.yamlsafe import YAMLFileError, read_yaml_file
 
     try:
-        data = read_file(path, CONFIG_LIMIT)
-    except OSError as error:
-        raise ValueError(f"open {path}: {(error.strerror or str(error)).lower()}") from None
-    try:
-        return yaml.safe_load(data)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ValueError(f"yaml: {where}{problem}") from None
+        return read_yaml_file(path, CONFIG_LIMIT).data
+    except YAMLFileError as error:
+        raise ValueError(str(error)) from None

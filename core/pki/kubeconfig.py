@@ -113,13 +113,15 @@ def dump_kubeconfig(config: dict[str, Any]) -> bytes:
 
 
 def load_document(data: bytes) -> Any:
-    """``yaml.safe_load`` of a kubeconfig through libyaml when PyYAML has it: a kubeconfig
-    carries its certificates and key inline, and the pure-Python scanner is slow on long
-    scalars.  Same documents; errors are the same ``yaml.YAMLError`` types with line and
-    column (libyaml's do not quote the offending line)."""
-    import yaml
+    """A kubeconfig's YAML through the one bounded loader (:mod:`nodehost.config.yamlsafe`:
+    libyaml when PyYAML has it, the same limits as the node config); ``ValueError`` with the
+    loader's one-line reason (line and column) when it cannot be loaded."""
+    from nodehost.config.yamlsafe import YAMLFileError, parse_yaml_bytes
 
-    return yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    try:
+        return parse_yaml_bytes(data, KUBECONFIG_LIMIT).data
+    except YAMLFileError as error:
+        raise ValueError(str(error)) from None
 
 
 def kubeconfig_entries(
@@ -130,8 +132,6 @@ def kubeconfig_entries(
     With ``required`` (what to call the file, e.g. "bootstrap kubeconfig"), a
     missing or unreadable file raises ``RuntimeFailure`` instead.
     """
-    import yaml
-
     from nodehost.errors import RuntimeFailure
 
     try:
@@ -140,7 +140,7 @@ def kubeconfig_entries(
         if required:
             raise RuntimeFailure(f"unable to load {required}: {path} does not exist") from None
         return {}, {}
-    except (OSError, yaml.YAMLError, ValueError) as error:
+    except (OSError, ValueError) as error:
         if required:
             raise RuntimeFailure(f"unable to load {required} {path}: {_one_line(error)}") from None
         return {}, {}
@@ -160,13 +160,9 @@ def kubeconfig_entries(
 
 
 def _one_line(error: BaseException) -> str:
-    """An OS, YAML or decoding error in one line (YAML's own text spans several)."""
+    """An OS, loader or decoding error in one line."""
     if isinstance(error, OSError):
         return error.strerror or str(error)
-    problem = getattr(error, "problem", None)
-    mark = getattr(error, "problem_mark", None)
-    if problem and mark is not None:
-        return f"not YAML: {problem} (line {mark.line + 1}, column {mark.column + 1})"
     if isinstance(error, UnicodeDecodeError):
         return "not UTF-8 text"
     return " ".join(str(error).split())

@@ -276,6 +276,7 @@ class Host:
                 self._install(loop)
                 await self._prepare(earlier)
                 self._start_components()
+                self._apply_deferred_hangup()
                 await self.shutdown.wait()
                 await self._stop_components()
                 await self._release_guardian()
@@ -552,6 +553,14 @@ class Host:
             return
         self.log.info("SIGHUP: re-reading the config file", file=self.plan.config_source)
         self._in_background(self.applier.apply(None, "SIGHUP"))
+
+    def _apply_deferred_hangup(self) -> None:
+        """A SIGHUP that came before the handler was installed (:mod:`.hangup`), now."""
+        from nodehost.runtime import hangup
+
+        if hangup.take():
+            self.log.info("SIGHUP came while starting; applying the config file now")
+            self._on_sighup()
 
     async def apply_config(self, content: bytes, origin: str) -> ApplyResult:
         """Apply ``content`` as the config file (see :mod:`nodehost.runtime.reconfigure`).

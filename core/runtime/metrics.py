@@ -166,7 +166,8 @@ def config_metrics(configuration: Mapping[str, Any] | None) -> Iterator[Metric]:
         )
         result = GaugeMetricFamily(
             "nodehost_config_last_apply_result",
-            "1 for how the last configuration apply ended (applied, rejected, rolled_back).",
+            "1 for how the last configuration apply ended (applied, rejected, rolled_back, "
+            "rollback_failed).",
             labels=["result"],
         )
         for name in applies:

@@ -28,14 +28,19 @@ next waits.  An apply of content equal to the running configuration is
 5. **roll back** otherwise -- the previous content back in the file (the
    failed one kept as ``<file>.rolled-back``), the same components restarted
    with their previous plans, and the apply reported **rolled back** with the
-   components that were not ready and why.
+   components that were not ready and why (each once).  A file that changed
+   after this apply wrote it (an operator's newer edit) is not overwritten:
+   it stays for the next apply (the SIGHUP that follows the edit) to read.  A
+   rollback that cannot write the file, or after which the components are
+   still not ready, is reported as **rollback failed** with those reasons.
 
 The configuration **generation** starts at 1 and grows by one each time the
 running configuration changes (an apply, a rollback).  Every result but
 ``unchanged`` is the *last apply* in ``/status`` (``configuration``) and in
 ``/metrics``, and one log line (``config applied``, ``config rejected`` with
-every problem, ``config rolled back``).  Under systemd the apply is framed by
-``RELOADING=1`` and ``READY=1`` once the node has been ready.
+every problem, ``config rolled back``, ``config rollback failed``).  Under
+systemd the apply is framed by ``RELOADING=1`` and ``READY=1`` once the node
+has been ready.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nodehost.errors import ConfigInvalid, NodehostError
+from nodehost.fileread import FileState, file_state
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plan import Plan
@@ -58,9 +64,10 @@ if TYPE_CHECKING:  # pragma: no cover
 APPLIED = "applied"
 REJECTED = "rejected"
 ROLLED_BACK = "rolled back"
+ROLLBACK_FAILED = "rollback failed"
 UNCHANGED = "unchanged"
 #: The results that count as an apply (``unchanged`` is not one).
-RESULTS = (APPLIED, REJECTED, ROLLED_BACK)
+RESULTS = (APPLIED, REJECTED, ROLLED_BACK, ROLLBACK_FAILED)
 CONFIG_MODE = 0o600
 
 
@@ -68,11 +75,13 @@ CONFIG_MODE = 0o600
 class ApplyResult:
     """How one apply ended.
 
-    ``result``     one of ``applied``, ``rejected``, ``rolled back``, ``unchanged``;
+    ``result``     one of ``applied``, ``rejected``, ``rolled back``, ``rollback failed``,
+                   ``unchanged``;
     ``origin``     who asked (``SIGHUP``, ``config map openshift-node/x ...``);
     ``generation`` the generation running afterwards;
     ``at``         Unix time the apply ended;
-    ``problems``   why it was rejected (every problem) or rolled back;
+    ``problems``   why it was rejected (every problem) or rolled back, then what went
+                   wrong in the rollback, each once;
     ``restarted``  the components restarted for it (start order);
     ``warnings``   the new configuration's validation warnings.
     """
@@ -138,6 +147,7 @@ class ConfigApplier:
         self.log = log
         self.path = Path(host.plan.config_source)
         self.content = _read_or_none(self.path)
+        self.written: FileState = None
         self.generation = 1
         self.last: ApplyResult | None = None
         self.counts = dict.fromkeys(RESULTS, 0)
@@ -184,7 +194,8 @@ class ConfigApplier:
             try:
                 content = _read_config(self.path)
             except OSError as error:
-                return self._result(REJECTED, origin, (f"cannot read {self.path}: {_why(error)}",))
+                why = await asyncio.to_thread(_unreadable, self.path, error)
+                return self._result(REJECTED, origin, (why,))
         if content == self.content:
             return self._result(UNCHANGED, origin)
         try:
@@ -218,6 +229,7 @@ class ConfigApplier:
         mode = _mode(self.path)
         write_atomic(_beside(self.path, "prev"), self.content, mode)
         _write_config(self.path, content, mode)
+        self.written = file_state(str(self.path))
 
     async def _switch(
         self, plan: Plan, content: bytes, changed: list[str], origin: str, warnings: tuple[str, ...]
@@ -230,9 +242,11 @@ class ConfigApplier:
         restarted, problems = await self._restart(plan, changed, ready_before, absorb=True)
         if not problems:
             return self._result(APPLIED, origin, (), tuple(restarted), warnings)
-        self.log.warning("new configuration not ready; rolling back", problems=problems)
-        await self._roll_back(old_plan, previous, content, restarted)
-        return self._result(ROLLED_BACK, origin, tuple(problems), tuple(restarted), warnings)
+        self.log.warning("new configuration not ready; rolling back", restarted=restarted)
+        failures = await self._roll_back(old_plan, previous, content, restarted)
+        result = ROLLBACK_FAILED if failures else ROLLED_BACK
+        lines = tuple(dict.fromkeys([*problems, *failures]))
+        return self._result(result, origin, lines, tuple(restarted), warnings)
 
     def _adopt(self, plan: Plan, content: bytes) -> None:
         self.host.plan = plan
@@ -257,7 +271,7 @@ class ConfigApplier:
                     self.absorbing |= {name}
                 self.host.supervisors[name].replan(plan.get(name))
                 restarted.append(name)
-            wanted = [*restarted, *also_ready]
+            wanted = list(dict.fromkeys([*restarted, *also_ready]))
             if not await self._ready_by(wanted, deadline):
                 return restarted, self._unready(wanted)
             return restarted, []
@@ -290,20 +304,39 @@ class ConfigApplier:
 
     async def _roll_back(
         self, old_plan: Plan, previous: bytes, failed: bytes, restarted: list[str]
-    ) -> None:
-        """The previous content and plans back; ``restarted`` restarted with their old plans."""
+    ) -> list[str]:
+        """The previous plans back (``restarted`` restarted with them) and the previous
+        content back in the file; what went wrong ([] when nothing did).
+
+        The file is restored only if it is still what this apply wrote: a file changed
+        since (an operator's newer edit) is left as it is, for the next apply to read.
+        """
+        failures = self._restore(previous, failed)
+        self._adopt(old_plan, previous)
+        _, problems = await self._restart(old_plan, restarted, (), absorb=False)
+        return [*failures, *(f"after the rollback: {line}" for line in problems)]
+
+    def _restore(self, previous: bytes, failed: bytes) -> list[str]:
+        """``previous`` back in the file, the failed content kept as ``<file>.rolled-back``;
+        the lines that say why the file does not hold ``previous`` now ([] if it does)."""
         from nodehost.pki.atomic import write_atomic
 
+        if file_state(str(self.path)) != self.written or _read_or_none(self.path) != failed:
+            self.log.warning(
+                "config file changed during the apply; left as it is for the next apply",
+                file=str(self.path),
+            )
+            return []
         mode = _mode(self.path)
         try:
             write_atomic(_beside(self.path, "rolled-back"), failed, mode)
             _write_config(self.path, previous, mode)
         except OSError as error:
-            self.log.error("cannot restore the previous config file", error=_why(error))
-        self._adopt(old_plan, previous)
-        _, problems = await self._restart(old_plan, restarted, (), absorb=False)
-        if problems:
-            self.log.error("node not ready after the rollback either", problems=problems)
+            return [
+                f"cannot restore the previous config file {self.path}: {_why(error)}; "
+                "it still holds the configuration that was rolled back"
+            ]
+        return []
 
     # --- reporting ----------------------------------------------------------------------
 
@@ -370,6 +403,19 @@ def _read_config(path: Path) -> bytes:
     from nodehost.fileread import CONFIG_LIMIT, read_file
 
     return read_file(path, CONFIG_LIMIT)
+
+
+def _unreadable(path: Path, error: OSError) -> str:
+    """Why the config file cannot be read, as loading it words it: the same line for a
+    file that is too large (or unreadable) whether SIGHUP or a config map brought it."""
+    from nodehost.config.load import read_config_file
+    from nodehost.errors import ConfigError
+
+    try:
+        read_config_file(str(path))
+    except ConfigError as refused:
+        return str(refused)
+    return f"cannot read {path}: {_why(error)}"
 
 
 def _read_or_none(path: Path) -> bytes | None:

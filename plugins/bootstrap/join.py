@@ -373,7 +373,7 @@ async def download_config(
             continue
         content = str(value).encode()
         if key == NODE_CONFIG:
-            content = rewrite_node_config(content, settings, where, serving)
+            content = rewrite_node_config(content, settings, serving)
         files.append(PlannedFile(key, content, FILE_MODE))
     if NODE_CONFIG not in data and not (settings.config_dir / NODE_CONFIG).exists():
         raise RuntimeFailure(
@@ -403,20 +403,25 @@ def node_client_ca(node_kubeconfig: Path) -> bytes:
     return cluster["ca_pem"]
 
 
-def rewrite_node_config(
-    content: bytes, settings: BootstrapSettings, where: str, serving: Path | None
-) -> bytes:
-    """The CLI overrides (§1.6) and the bootstrap overrides (§3.3) applied to ``content``."""
-    import yaml
+def rewrite_node_config(content: bytes, settings: BootstrapSettings, serving: Path | None) -> bytes:
+    """The CLI overrides (§1.6) and the bootstrap overrides (§3.3) applied to ``content``.
 
+    ``content`` is parsed by the one bounded loader (:mod:`nodehost.config.yamlsafe`); when
+    it cannot be loaded as a mapping it is returned as it is, so that loading the node
+    config refuses it with the loader's own reason, line and column (``start``: exit 255;
+    config sync: ``config rejected``) -- the same result as the same bytes in a file.
+    CPU-bound (up to the 4 MiB limit): call it from the event loop through
+    :func:`nodehost.jsonsafe.off_loop`.
+    """
+    from nodehost.config.yamlsafe import YAMLFileError, parse_yaml_bytes
     from nodehost.pki.nodeconfig import dump_node_config
 
     try:
-        raw = yaml.safe_load(content)
-    except yaml.YAMLError as error:
-        raise RuntimeFailure(f"config map {where}: {NODE_CONFIG} is not YAML: {error}") from None
+        raw = parse_yaml_bytes(content).data
+    except YAMLFileError:
+        return content
     if not isinstance(raw, dict):
-        raise RuntimeFailure(f"config map {where}: {NODE_CONFIG} is not a mapping")
+        return content
     merge_cli_overrides(raw, settings)
     apply_bootstrap_overrides(raw, settings, serving)
     return dump_node_config(raw)

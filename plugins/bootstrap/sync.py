@@ -18,12 +18,16 @@ kubeconfig when a load balancer routes them: ``nodehost_api_route``):
   and goes to the host (``TaskContext.apply_config``), which validates it as
   ``start`` does, writes it, restarts only the components whose plan changed
   and rolls it back if they are not ready in time
-  (:mod:`nodehost.runtime.reconfigure`).  Content that does not even parse is
-  handed over as it is, so the host rejects it with the loader's message.
+  (:mod:`nodehost.runtime.reconfigure`).  The content is parsed by the one
+  bounded loader, in a worker thread (:func:`nodehost.jsonsafe.off_loop`);
+  content that it refuses (an alias bomb, deep nesting, a duplicate key, a
+  lone surrogate, more than 4 MiB) is handed over as it is, so the host
+  rejects it with the loader's message, line and column, as it would the same
+  bytes in the file or by SIGHUP, and the node runs on.
   Versions that arrive during an apply are coalesced: the latest one is next;
 * the Node gets an **event** for each apply (``NodeConfigApplied``, or
-  ``NodeConfigRejected`` / ``NodeConfigRolledBack`` with the problems, as
-  warnings);
+  ``NodeConfigRejected`` / ``NodeConfigRolledBack`` / ``NodeConfigRollbackFailed``
+  with the problems, as warnings);
 * once a configuration runs (applied, or already running), the Node gets the
   **labels** of its ``kubeletArguments.node-labels`` (added or changed, never
   removed -- Origin did not remove them either) and the **annotations**
@@ -78,6 +82,7 @@ EVENTS = {
     "applied": ("Normal", "NodeConfigApplied"),
     "rejected": ("Warning", "NodeConfigRejected"),
     "rolled back": ("Warning", "NodeConfigRolledBack"),
+    "rollback failed": ("Warning", "NodeConfigRollbackFailed"),
 }
 
 
@@ -193,6 +198,8 @@ class ConfigSync:
 
     async def sync(self, config_map: dict[str, Any]) -> None:
         """Apply one version's ``node-config.yaml``; an event, then labels if it runs."""
+        from nodehost.jsonsafe import off_loop
+
         raw = (config_map.get("data") or {}).get(NODE_CONFIG)
         if not isinstance(raw, str):
             self.log.warning(
@@ -200,26 +207,23 @@ class ConfigSync:
                 config_map=self.where,
             )
             return
-        md5 = hashlib.md5(raw.encode(), usedforsecurity=False).hexdigest()
-        version = config_map["metadata"].get("resourceVersion", "?")
+        data = raw.encode("utf-8", "surrogatepass")  # the loader refuses a lone one, placed
+        md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
+        version = (config_map.get("metadata") or {}).get("resourceVersion", "?")
         origin = f"config map {self.where} (resourceVersion {version}, md5 {md5})"
-        content = self.node_config(raw)
+        content = await off_loop(self.node_config, data)
         result = await self.context.apply_config(content, origin)
         if result.result in EVENTS:
             self.start_node_update(event=self.event(result))
         if result.result in ("applied", "unchanged"):
-            self.start_node_update(patch=node_patch(content, md5, result.generation))
+            patch = await off_loop(node_patch, content, md5, result.generation)
+            self.start_node_update(patch=patch)
 
-    def node_config(self, raw: str) -> bytes:
-        """``raw`` with the start's overrides; ``raw`` itself if it does not parse."""
-        from nodehost.errors import RuntimeFailure
-
-        settings = self.bootstrap
-        try:
-            serving = certstore_current_if_valid(settings)
-            return rewrite_node_config(raw.encode(), settings, self.where, serving)
-        except RuntimeFailure:
-            return raw.encode()  # the host rejects it with the loader's own message
+    def node_config(self, data: bytes) -> bytes:
+        """``data`` with the start's overrides (as it is if it cannot be loaded: the host
+        then rejects it with the loader's own message, line and column)."""
+        serving = certstore_current_if_valid(self.bootstrap)
+        return rewrite_node_config(data, self.bootstrap, serving)
 
     # --- the Node -----------------------------------------------------------------------
 
@@ -310,11 +314,11 @@ def node_patch(content: bytes, md5: str, generation: int) -> dict[str, Any]:
 
 def node_labels(content: bytes) -> dict[str, str]:
     """``kubeletArguments.node-labels`` of a node config (``k=v,k2=v2`` values; later wins)."""
-    import yaml
+    from nodehost.config.yamlsafe import YAMLFileError, parse_yaml_bytes
 
     try:
-        document = yaml.safe_load(content)
-    except yaml.YAMLError:
+        document = parse_yaml_bytes(content).data
+    except YAMLFileError:
         return {}
     arguments = document.get("kubeletArguments") if isinstance(document, dict) else None
     values = arguments.get("node-labels") if isinstance(arguments, dict) else None

@@ -281,11 +281,15 @@ def shell_name(program: str) -> str | None:
     return program if on_path else None
 
 
+@dataclass(frozen=True)
 class ClusterTask:
-    """The ``localcluster`` component's task: keep the cluster of ``directory`` serving."""
+    """The ``localcluster`` component's task: keep the cluster of ``directory`` serving.
 
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
+    A value (equal for the same directory), so that a new configuration of the node
+    does not restart the cluster and cut every watch (:class:`~nodehost.component.TaskSpec`).
+    """
+
+    directory: str
 
     async def __call__(self, context: TaskContext) -> None:
         import asyncio  # here, not at import: a dry run imports this module to describe

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from nodehost.errors import RuntimeFailure
+from nodehost.jsonsafe import parse_json
 
 CONFIG_MAP = "node-config"
 SETTINGS_FILE = "cluster.json"
@@ -106,7 +107,7 @@ def read_settings(layout: Layout) -> ClusterSettings | None:
 
     path = layout.settings_file
     try:
-        data = json.loads(read_text(path, STATE_LIMIT))
+        data = parse_json(read_text(path, STATE_LIMIT), STATE_LIMIT)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as error:

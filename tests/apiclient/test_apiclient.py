@@ -704,3 +704,19 @@ def test_connections_kept_with_a_rotated_certificate_are_closed(api, tmp_path: P
             return c._http._idle[-1] is before, before.writer.is_closing()
 
     assert asyncio.run(across_a_rotation()) == (False, True)
+
+
+def test_a_watch_line_nested_past_the_limit_ends_the_watch_not_the_node() -> None:
+    """The one JSON loader: a RecursionError of the parser would escape every handler."""
+    from nodehost.apiclient import WatchEnded, _watch_event
+
+    deep = b'{"type": "ADDED", "object": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with pytest.raises(WatchEnded, match="not a watch event"):
+        _watch_event(deep, "watch ConfigMap x")
+
+
+def test_a_lone_surrogate_in_an_object_decodes_as_go_does() -> None:
+    from nodehost.apiclient import _watch_event
+
+    line = b'{"type": "ADDED", "object": {"data": {"k": "a\\ud800b"}}}'
+    assert _watch_event(line, "watch ConfigMap x") == ("ADDED", {"data": {"k": "a\ufffdb"}})

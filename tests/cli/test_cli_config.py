@@ -129,3 +129,50 @@ def test_a_provider_nothing_can_run_is_a_warning_when_its_plugin_is_disabled(
         "not run: no loaded plugin provides the sdn component (disabled: sdn)"
     ) in result.err
     assert "will not run" not in nodehost("config", "validate", str(path)).err
+
+
+def test_a_value_of_the_wrong_type_is_one_problem_not_two(nodehost, node_dir: Path) -> None:
+    path = node_dir / "node-config.yaml"
+    path.write_text(path.read_text().replace("nodeName:", "nodeName: 12345\nx:", 1))
+    result = nodehost("config", "validate", str(path))
+    assert result.code == 255
+    about = [line for line in result.err.splitlines() if line.startswith("  nodeName:")]
+    assert len(about) == 1, result.err
+    assert "must be a string, not an integer" in about[0]
+
+
+def test_show_and_validate_list_the_same_problems(nodehost, node_dir: Path) -> None:
+    path = node_dir / "node-config.yaml"
+    (node_dir / "node.kubeconfig").unlink()
+    path.write_text(path.read_text().replace("nodeName:", "nodeName: 12345\nx:", 1))
+    validated = nodehost("config", "validate", str(path))
+    shown = nodehost("config", "show", str(path))
+    assert validated.code == shown.code == 255
+    assert "masterKubeConfig" in validated.err
+    assert shown.err == validated.err
+
+
+def test_each_unreadable_file_is_reported_under_its_own_field(
+    node_dir: Path, unprivileged: list[str]
+) -> None:
+    """As a user who meets file modes (root through setpriv): the key under keyFile, the
+    kubeconfig under masterKubeConfig, each once."""
+    import subprocess
+    import sys
+
+    for name in ("server.key", "node.kubeconfig"):
+        (node_dir / name).chmod(0)
+    path = node_dir / "node-config.yaml"
+    nodehost = str(Path(sys.executable).parent / "nodehost")
+    done = subprocess.run(
+        [*unprivileged, nodehost, "config", "validate", str(path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 255, done.stderr
+    problems = done.stderr.splitlines()[1:]
+    assert problems == [
+        f'  servingInfo.keyFile: Invalid value: "{node_dir}/server.key": could not read file: '
+        f"open {node_dir}/server.key: permission denied",
+        f'  masterKubeConfig: Invalid value: "{node_dir}/node.kubeconfig": could not read file: '
+        f"open {node_dir}/node.kubeconfig: permission denied",
+    ], done.stderr

@@ -213,7 +213,7 @@ def test_unusable_profiling_settings_are_refused_before_starting(
     ("content", "message"),
     [
         (b"\xff\xfe\x00garbage", "unable to load bootstrap kubeconfig"),
-        (b"clusters: [unclosed\n", "not YAML"),
+        (b"clusters: [unclosed\n", "yaml: line 2, column 1: "),
         (
             b"current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
             b"clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1', "

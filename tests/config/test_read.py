@@ -309,3 +309,39 @@ def test_integer_with_too_many_digits(write_yaml: Callable[..., Path]) -> None:
 
 def test_unhashable_key(write_yaml: Callable[..., Path]) -> None:
     assert "found unhashable key" in load_error(write_yaml("? [a, b]\n: c\n"))
+
+
+def test_keys_of_every_yaml_type_load_as_the_strings_go_makes_of_them(
+    write_yaml: Callable[..., Path],
+) -> None:
+    path = write_yaml("1: a\nnull: b\ntrue: c\nname: d\n")
+    document = read_config_file(str(path))
+    assert document.data == {"1": "a", "null": "b", "true": "c", "name": "d"}
+    assert document.where("true", key=True) == (3, 1)
+
+
+def test_keys_that_load_to_the_same_string_are_duplicates(write_yaml: Callable[..., Path]) -> None:
+    message = load_error(write_yaml("1: a\n'1': b\n"))
+    assert message == "yaml: line 2, column 1: mapping key '1' already defined at line 1"
+
+
+def test_a_lone_surrogate_escape_is_refused_with_its_place() -> None:
+    from nodehost.config.yamlsafe import YAMLFileError, parse_yaml_bytes
+
+    with pytest.raises(YAMLFileError, match=r"line 2, column \d+: .*(surrogate|Unicode)"):
+        parse_yaml_bytes(b'a: 1\nb: "\\ud800"\n')
+
+
+def test_a_document_from_elsewhere_has_the_files_size_limit() -> None:
+    from nodehost.config.yamlsafe import MAX_FILE_BYTES, YAMLFileError, parse_yaml_bytes
+
+    with pytest.raises(YAMLFileError, match="larger than the limit of 4 MiB"):
+        parse_yaml_bytes(b"a: " + b"x" * MAX_FILE_BYTES)
+
+
+def test_a_kubeconfig_goes_through_the_same_loader() -> None:
+    from nodehost.pki.kubeconfig import load_document
+    from nodehost.testing.hostile import alias_bomb
+
+    with pytest.raises(ValueError, match="after alias expansion"):
+        load_document(alias_bomb(9, 9).encode())

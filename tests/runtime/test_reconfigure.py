@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,7 +164,8 @@ def test_a_component_not_ready_in_time_is_rolled_back(tmp_path: Path, paths) -> 
     driver = run(tmp_path, plans, (b"v2",), config_rollback_after=0.5)
     result = driver.seen[0]["result"]
     assert (result.result, result.restarted, result.generation) == ("rolled back", ("a",), 3)
-    assert result.problems[0].startswith("a not ready within 0.5s: waiting for file ")
+    [problem] = result.problems  # "a" restarted and was ready before: said once
+    assert problem.startswith("a not ready within 0.5s: waiting for file ")
     assert config.read_bytes() == b"v1"
     assert (tmp_path / "node-config.yaml.rolled-back").read_bytes() == b"v2"
 
@@ -219,3 +221,95 @@ def test_plans_with_other_components_cannot_be_compared(tmp_path: Path) -> None:
     two = Plan((process("a"), process("b")), str(tmp_path), "x")
     with pytest.raises(ValueError, match="changes which components run"):
         changed_components(one, two)
+
+
+def acting(name: str, action: str, tmp_path: Path) -> PlannedComponent:
+    """A component whose process does ``action`` (Python, ``os``/``signal`` imported; ``HOST``
+    is this process's pid) and is never ready."""
+    never = FileProbe(path=str(tmp_path / "never"), interval=0.05)
+    code = f"import os, signal, time; {action}; time.sleep(120)"
+    spec = ProcessSpec(
+        argv=(sys.executable, "-c", code),
+        env={"HOST": str(os.getpid())},
+        stop_grace=2.0,
+        readiness=never,
+    )
+    return PlannedComponent(name, name, "test", (), ComponentPlan(run=spec))
+
+
+def test_a_rollback_leaves_a_file_edited_during_the_apply_and_the_edit_is_applied_next(
+    tmp_path: Path, paths
+) -> None:
+    config, state = paths
+    edit = f"open({str(config)!r}, 'wb').write(b'v3'); os.kill(int(os.environ['HOST']), 1)"
+    plans = {
+        b"v1": lambda d: plan(config, state, d, process("a")),
+        b"v2": lambda d: plan(config, state, d, acting("a", edit, tmp_path)),
+        b"v3": lambda d: plan(config, state, d, process("a", env={"X": "3"})),
+    }
+    # The edit's SIGHUP queues behind the v2 apply; the driver's v3 comes after it.
+    driver = run(tmp_path, plans, (b"v2", b"v3"), config_rollback_after=0.5)
+    rolled_back, after = (seen["result"] for seen in driver.seen)
+    assert rolled_back.result == "rolled back"
+    assert after.result == "unchanged"  # the SIGHUP read v3 (not v1 written over it)
+    assert config.read_bytes() == b"v3"
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KiB tmpfs (a disk that fills up), unmounted afterwards."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_rollback_that_cannot_write_the_file_is_reported_as_failing(
+    tmp_path: Path, tiny_disk: Path
+) -> None:
+    config, state = tiny_disk / "node-config.yaml", tmp_path / "state"
+    filler = tiny_disk / "filler"
+    fill = f"os.system('dd if=/dev/zero of={filler} bs=64k count=64 2>/dev/null')"
+    plans = {
+        b"v1": lambda d: plan(config, state, d, process("a")),
+        b"v2": lambda d: plan(config, state, d, acting("a", fill, tmp_path)),
+    }
+    driver = run(tiny_disk, plans, (b"v2",), config_rollback_after=0.5)
+    result = driver.seen[0]["result"]
+    assert result.result == "rollback failed"
+    assert result.problems[0].startswith("a not ready within 0.5s")
+    assert "No space left on device" in result.problems[1]
+    assert len(result.problems) == 2
+
+
+def test_a_file_too_large_is_refused_in_the_words_of_the_loader(tmp_path: Path, paths) -> None:
+    """SIGHUP's read of the file (content None) says what a config map's apply says."""
+    config, state = paths
+    grow = f"open({str(config)!r}, 'ab').write(b'#' * (5 << 20))"
+    plans = {
+        b"v1": lambda d: plan(config, state, d, process("a")),
+        b"v2": lambda d: plan(config, state, d, acting("a", grow, tmp_path)),
+    }
+    driver = run(tmp_path, plans, (b"v2", None), config_rollback_after=0.5)  # type: ignore[arg-type]
+    rolled_back, reread = (seen["result"] for seen in driver.seen)
+    assert rolled_back.result == "rolled back"
+    assert reread.result == "rejected"
+    assert reread.problems == (
+        f'could not load config file "{config}" due to an error: the file is larger than the '
+        "limit of 4 MiB (4194304 bytes)",
+    )
+
+
+def test_the_log_lists_a_rollbacks_problems_once(tmp_path: Path, paths, capfd) -> None:
+    config, state = paths
+    never = FileProbe(path=str(tmp_path / "never"), interval=0.05)
+    plans = {
+        b"v1": lambda d: plan(config, state, d, process("a")),
+        b"v2": lambda d: plan(config, state, d, process("a", probe=never)),
+    }
+    run(tmp_path, plans, (b"v2",), config_rollback_after=0.5)
+    logged = capfd.readouterr().err
+    assert logged.count("a not ready within 0.5s") == 1, logged

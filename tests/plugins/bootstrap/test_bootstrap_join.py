@@ -299,3 +299,57 @@ def test_a_missing_bootstrap_kubeconfig_is_one_line(
     assert error_lines(done.stderr) == [
         f"error: unable to load bootstrap kubeconfig: {missing} does not exist"
     ]
+
+
+def test_hostile_map_content_at_start_is_an_invalid_config_not_a_plugin_failure(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    from clusterrun import node_config
+
+    from nodehost.testing.hostile import refused_documents
+    from nodehost.testing.ports import free_port
+
+    base = node_config(free_port(), free_port())
+    for name in ("sequence 400 deep", "1 and '1' as keys"):
+        api.put_config_map(
+            NAMESPACE, CONFIG_MAP, {"node-config.yaml": refused_documents(base)[name]}
+        )
+        done = run_start(start_args("--exit-on-ready"), start_env)
+        assert done.returncode == 255, (name, done.stderr)
+        assert "could not load config file" in done.stderr, (name, done.stderr)
+        assert "Traceback" not in done.stderr and "failed in hook" not in done.stderr
+
+
+def test_keys_of_any_yaml_type_are_loaded_as_strings_not_a_crash(api, node_dir: Path) -> None:
+    from nodehost.plugins.bootstrap.join import BootstrapSettings, rewrite_node_config
+
+    settings = BootstrapSettings(
+        node_dir, node_dir / "bootstrap.kubeconfig", CONFIG_MAP, NAMESPACE, NODE_NAME, (),
+        False, "", None, 1.0, 1.0,
+    )  # fmt: skip
+    content = b"apiVersion: v1\nkind: NodeConfig\n1: a\nnull: b\ntrue: c\nnodeIP: 10.0.0.1\n"
+    rewritten = yaml.safe_load(rewrite_node_config(content, settings, None))
+    assert [rewritten.get(key) for key in ("1", "null", "true")] == ["a", "b", "c"]
+
+
+def test_a_sighup_during_the_bootstrap_wait_is_applied_once_started_not_fatal(
+    api, start_args, start_env
+) -> None:
+    import signal
+
+    api.set_approver("never")
+    process = subprocess.Popen(
+        start_args("--exit-on-ready"), env=start_env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: client_csrs(api), "the client certificate signing request", 120)
+        process.send_signal(signal.SIGHUP)
+        api.approve(client_csrs(api)[0]["metadata"]["name"])
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr
+    assert "SIGHUP came while starting" in stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -449,3 +450,45 @@ def test_metrics_show_the_generation_and_the_last_apply(node: Node) -> None:
     assert samples[("nodehost_config_applies_total", (("result", "applied"),))] == 1
     stamp = samples[("nodehost_config_last_apply_timestamp_seconds", ())]
     assert abs(stamp - time.time()) < 3600
+
+
+# --- hostile content --------------------------------------------------------------------
+
+
+def rejections(node: Node) -> int:
+    return node.status()["configuration"]["applies"]["rejected"]
+
+
+def peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def test_hostile_map_content_is_rejected_with_its_place_and_the_node_runs_on(node: Node) -> None:
+    from nodehost.testing.hostile import refused_documents
+
+    base = yaml.safe_dump(node.config, sort_keys=False)
+    documents = refused_documents(base)
+    kubelet = node.pid("kubelet")
+    for count, (name, text) in enumerate(documents.items(), start=1):
+        node.api.put_config_map(NAMESPACE, CONFIG_MAP, {"node-config.yaml": text})
+        wait_for(lambda count=count: rejections(node) == count, f"the rejection of {name}")
+        [problem] = node.last_apply()["problems"]
+        assert "could not load config file" in problem, (name, problem)
+        assert re.search(r"line \d+, column \d+", problem), (name, problem)
+        assert "larger than" not in problem, (name, problem)
+    # A lone surrogate in the API's JSON decodes as Go's decoder does: U+FFFD.
+    surrogate = base.replace("nodeIP: 127.0.0.1", 'nodeIP: "127.0.0.1\ud800"')
+    node.api.put_config_map(NAMESPACE, CONFIG_MAP, {"node-config.yaml": surrogate})
+    wait_for(lambda: rejections(node) == len(documents) + 1, "the rejection of a surrogate")
+    assert node.last_apply()["problems"][0].startswith("nodeIP: Invalid value")
+    huge = base + "padding: " + "x" * (5 << 20) + "\n"
+    node.api.put_config_map(NAMESPACE, CONFIG_MAP, {"node-config.yaml": huge})
+    wait_for(lambda: rejections(node) == len(documents) + 2, "the rejection of a 5 MiB map")
+    assert "larger than the limit of 4 MiB" in node.last_apply()["problems"][0]
+    assert node.status()["configuration"]["generation"] == 1
+    assert node.pid("kubelet") == kubelet and node.ready() and node.process.poll() is None
+    assert peak_rss_kib(node.process.pid) < 400 << 10  # an alias bomb expanded is gigabytes
+    assert "Traceback" not in stop(node)

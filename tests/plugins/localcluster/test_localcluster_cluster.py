@@ -210,3 +210,11 @@ def test_the_task_refuses_a_cluster_this_process_did_not_start(tmp_path: Path) -
     task = clusters.ClusterTask(str(tmp_path / "lc"))
     with pytest.raises(RuntimeFailure, match="was not started before the node"):
         asyncio.run(task(RecordingTaskContext("localcluster")))
+
+
+def test_the_task_is_a_value_so_an_apply_does_not_restart_the_cluster() -> None:
+    from nodehost.component import TaskSpec
+    from nodehost.plugins.localcluster.cluster import ClusterTask
+
+    assert TaskSpec(run=ClusterTask("/c")) == TaskSpec(run=ClusterTask("/c"))
+    assert ClusterTask("/c") != ClusterTask("/d")
