@@ -1,4 +1,4 @@
-"""gRPC unary calls over a unix socket with ``h2``; the health check (``grpc.health.v1.Health/Check``).
+"""gRPC unary calls over a unix socket with ``h2``, and the health check (``Health/Check``).
 
 gRPC servers such as containerd register the standard health service; one
 call proves the server accepts a connection, speaks HTTP/2 and gRPC, and
