@@ -226,3 +226,38 @@ def test_the_readme_command_runs_the_whole_node_until_sigterm(
 def json_port(cluster_dir: Path) -> int:
     """The API server's port, as the first start recorded it in DIR/cluster.json."""
     return json.loads((cluster_dir / "cluster.json").read_text())["apiserver_port"]
+
+
+@pytest.mark.needs("root", "cni-plugins", "ip", "containerd", "kubectl", "nodehost-script")
+def test_the_readme_command_registers_the_node_ready_with_its_lease_and_config(
+    node, cluster_dir: Path, kubectl
+) -> None:
+    """``kubectl get nodes`` shows the node Ready (the kubelet's registration, its Ready
+    condition from containerd's CRI status), its Lease is held, and config sync's
+    annotation reached the Node with no test creating it."""
+    kubeconfig = ("--kubeconfig", node["kubeconfig"])
+
+    def listed() -> list[list[str]]:
+        shown = kubectl(*kubeconfig, "get", "nodes", "--no-headers")
+        return [line.split() for line in shown.stdout.splitlines()] if shown.returncode == 0 else []
+
+    deadline = time.monotonic() + WAIT
+    while not (rows := listed()) or rows[0][1] != "Ready":
+        assert time.monotonic() < deadline, f"no Ready node in kubectl get nodes: {rows}"
+        time.sleep(0.2)
+    name = rows[0][0]
+    assert len(rows) == 1
+
+    lease = kubectl(*kubeconfig, "get", "lease", "-n", "kube-node-lease", name, "-o", "json")
+    assert lease.returncode == 0, lease.stderr
+    spec = json.loads(lease.stdout)["spec"]
+    assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == (name, 40)
+
+    def annotations() -> dict:
+        shown = kubectl(*kubeconfig, "get", "node", name, "-o", "json")
+        return json.loads(shown.stdout)["metadata"].get("annotations", {})
+
+    while "node.openshift.io/md5sum" not in annotations():
+        assert time.monotonic() < deadline, annotations()
+        time.sleep(0.2)
+    assert annotations()["nodehost.io/config-generation"] == "1"
