@@ -161,7 +161,10 @@ class Runtime:
         network = node_network(context)
         config_path = os.path.join(context.state_dir, containerd.CONFIG_FILE_NAME)
         image = _pod_image(context.config)
-        content = containerd.render_config(paths, network, settings.cgroup_driver, image)
+        restrict_oom = not containerd.can_lower_oom_score_adj()
+        content = containerd.render_config(
+            paths, network, settings.cgroup_driver, image, restrict_oom
+        )
         launchers, search_path = containerd.shim_launchers(
             context.state_dir, os.environ.get("PATH", os.defpath)
         )
@@ -179,6 +182,11 @@ class Runtime:
                 f"pod sandbox image {image}",
                 "CNI: "
                 + (f"{network.conf_dir} (provider {network.provider})" if network else "defaults"),
+                *(
+                    ("no CAP_SYS_RESOURCE: pods' oom_score_adj is kept at containerd's own",)
+                    if restrict_oom
+                    else ()
+                ),
             ),
         )
 

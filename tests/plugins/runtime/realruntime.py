@@ -69,59 +69,9 @@ IMAGE = "docker.io/library/nodehost-test:latest"
 
 def oci_image_tar(folder: Path) -> Path:
     """An OCI image archive of busybox-static (one layer), for ``ctr image import``."""
-    import hashlib
-    import io
-    import json
-    import platform
-    import tarfile
+    from nodehost.testing.cri import image_archive
 
-    blobs: dict[str, bytes] = {}
-
-    def blob(data: bytes, media_type: str) -> dict[str, Any]:
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        blobs[digest] = data
-        return {"mediaType": media_type, "digest": digest, "size": len(data)}
-
-    layer_buffer = io.BytesIO()
-    with tarfile.open(fileobj=layer_buffer, mode="w") as layer:
-        layer.add(shutil.which("busybox") or "", arcname="bin/busybox")
-        link = tarfile.TarInfo("bin/sh")
-        link.type, link.linkname = tarfile.SYMTYPE, "busybox"
-        layer.addfile(link)
-    layer_data = layer_buffer.getvalue()
-    architecture = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), "amd64")
-    config = {
-        "architecture": architecture,
-        "os": "linux",
-        "config": {"Cmd": ["/bin/sh"]},
-        "rootfs": {
-            "type": "layers",
-            "diff_ids": ["sha256:" + hashlib.sha256(layer_data).hexdigest()],
-        },
-    }
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": blob(json.dumps(config).encode(), "application/vnd.oci.image.config.v1+json"),
-        "layers": [blob(layer_data, "application/vnd.oci.image.layer.v1.tar")],
-    }
-    entry = blob(json.dumps(manifest).encode(), "application/vnd.oci.image.manifest.v1+json")
-    entry["annotations"] = {
-        "io.containerd.image.name": IMAGE,
-        "org.opencontainers.image.ref.name": "latest",
-    }
-    files = {
-        "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),
-        "index.json": json.dumps({"schemaVersion": 2, "manifests": [entry]}).encode(),
-        **{f"blobs/sha256/{digest[7:]}": data for digest, data in blobs.items()},
-    }
-    path = folder / "image.tar"
-    with tarfile.open(path, "w") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return path
+    return image_archive(folder / "image.tar", IMAGE)
 
 
 def task_pids(socket: Path) -> dict[str, tuple[int, str]]:
