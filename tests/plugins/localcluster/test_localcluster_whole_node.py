@@ -337,7 +337,7 @@ def wait_until(predicate, what: str):
     "root", "cni-plugins", "ip", "iptables", "containerd", "busybox", "kubectl", "nodehost-script"
 )
 def test_pods_run_through_cri_get_the_node_network_and_dns_and_leave_nothing(
-    node, cluster_dir: Path, kubectl, tmp_path: Path
+    torn_down, node, cluster_dir: Path, kubectl, tmp_path: Path
 ) -> None:
     """As the kubelet would: two pods through CRI on the node's containerd and CNI config;
     pod A has an address of the node's pod CIDR, resolves a Service made with kubectl
@@ -441,11 +441,25 @@ def test_pods_run_through_cri_get_the_node_network_and_dns_and_leave_nothing(
     # explicit teardown removes it with the rest of the node.
     node["host"].send_signal(signal.SIGTERM)
     node["host"].communicate(timeout=WAIT)
-    torn = subprocess.run(
-        [sys.executable, "-m", "nodehost", "teardown", f"--state-dir={state}",
-         f"--config={cluster_dir / 'node' / 'node-config.yaml'}"],
-        capture_output=True, text=True, timeout=WAIT * 2,
-    )  # fmt: skip
+    torn = teardown(cluster_dir)
     assert torn.returncode == 0, torn.stdout + torn.stderr
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     assert bridge_section["bridge"] not in links
+
+
+def teardown(cluster_dir: Path) -> subprocess.CompletedProcess[str]:
+    """``nodehost teardown`` of the cluster's node, its network's bridge included."""
+    return subprocess.run(
+        [sys.executable, "-m", "nodehost", "teardown", f"--state-dir={cluster_dir / 'state'}",
+         f"--config={cluster_dir / 'node' / 'node-config.yaml'}"],
+        capture_output=True, text=True, timeout=WAIT * 2,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def torn_down(cluster_dir: Path) -> Iterator[None]:
+    """Tear the node down after the test, pass or fail (name it before ``node``: this runs
+    after the node's own end)."""
+    yield
+    if (cluster_dir / "node" / "node-config.yaml").exists():
+        teardown(cluster_dir)
