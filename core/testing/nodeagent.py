@@ -17,7 +17,9 @@ to do the same, with the same flags and config fields:
   its CPUs, ``memory``: ``MemTotal``, ``pods``: ``maxPods`` (110), at most
   ``podsPerCore`` x CPUs when set) and allocatable (memory less the default
   hard eviction threshold, 100Mi).  An existing Node is kept (the kubelet
-  reconciles only its default labels, and so does this);
+  reconciles only its default labels, and so does this); registration is
+  retried until it succeeds, and a Node deleted afterwards is not registered
+  again until the kubelet restarts, as with the real one;
 * **Lease** ``kube-node-lease/<name>`` (``coordination.k8s.io/v1``):
   ``leaseDurationSeconds`` from ``nodeLeaseDurationSeconds`` (40), renewed
   every quarter of it (10 s), owned by the Node;
@@ -53,7 +55,7 @@ import platform
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +65,8 @@ DEFAULT_RUNTIME_ENDPOINT = "unix:///run/containerd/containerd.sock"
 LEASE_NAMESPACE = "kube-node-lease"
 #: The kubelet renews its Lease every quarter of its duration (``nodeLeaseRenewIntervalFraction``).
 LEASE_RENEW_FRACTION = 0.25
+#: How long the stand-in waits before trying a failed registration or kubeconfig again.
+RETRY_DELAY = 2.0
 #: How often the kubelet checks node status before it first reports Ready.
 FAST_STATUS_INTERVAL = 0.1
 #: The default hard eviction threshold for memory (``memory.available<100Mi``), in KiB.
@@ -337,20 +341,37 @@ class NodeAgent:
         self.node_uid = ""
         self.lease: dict[str, Any] | None = None
         self.last_runtime_problem = ""
+        self.ready = False
 
     async def run(self) -> None:
-        """Wait for the kubeconfig, then register, heartbeat and report forever."""
+        """Wait for the kubeconfig, register (until it succeeds), then heartbeat forever."""
         from nodehost.apiclient import ClusterClient, ClusterError
 
         await self._wait_for_kubeconfig()
         while True:
             try:
-                async with ClusterClient(self.settings.kubeconfig, timeout=10.0) as client:
-                    await self._register(client)
-                    await self._heartbeat(client)
+                client = ClusterClient(self.settings.kubeconfig, timeout=10.0)
+                break
             except ClusterError as error:
-                say(f"talking to the API server failed: {error}; retrying")
-                await asyncio.sleep(2.0)
+                say(f"cannot use --kubeconfig: {error}; retrying")
+                await asyncio.sleep(RETRY_DELAY)
+        async with client:
+            while not await self._attempt("register the node", self._register(client)):
+                await asyncio.sleep(RETRY_DELAY)
+            await self._heartbeat(client)
+
+    @staticmethod
+    async def _attempt(what: str, step: Awaitable[object]) -> bool:
+        """Run ``step``; an API error is one line on stderr (the kubelet retries at its next
+        tick) and False.  As the kubelet, a Node deleted later is not registered again."""
+        from nodehost.apiclient import ClusterError
+
+        try:
+            await step
+        except ClusterError as error:
+            say(f"failed to {what}, will retry: {error}")
+            return False
+        return True
 
     async def _wait_for_kubeconfig(self) -> None:
         kubeconfig = self.settings.kubeconfig
@@ -393,10 +414,10 @@ class NodeAgent:
         while True:
             now = time.monotonic()
             if now >= next_renew:
-                await self._renew_lease(client)
+                await self._attempt("renew the lease", self._renew_lease(client))
                 next_renew = now + renew_every
-            ready = await self._report_status(client)
-            ever_ready = ever_ready or ready
+            await self._attempt("update node status", self._report_status(client))
+            ever_ready = ever_ready or self.ready
             fast = not ever_ready and time.monotonic() < fast_until
             interval = FAST_STATUS_INTERVAL if fast else self.settings.status_interval
             await asyncio.sleep(max(0.0, min(interval, next_renew - time.monotonic())))
@@ -417,8 +438,8 @@ class NodeAgent:
         self.last_runtime_problem = problem
         return status
 
-    async def _report_status(self, client: Any) -> bool:
-        """Write the node's status when it changed or is due; whether the node is ready."""
+    async def _report_status(self, client: Any) -> None:
+        """Write the node's status when it changed or is due (:attr:`ready` follows it)."""
         runtime = await self._runtime_status()
         ready = ready_condition(readiness_errors(runtime))
         info = node_info(self.settings, runtime)
@@ -435,7 +456,7 @@ class NodeAgent:
             if key[0] != (self.reported or (None,))[0]:
                 say(f"node {self.settings.name} Ready={ready[0]}: {ready[2]}")
             self.reported, self.reported_at = key, time.monotonic()
-        return ready[0] == "True"
+        self.ready = ready[0] == "True"
 
     async def _renew_lease(self, client: Any) -> None:
         """Renew the Lease (an update of the last version read); read or create it first."""
