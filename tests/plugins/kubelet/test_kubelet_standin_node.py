@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import textwrap
-import time
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,19 +14,10 @@ import pytest
 
 from nodehost.testing.apiserver import TestApiServer
 from nodehost.testing.apistore import StoreError
+from nodehost.testing.cri import own_containerd
+from nodehost.testing.waiting import wait_for
 
 NODE = "node-a.example.com"
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def stored(api: TestApiServer, resource: str, name: str, namespace: str = "") -> dict | None:
@@ -72,7 +62,7 @@ def test_it_registers_its_node_as_the_kubelet_does_and_reports_why_it_is_not_rea
 ) -> None:
     runtime = f"unix://{tmp_path}/no-runtime.sock"
     start_standin("kubelet", kubelet_args(runtime, maxPods=7))
-    node = wait_for(lambda: ready_condition(stored(api_server, "nodes", NODE)), "the Node")
+    node = wait_for(lambda: ready_condition(stored(api_server, "nodes", NODE)), what="the Node")
     node = stored(api_server, "nodes", NODE)
     assert node is not None
     labels = node["metadata"]["labels"]
@@ -97,7 +87,9 @@ def test_it_registers_its_node_as_the_kubelet_does_and_reports_why_it_is_not_rea
 
 def test_it_keeps_its_lease_renewed(api_server: TestApiServer, start_standin, kubelet_args) -> None:
     start_standin("kubelet", kubelet_args("unix:///nonexistent.sock", nodeLeaseDurationSeconds=2))
-    first = wait_for(lambda: stored(api_server, "leases", NODE, "kube-node-lease"), "the Lease")
+    first = wait_for(
+        lambda: stored(api_server, "leases", NODE, "kube-node-lease"), what="the Lease"
+    )
     assert first["spec"]["holderIdentity"] == NODE
     assert first["spec"]["leaseDurationSeconds"] == 2
     owner = first["metadata"]["ownerReferences"][0]
@@ -108,7 +100,7 @@ def test_it_keeps_its_lease_renewed(api_server: TestApiServer, start_standin, ku
             and lease["spec"]["renewTime"] != first["spec"]["renewTime"]
             and lease
         ),
-        "a renewal",
+        what="a renewal",
     )
     assert renewed["spec"]["renewTime"] > first["spec"]["renewTime"]
 
@@ -129,45 +121,13 @@ def test_a_node_may_not_register_another_nodes_name(api_server: TestApiServer) -
 
 
 @pytest.fixture
-def containerd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def containerd() -> Iterator[tuple[str, Path]]:
     """A containerd with CRI (its CNI conf dir empty): (endpoint, CNI conf dir)."""
-    import shutil
-    import tempfile
-
-    folder = Path(tempfile.mkdtemp(prefix="nhkl-", dir="/tmp"))
-    socket = folder / "c.sock"
-    config = folder / "config.toml"
-    config.write_text(
-        textwrap.dedent(
-            f"""\
-            version = 2
-            root = "{folder}/root"
-            state = "{folder}/state"
-            [grpc]
-              address = "{socket}"
-            [ttrpc]
-              address = "{socket}.ttrpc"
-            [debug]
-              address = ""
-            [metrics]
-              address = ""
-            [plugins."io.containerd.internal.v1.opt"]
-              path = "{folder}/opt"
-            [plugins."io.containerd.grpc.v1.cri".cni]
-              conf_dir = "{folder}/net.d"
-              bin_dir = "/usr/lib/cni"
-            """
-        )
-    )
-    process = subprocess.Popen(
-        ["containerd", "--config", str(config)],
-        stderr=(folder / "log").open("wb"),
-    )
+    folder = Path(tempfile.mkdtemp(prefix="nhkl-", dir="/tmp"))  # short: socket paths are limited
     try:
-        yield f"unix://{socket}", folder / "net.d"
+        with own_containerd(folder) as endpoint:
+            yield endpoint, folder / "net.d"
     finally:
-        process.terminate()
-        process.wait(30)
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -182,7 +142,7 @@ def test_ready_follows_the_runtimes_cri_status_network_included(
         ready = ready_condition(stored(api_server, "nodes", NODE))
         return ready["message"] if ready else ""
 
-    not_ready = wait_for(lambda: "network not ready" in message() and message(), "NotReady")
+    not_ready = wait_for(lambda: "network not ready" in message() and message(), what="NotReady")
     assert not_ready.startswith(
         "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
     )
@@ -195,7 +155,7 @@ def test_ready_follows_the_runtimes_cri_status_network_included(
             and found["status"] == "True"
             and found
         ),
-        "Ready after the CNI config appeared",
+        what="Ready after the CNI config appeared",
     )
     assert (ready["reason"], ready["message"]) == (
         "KubeletReady",

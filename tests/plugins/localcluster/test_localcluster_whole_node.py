@@ -38,6 +38,7 @@ import yaml
 from nodehost.plugins.localcluster.layout import Layout
 from nodehost.plugins.localcluster.nodeconfig import bridge_name
 from nodehost.runtime import cgroups
+from nodehost.testing.waiting import wait_for
 
 README = Path(__file__).resolve().parents[3] / "README.rst"
 WAIT = 60.0
@@ -242,10 +243,7 @@ def test_the_readme_command_registers_the_node_ready_with_its_lease_and_config(
         shown = kubectl(*kubeconfig, "get", "nodes", "--no-headers")
         return [line.split() for line in shown.stdout.splitlines()] if shown.returncode == 0 else []
 
-    deadline = time.monotonic() + WAIT
-    while not (rows := listed()) or rows[0][1] != "Ready":
-        assert time.monotonic() < deadline, f"no Ready node in kubectl get nodes: {rows}"
-        time.sleep(0.2)
+    rows = wait_for(lambda: (r := listed()) and r[0][1] == "Ready" and r, WAIT, "a Ready node")
     name = rows[0][0]
     assert len(rows) == 1
 
@@ -258,9 +256,7 @@ def test_the_readme_command_registers_the_node_ready_with_its_lease_and_config(
         shown = kubectl(*kubeconfig, "get", "node", name, "-o", "json")
         return json.loads(shown.stdout)["metadata"].get("annotations", {})
 
-    while "node.openshift.io/md5sum" not in annotations():
-        assert time.monotonic() < deadline, annotations()
-        time.sleep(0.2)
+    wait_for(lambda: "node.openshift.io/md5sum" in annotations(), WAIT, "config sync's annotation")
     assert annotations()["nodehost.io/config-generation"] == "1"
 
 
@@ -323,14 +319,6 @@ def sandbox_network_namespace(status: dict) -> str:
     """The network namespace file of a sandbox, from containerd's verbose status."""
     namespaces = status["info"]["runtimeSpec"]["linux"]["namespaces"]
     return next(ns["path"] for ns in namespaces if ns["type"] == "network")
-
-
-def wait_until(predicate, what: str):
-    deadline = time.monotonic() + WAIT
-    while not (value := predicate()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-    return value
 
 
 @pytest.mark.needs(
@@ -407,8 +395,9 @@ def test_pods_run_through_cri_get_the_node_network_and_dns_and_leave_nothing(
         )
         assert created.returncode == 0, created.stderr
         lookup = ["/bin/busybox", "nslookup", "web.default.svc.cluster.local"]
-        answer = wait_until(
+        answer = wait_for(
             lambda: (found := cri.exec_sync(client, lookup)).exit_code == 0 and found,
+            WAIT,
             "the Service's name through the node's DNS",
         )
         assert f"Address: {SERVICE_IP}" in answer.stdout, answer

@@ -6,12 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from nodehost.testing.waiting import wait_for as wait_for  # the tests import it from here
 
 NODEHOST = os.path.join(os.path.dirname(sys.executable), "nodehost")
 NAMESPACE = "nodehost-test"
@@ -51,17 +50,6 @@ def ctr(socket: Path, *args: str, timeout: float = 30) -> subprocess.CompletedPr
         text=True,
         timeout=timeout,
     )
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "it") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 IMAGE = "docker.io/library/nodehost-test:latest"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
-import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,6 +13,7 @@ import pytest
 from realruntime import NODEHOST, needs_containerd, wait_for
 
 from nodehost.runtime.cri import NotCri, runtime_status
+from nodehost.testing.cri import own_containerd
 
 pytestmark = [needs_containerd, pytest.mark.usefixtures("outside_guard")]
 
@@ -22,45 +23,8 @@ CRI_DISABLED = 'disabled_plugins = ["io.containerd.grpc.v1.cri"]\n'
 @pytest.fixture
 def containerd(short_dir: Path) -> Iterator[Callable[..., str]]:
     """Factory: start a containerd of the test's own (``extra`` TOML at the top); its endpoint."""
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(name: str, extra: str = "") -> str:
-        folder = short_dir / name
-        folder.mkdir()
-        socket = folder / "c.sock"
-        config = folder / "config.toml"
-        config.write_text(
-            extra
-            + textwrap.dedent(
-                f"""\
-                version = 2
-                root = "{folder}/root"
-                state = "{folder}/state"
-                [grpc]
-                  address = "{socket}"
-                [ttrpc]
-                  address = "{socket}.ttrpc"
-                [debug]
-                  address = ""
-                [metrics]
-                  address = ""
-                [plugins."io.containerd.internal.v1.opt"]
-                  path = "{folder}/opt"
-                [plugins."io.containerd.grpc.v1.cri".cni]
-                  conf_dir = "{folder}/net.d"
-                  bin_dir = "/usr/lib/cni"
-                """
-            )
-        )
-        log = (folder / "containerd.log").open("wb")
-        started.append(subprocess.Popen(["containerd", "--config", str(config)], stderr=log))
-        wait_for(socket.exists, what=f"containerd's socket {socket}")
-        return f"unix://{socket}"
-
-    yield start
-    for process in started:
-        process.terminate()
-        process.wait(30)
+    with contextlib.ExitStack() as stack:
+        yield lambda name, extra="": stack.enter_context(own_containerd(short_dir / name, extra))
 
 
 def status_of(endpoint: str):
