@@ -14,10 +14,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,22 +24,11 @@ import pytest
 from nodehost.runtime import cgroups
 from nodehost.testing.notify import NotifyReceiver
 from nodehost.testing.ports import free_port
+from nodehost.testing.waiting import wait_for
 
 __all__ = ["PID_FILES_ONLY", "HostRun", "NotifyReceiver", "free_port", "needs_cgroups", "wait_for"]
 
 WAIT = 20.0  # generous: only ever a limit for waiting, never an assertion about speed
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = WAIT, what: str = "condition") -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
 
 
 #: Agents in cgroups: the ``cgroups`` part (:mod:`nodehost.testing.parts`).
