@@ -61,16 +61,36 @@ def _partial(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def age(item: dict[str, Any], now: datetime.datetime | None = None) -> str:
-    """``metadata.creationTimestamp`` as kubectl's short duration (``5s``, ``3m``, ``2d``)."""
+    """``metadata.creationTimestamp``'s age as the API server prints it (``5s``, ``3m20s``)."""
     stamp = item.get("metadata", {}).get("creationTimestamp")
     if not stamp:
         return "<unknown>"
     created = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
     seconds = int(((now or datetime.datetime.now(datetime.UTC)) - created).total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= 2 * size or (unit == "m" and seconds >= size):
-            return f"{seconds // size}{unit}"
-    return f"{max(seconds, 0)}s"
+    return human_duration(max(seconds, 0))
+
+
+def human_duration(seconds: int) -> str:
+    """apimachinery's ``duration.HumanDuration`` (``util/duration/duration.go``)."""
+    minutes, hours = seconds // 60, seconds // 3600
+    if seconds < 120:
+        return f"{seconds}s"
+    if minutes < 10:
+        return f"{minutes}m" + (f"{seconds % 60}s" if seconds % 60 else "")
+    if minutes < 180:
+        return f"{minutes}m"
+    if hours < 8:
+        return f"{hours}h" + (f"{minutes % 60}m" if minutes % 60 else "")
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return f"{hours // 24}d" + (f"{hours % 24}h" if hours % 24 else "")
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = hours // 24
+        return f"{days // 365}y" + (f"{days % 365}d" if days % 365 else "")
+    return f"{hours // 24 // 365}y"
 
 
 def node_status(node: dict[str, Any]) -> str:
