@@ -38,12 +38,14 @@ to do the same, with the same flags and config fields:
   every ``nodeStatusUpdateFrequency`` (10 s), and writes the status when it
   changed or ``nodeStatusReportFrequency`` (5 min) passed.
 
-Without a kubeconfig the kubelet runs standalone and talks to no API server;
-with ``--kubeconfig`` not yet written and ``--bootstrap-kubeconfig`` given,
-the stand-in waits for the kubeconfig (under nodehost, the ``bootstrap``
-component writes it before the kubelet starts): it does not request
-certificates itself.  Errors are printed as ``kubelet: ...`` lines on stderr
-and retried; they never end the stand-in.
+Without ``--kubeconfig`` the kubelet runs standalone and talks to no API
+server; with ``--kubeconfig`` not yet written and ``--bootstrap-kubeconfig``
+given, the stand-in first does the kubelet's TLS bootstrap
+(:mod:`nodehost.testing.kubeletbootstrap`: a CSR with the bootstrap
+credentials, the certificate in ``--cert-dir``, then the kubeconfig; under
+nodehost the ``bootstrap`` component has written the kubeconfig before the
+kubelet starts).  Errors are printed as ``kubelet: ...`` lines on stderr and
+retried; they never end the stand-in.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class NodeSettings:
     name: str
     kubeconfig: str
     bootstrap_kubeconfig: str = ""
+    cert_dir: str = "/var/lib/kubelet/pki"
     node_ips: tuple[str, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Mapping[str, str], ...] = ()
@@ -111,6 +114,8 @@ def node_settings(
         name=name.strip().lower(),
         kubeconfig=flags.get("kubeconfig") or "",
         bootstrap_kubeconfig=flags.get("bootstrap-kubeconfig") or "",
+        cert_dir=flags.get("cert-dir")
+        or os.path.join(flags.get("root-dir") or "/var/lib/kubelet", "pki"),
         node_ips=ips,
         labels=dict(flags.get("node-labels") or {}),
         taints=tuple(setting("register-with-taints", "registerWithTaints", []) or []),
@@ -374,15 +379,22 @@ class NodeAgent:
         return True
 
     async def _wait_for_kubeconfig(self) -> None:
-        kubeconfig = self.settings.kubeconfig
-        if os.path.exists(kubeconfig) or not self.settings.bootstrap_kubeconfig:
-            return
-        say(
-            f"waiting for {kubeconfig} (--bootstrap-kubeconfig given; the stand-in does not "
-            "request certificates: nodehost's bootstrap writes it)"
-        )
-        while not os.path.exists(kubeconfig):
-            await asyncio.sleep(0.2)
+        """With ``--kubeconfig`` not written yet and ``--bootstrap-kubeconfig`` given: the
+        TLS bootstrap (:mod:`nodehost.testing.kubeletbootstrap`), retried until it succeeds."""
+        from nodehost.apiclient import ClusterError
+        from nodehost.testing.kubeletbootstrap import bootstrap_client
+
+        settings = self.settings
+        while not os.path.exists(settings.kubeconfig) and settings.bootstrap_kubeconfig:
+            try:
+                await bootstrap_client(
+                    settings.name, settings.bootstrap_kubeconfig, settings.kubeconfig,
+                    settings.cert_dir,
+                )  # fmt: skip
+                say(f"wrote {settings.kubeconfig} with the certificate of the TLS bootstrap")
+            except (ClusterError, OSError, ValueError) as error:
+                say(f"TLS bootstrap with {settings.bootstrap_kubeconfig} failed: {error}")
+                await asyncio.sleep(RETRY_DELAY)
 
     async def _register(self, client: Any) -> None:
         from nodehost.apiclient import ClusterRefused

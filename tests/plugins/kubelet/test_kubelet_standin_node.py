@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from nodehost.testing.apiserver import TestApiServer
 from nodehost.testing.apistore import StoreError
@@ -103,6 +105,30 @@ def test_it_keeps_its_lease_renewed(api_server: TestApiServer, start_standin, ku
         what="a renewal",
     )
     assert renewed["spec"]["renewTime"] > first["spec"]["renewTime"]
+
+
+def test_with_a_bootstrap_kubeconfig_it_gets_its_certificate_first(
+    api_server: TestApiServer, start_standin, kubelet_args, tmp_path: Path
+) -> None:
+    """No kubeconfig yet: the kubelet's TLS bootstrap (a CSR as the bootstrap user, the pair
+    in --cert-dir, then the kubeconfig), and the Node registered with that identity."""
+    kubeconfig, cert_dir = tmp_path / "kubelet.kubeconfig", tmp_path / "pki"
+    args = [a for a in kubelet_args("unix:///nonexistent.sock") if not a.startswith("--kube")]
+    start_standin("kubelet", [*args, f"--kubeconfig={kubeconfig}", f"--cert-dir={cert_dir}",
+                              f"--bootstrap-kubeconfig={api_server.bootstrap_kubeconfig}"])  # fmt: skip
+    wait_for(lambda: stored(api_server, "nodes", NODE), what="the Node")
+    (csr,) = api_server.csrs()
+    assert csr["spec"]["username"] == "system:bootstrap:abcdef"
+    assert csr["spec"]["signerName"] == "kubernetes.io/kube-apiserver-client-kubelet"
+    current = cert_dir / "kubelet-client-current.pem"
+    assert current.is_symlink() and (current.stat().st_mode & 0o777) == 0o600
+    subject = subprocess.run(
+        ["openssl", "x509", "-noout", "-subject", "-nameopt", "compat", "-in", str(current)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert subject.stdout.strip() == f"subject=/O=system:nodes/CN=system:node:{NODE}"
+    user = yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]
+    assert user == {"client-certificate": str(current), "client-key": str(current)}
 
 
 def test_a_node_may_not_register_another_nodes_name(api_server: TestApiServer) -> None:
