@@ -349,10 +349,10 @@ class NodeAgent:
         self.ready = False
 
     async def run(self) -> None:
-        """Wait for the kubeconfig, register (until it succeeds), then heartbeat forever."""
+        """TLS bootstrap if needed, register (until it succeeds), then heartbeat forever."""
         from nodehost.apiclient import ClusterClient, ClusterError
 
-        await self._wait_for_kubeconfig()
+        await self._bootstrap_if_needed()
         while True:
             try:
                 client = ClusterClient(self.settings.kubeconfig, timeout=10.0)
@@ -378,7 +378,7 @@ class NodeAgent:
             return False
         return True
 
-    async def _wait_for_kubeconfig(self) -> None:
+    async def _bootstrap_if_needed(self) -> None:
         """With ``--kubeconfig`` not written yet and ``--bootstrap-kubeconfig`` given: the
         TLS bootstrap (:mod:`nodehost.testing.kubeletbootstrap`), retried until it succeeds."""
         from nodehost.apiclient import ClusterError
