@@ -7,7 +7,9 @@ columns (``pkg/printers/internalversion/printers.go``); this module does so
 for the kinds a node's user looks at -- Nodes (``STATUS`` from the ``Ready``
 condition, ``ROLES`` from ``node-role.kubernetes.io/*`` labels, ``VERSION``
 from ``status.nodeInfo``; ``-o wide`` adds addresses, OS image, kernel and
-container runtime) and Leases (``HOLDER``) -- and names and ages the others.
+container runtime), CertificateSigningRequests (``SIGNERNAME``,
+``REQUESTOR``, ``CONDITION``) and Leases (``HOLDER``) -- and names and ages
+the others.
 """
 
 from __future__ import annotations
@@ -121,6 +123,21 @@ def _info(field: str) -> Callable[[dict[str, Any]], str]:
     return lambda node: node.get("status", {}).get("nodeInfo", {}).get(field) or "<unknown>"
 
 
+def csr_condition(csr: dict[str, Any]) -> str:
+    """``Approved,Issued``, ``Denied``, ``Pending``: the conditions that hold, then ``Issued``."""
+    status = csr.get("status") or {}
+    held = [c["type"] for c in status.get("conditions") or [] if c.get("status") == "True"]
+    shown = held or ["Pending"]
+    if status.get("certificate"):
+        shown.append("Issued")
+    return ",".join(shown)
+
+
+def _requested_duration(csr: dict[str, Any]) -> str:
+    seconds = (csr.get("spec") or {}).get("expirationSeconds")
+    return human_duration(int(seconds)) if seconds else NONE
+
+
 def _name(item: dict[str, Any]) -> str:
     return str(item.get("metadata", {}).get("name", ""))
 
@@ -138,6 +155,14 @@ COLUMNS: dict[str, list[Column]] = {
         ("OS-Image", "string", 1, _info("osImage")),
         ("Kernel-Version", "string", 1, _info("kernelVersion")),
         ("Container-Runtime", "string", 1, _info("containerRuntimeVersion")),
+    ],
+    "certificatesigningrequests": [
+        ("Name", "string", 0, _name),
+        ("Age", "string", 0, age),
+        ("SignerName", "string", 0, lambda csr: (csr.get("spec") or {}).get("signerName", "")),
+        ("Requestor", "string", 0, lambda csr: (csr.get("spec") or {}).get("username", "")),
+        ("RequestedDuration", "string", 0, _requested_duration),
+        ("Condition", "string", 0, csr_condition),
     ],
     "leases": [
         ("Name", "string", 0, _name),

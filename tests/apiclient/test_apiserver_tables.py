@@ -53,3 +53,30 @@ def test_age_is_the_api_servers_human_duration() -> None:
                            ("2026-01-02T20:00:00Z", "4h"), ("2026-01-02T03:00:00Z", "21h"),
                            ("2025-12-30T00:00:00Z", "4d"), ("2025-12-01T00:00:00Z", "33d")):  # fmt: skip
         assert age({"metadata": {"creationTimestamp": created}}, now) == shown
+
+
+def test_kubectl_get_csr_shows_signer_requestor_and_condition(api_server: TestApiServer, kubectl):
+    import asyncio
+
+    from nodehost.apiclient import ClusterClient
+    from nodehost.pki.keys import generate_private_key
+    from nodehost.testing.kubeletbootstrap import csr_body
+
+    async def file_request() -> None:
+        async with ClusterClient(str(api_server.bootstrap_kubeconfig)) as client:
+            await client.create(
+                "CertificateSigningRequest", csr_body("n1", generate_private_key("ecdsa"))
+            )
+
+    api_server.set_approver("never")
+    asyncio.run(file_request())
+    admin = ("--kubeconfig", str(api_server.admin_kubeconfig))
+    pending = kubectl(*admin, "get", "csr", "--no-headers")
+    assert pending.stdout.split()[2:] == [
+        "kubernetes.io/kube-apiserver-client-kubelet", "system:bootstrap:abcdef", "<none>", "Pending"
+    ]  # fmt: skip
+    name = pending.stdout.split()[0]
+    assert kubectl(*admin, "certificate", "approve", name).returncode == 0
+    assert (
+        kubectl(*admin, "get", "csr", name, "--no-headers").stdout.split()[-1] == "Approved,Issued"
+    )
