@@ -41,7 +41,7 @@ to do the same, with the same flags and config fields:
 Without ``--kubeconfig`` the kubelet runs standalone and talks to no API
 server; with ``--kubeconfig`` not yet written and ``--bootstrap-kubeconfig``
 given, the stand-in first does the kubelet's TLS bootstrap
-(:mod:`nodehost.testing.kubeletbootstrap`: a CSR with the bootstrap
+(:mod:`nodehost.testing.certrequest`: a CSR with the bootstrap
 credentials, the certificate in ``--cert-dir``, then the kubeconfig; under
 nodehost the ``bootstrap`` component has written the kubeconfig before the
 kubelet starts).  Errors are printed as ``kubelet: ...`` lines on stderr and
@@ -380,9 +380,9 @@ class NodeAgent:
 
     async def _bootstrap_if_needed(self) -> None:
         """With ``--kubeconfig`` not written yet and ``--bootstrap-kubeconfig`` given: the
-        TLS bootstrap (:mod:`nodehost.testing.kubeletbootstrap`), retried until it succeeds."""
+        TLS bootstrap (:mod:`nodehost.testing.certrequest`), retried until it succeeds."""
         from nodehost.apiclient import ClusterError
-        from nodehost.testing.kubeletbootstrap import bootstrap_client
+        from nodehost.testing.certrequest import bootstrap_client
 
         settings = self.settings
         while not os.path.exists(settings.kubeconfig) and settings.bootstrap_kubeconfig:

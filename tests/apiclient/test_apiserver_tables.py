@@ -60,7 +60,7 @@ def test_kubectl_get_csr_shows_signer_requestor_and_condition(api_server: TestAp
 
     from nodehost.apiclient import ClusterClient
     from nodehost.pki.keys import generate_private_key
-    from nodehost.testing.kubeletbootstrap import csr_body
+    from nodehost.testing.certrequest import csr_body
 
     async def file_request() -> None:
         async with ClusterClient(str(api_server.bootstrap_kubeconfig)) as client:
