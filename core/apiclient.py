@@ -139,6 +139,9 @@ KINDS: Mapping[str, _Kind] = {
         "/apis/discovery.k8s.io/v1", "endpointslices", True, "discovery.k8s.io/v1"
     ),
     "Event": _Kind("/api/v1", "events", True, "v1"),
+    "Lease": _Kind(
+        "/apis/coordination.k8s.io/v1", "leases", True, "coordination.k8s.io/v1"
+    ),
     "Node": _Kind("/api/v1", "nodes", False, "v1"),
     "Service": _Kind("/api/v1", "services", True, "v1"),
 }  # fmt: skip

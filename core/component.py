@@ -36,13 +36,16 @@ if TYPE_CHECKING:  # pragma: no cover
 class Probe:
     """Base of the readiness probes; ``interval``/``timeout`` are seconds.
 
-    A socket probe (HTTP, TCP, unix, gRPC health) passes only when the
+    A socket probe (HTTP, TCP, unix, gRPC health, CRI) passes only when the
     listening socket it reaches belongs to the component's process tree (an
     in-loop task's: the host's); see :mod:`nodehost.runtime.ownership`.
+    ``refresh`` (seconds, 0: never) probes again after ready, to keep the
+    detail ``nodehost status`` shows current; it never withdraws readiness.
     """
 
     interval: float = 0.5
     timeout: float = 2.0
+    refresh: float = 0.0
 
     def describe(self) -> str:
         return "started"
@@ -98,6 +101,23 @@ class GrpcHealthProbe(Probe):
 
     def describe(self) -> str:
         return f"grpc health {self.path}" + (f" ({self.service})" if self.service else "")
+
+
+@dataclass(frozen=True)
+class CriProbe(Probe):
+    """Ready when the CRI runtime at ``endpoint`` answers ``Version`` and ``Status`` with
+    ``RuntimeReady`` (:func:`nodehost.runtime.cri.runtime_status`), as a kubelet needs it.
+
+    Its detail names both conditions (``NetworkReady`` is false until a CNI
+    config is in place); a gRPC server without CRI fails it with the line of
+    :class:`nodehost.runtime.cri.NotCri`.
+    """
+
+    endpoint: str = ""
+    refresh: float = 10.0
+
+    def describe(self) -> str:
+        return f"cri {self.endpoint}"
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Protocol buffers' wire format, just enough to write and read small messages by hand.
 
-Two callers need it and neither wants a protobuf dependency: the gRPC health
-probe (:mod:`nodehost.runtime.grpchealth`) and the test API server's reading
-of kubectl's protobuf bodies (:mod:`nodehost.testing.kubeproto`).  Malformed
+Three callers need it and none wants a protobuf dependency: the gRPC health
+probe (:mod:`nodehost.runtime.grpchealth`), the CRI client
+(:mod:`nodehost.runtime.cri`) and the test API server's reading of kubectl's
+protobuf bodies (:mod:`nodehost.testing.kubeproto`).  Malformed
 input raises ``ValueError``; callers word it for their users.
 """
 
@@ -60,3 +61,29 @@ def fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
             offset += 8 if wire == FIXED64 else 4
         else:
             raise ValueError(f"unsupported wire type {wire}")
+
+
+def encode_field(number: int, value: int | bool | str | bytes) -> bytes:
+    """One field: ints and bools as varints, text and bytes (nested messages) length-delimited.
+
+    Zero, False and empty values are written too; callers leave out what
+    proto3 would not send.
+    """
+    if isinstance(value, bool | int):
+        return encode_varint(number << 3 | VARINT) + encode_varint(int(value))
+    data = value.encode() if isinstance(value, str) else value
+    return encode_varint(number << 3 | LENGTH_DELIMITED) + encode_varint(len(data)) + data
+
+
+def encode_message(*pairs: tuple[int, int | bool | str | bytes | None]) -> bytes:
+    """A message of ``(field number, value)`` pairs; proto3 defaults (None, 0, "", b"") left out."""
+    return b"".join(
+        encode_field(number, value) for number, value in pairs if value not in (None, 0, "", b"")
+    )
+
+
+def encode_map(number: int, entries: dict[str, str]) -> bytes:
+    """A ``map<string, string>`` field: one entry message (key 1, value 2) per item."""
+    return b"".join(
+        encode_field(number, encode_message((1, key), (2, value))) for key, value in entries.items()
+    )

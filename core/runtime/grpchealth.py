@@ -1,4 +1,4 @@
-"""One gRPC health check (``grpc.health.v1.Health/Check``) over a unix socket, with ``h2``.
+"""gRPC unary calls over a unix socket with ``h2``, and the health check (``Health/Check``).
 
 gRPC servers such as containerd register the standard health service; one
 call proves the server accepts a connection, speaks HTTP/2 and gRPC, and
@@ -6,7 +6,8 @@ answers -- which a socket file or an accepted connection alone does not.
 
 The HTTP/2 side is the ``h2`` package (a sans-I/O protocol stack: framing,
 HPACK, flow control, SETTINGS and PING acknowledgements); this module adds
-the gRPC part: a unary call, the length-prefixed message, the
+the gRPC part: a unary call (:func:`unary_call`, which the CRI client
+:mod:`nodehost.runtime.cri` uses too), the length-prefixed message, the
 ``HealthCheckRequest``/``HealthCheckResponse`` protobuf fields, and the
 call's status from ``grpc-status`` in the trailers (or a trailers-only
 answer).  A call the server ends with a non-OK status raises
@@ -37,7 +38,8 @@ GRPC_CODES = (
 
 
 class HealthCheckError(ValueError):
-    """The server did not give a health answer; the message says what it did instead."""
+    """The server did not give a gRPC answer (a health answer, for the health check); the
+    message says what it did instead."""
 
 
 class GrpcStatusError(HealthCheckError):
@@ -60,27 +62,37 @@ async def check_health(path: str, service: str = "") -> str:
     than a health response (reset, GOAWAY, not HTTP/2).  Callers bound it with
     a timeout.
     """
+    return serving_status(await unary_call(path, CHECK_PATH, health_request(service)))
+
+
+async def unary_call(path: str, method: str, request: bytes) -> bytes:
+    """One unary gRPC call of ``method`` (``/package.Service/Method``) on the unix socket
+    ``path`` with the encoded ``request`` message; the gRPC-framed response.
+
+    Raises as :func:`check_health` does; callers bound it with a timeout.
+    """
     reader, writer = await asyncio.open_unix_connection(path)
     try:
-        call = HealthCall(service)
+        call = UnaryCall(method, request)
         writer.write(call.start())
         await writer.drain()
         while not call.done:
             data = await reader.read(READ_SIZE)
             writer.write(call.receive(data))
-        return serving_status(call.result())
+        return call.result()
     finally:
         writer.close()
 
 
-class HealthCall:
-    """One unary ``Health/Check`` call on its own HTTP/2 connection (no I/O of its own)."""
+class UnaryCall:
+    """One unary call on its own HTTP/2 connection (no I/O of its own)."""
 
-    def __init__(self, service: str) -> None:
+    def __init__(self, method: str, request: bytes) -> None:
         from h2.config import H2Configuration
         from h2.connection import H2Connection
 
-        self.service = service
+        self.method = method
+        self.request = request
         self.connection = H2Connection(H2Configuration(client_side=True, header_encoding="utf-8"))
         self.stream = 0
         self.body = bytearray()
@@ -91,9 +103,8 @@ class HealthCall:
         """The bytes that open the connection and send the whole request."""
         self.connection.initiate_connection()
         self.stream = self.connection.get_next_available_stream_id()
-        self.connection.send_headers(self.stream, request_headers())
-        message = grpc_message(health_request(self.service))
-        self.connection.send_data(self.stream, message, end_stream=True)
+        self.connection.send_headers(self.stream, request_headers(self.method))
+        self.connection.send_data(self.stream, grpc_message(self.request), end_stream=True)
         return self.connection.data_to_send()
 
     def receive(self, data: bytes) -> bytes:
@@ -151,12 +162,12 @@ def _percent_decoded(text: str) -> str:
     return unquote(text)
 
 
-def request_headers() -> list[tuple[str, str]]:
-    """The headers of the call, as gRPC over HTTP/2 requires them."""
+def request_headers(method: str = CHECK_PATH) -> list[tuple[str, str]]:
+    """The headers of a call of ``method``, as gRPC over HTTP/2 requires them."""
     return [
         (":method", "POST"),
         (":scheme", "http"),
-        (":path", CHECK_PATH),
+        (":path", method),
         (":authority", "localhost"),
         ("content-type", "application/grpc"),
         ("te", "trailers"),
@@ -176,11 +187,19 @@ def grpc_message(payload: bytes) -> bytes:
     return b"\x00" + struct.pack(">I", len(payload)) + payload
 
 
-def serving_status(body: bytes) -> str:
-    """The status name in a gRPC-framed ``HealthCheckResponse`` (field 1, varint)."""
+def response_message(body: bytes) -> bytes:
+    """The message of a gRPC-framed response; :class:`HealthCheckError` if it is not one."""
     if len(body) < 5 or body[0] != 0:
         raise HealthCheckError("the answer is not an uncompressed gRPC message")
-    message = body[5 : 5 + int.from_bytes(body[1:5], "big")]
+    length = int.from_bytes(body[1:5], "big")
+    if len(body) < 5 + length:
+        raise HealthCheckError("the answer is cut short")
+    return body[5 : 5 + length]
+
+
+def serving_status(body: bytes) -> str:
+    """The status name in a gRPC-framed ``HealthCheckResponse`` (field 1, varint)."""
+    message = response_message(body)
     status = 0
     try:
         for number, value in fields(message):

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from nodehost.component import (
+    CriProbe,
     FileProbe,
     GrpcHealthProbe,
     HttpProbe,
@@ -130,6 +131,8 @@ async def _attempt(probe: Probe, owner: Owner | None) -> tuple[bool, str]:
         return True, "accepted"
     if isinstance(probe, GrpcHealthProbe):
         return await _grpc_health(probe, owner)
+    if isinstance(probe, CriProbe):
+        return await _cri(probe, owner)
     if isinstance(probe, FileProbe):
         return (True, "exists") if os.path.exists(probe.path) else (False, "does not exist")
     return True, "started"
@@ -172,6 +175,16 @@ async def _grpc_health(probe: GrpcHealthProbe, owner: Owner | None) -> tuple[boo
     return status == "SERVING", status
 
 
+async def _cri(probe: CriProbe, owner: Owner | None) -> tuple[bool, str]:
+    from nodehost.runtime.cri import RUNTIME_READY, runtime_status, socket_path
+
+    status = await runtime_status(probe.endpoint, probe.timeout)
+    if status.runtime_ready:
+        _check_unix(socket_path(probe.endpoint), owner)
+        return True, status.summary()
+    return False, f"{status.summary()}: a kubelet runs no pod until {RUNTIME_READY} is true"
+
+
 async def _http(probe: HttpProbe, owner: Owner | None) -> tuple[bool, str]:
     from urllib.parse import urlsplit
 
@@ -207,6 +220,8 @@ def foreign_listener(probe: Probe, owner: Owner) -> Ownership | None:
     """
     if isinstance(probe, (UnixProbe, GrpcHealthProbe)):
         verdicts = [unix_ownership(probe.path, owner)]
+    elif isinstance(probe, CriProbe):
+        verdicts = [unix_ownership(probe.endpoint.removeprefix("unix://"), owner)]
     elif isinstance(probe, (TcpProbe, HttpProbe)):
         try:
             host, port = _tcp_target(probe)

@@ -402,6 +402,7 @@ class ComponentSupervisor:
     async def _probe_until_ready(self, run: ChildProcess | TaskRun) -> None:
         assert self.spec is not None
         probe = self.spec.readiness
+        detail = ""
         if isinstance(probe, ReportedProbe) and isinstance(run, TaskRun):
             await run.context.reported.wait()
         elif not isinstance(probe, (StartedProbe, ReportedProbe)):
@@ -418,6 +419,23 @@ class ComponentSupervisor:
                 await probes.pause(delay, self.nudged, began)
         if run.running and not self.restart_wanted.is_set():  # else it exited or is stopping
             self._mark_ready()
+            if probe.refresh > 0:
+                await self._refresh_detail(run, detail)
+
+    async def _refresh_detail(self, run: ChildProcess | TaskRun, detail: str) -> None:
+        """Keep the ready component's detail current (``Probe.refresh``) until the run ends."""
+        assert self.spec is not None
+        probe = self.spec.readiness
+        owner = self._owner(run)
+        while True:
+            reason = f"ready: {detail}"
+            if reason != self.reason:
+                self.reason = reason
+                self.host.changed(self)
+            await asyncio.sleep(probe.refresh)
+            passed, detail, _ = await probes.attempt(probe, owner)
+            if not passed:
+                detail = f"last check failed: {detail}"
 
     def _note_foreign(self, foreign: ownership.Ownership | None) -> None:
         """Remember (and log once per holder) a probe answered by another process."""

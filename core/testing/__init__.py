@@ -7,17 +7,23 @@
 * :mod:`nodehost.testing.programs` -- stand-ins for the kubelet and
   kube-proxy built on it (``nodehost-standin-kubelet``,
   ``nodehost-standin-kube-proxy``) that accept exactly the real programs'
-  flags and config files;
+  flags and config files; the kubelet's side toward the API server (its
+  Node, Lease and Ready condition) is :mod:`nodehost.testing.nodeagent`, its
+  TLS bootstrap :mod:`nodehost.testing.certrequest`;
 * :mod:`nodehost.testing.planhost` -- run the host on a plan written as JSON,
   without configuration or plugins (runtime tests and ``bench/supervisor.py``);
 * :mod:`nodehost.testing.notify` -- the systemd side of sd_notify;
 * :mod:`nodehost.testing.apiserver` -- a fake Kubernetes API server (HTTPS, test CA,
   bootstrap tokens, CSR approval and signing, watches, fault injection), runnable
   as ``python -m nodehost.testing.apiserver``; its store is
-  :mod:`nodehost.testing.apistore`, kubectl's protobuf bodies :mod:`nodehost.testing.kubeproto`;
+  :mod:`nodehost.testing.apistore`, kubectl's protobuf bodies :mod:`nodehost.testing.kubeproto`,
+  kubectl's tables :mod:`nodehost.testing.apitables`;
+* :mod:`nodehost.testing.cri` -- acting as the kubelet over CRI (pods,
+  containers, exec), a busybox image archive, a containerd of a test's own;
 * :mod:`nodehost.testing.cni` -- a throw-away network namespace and a real CNI
   chain run in it (the ``cni_sandbox`` fixture for plugin authors).
-* :mod:`nodehost.testing.ports` -- a loopback port that was free a moment ago.
+* :mod:`nodehost.testing.ports` -- a loopback port that was free a moment ago;
+* :mod:`nodehost.testing.wait` -- ``wait_for``: poll until an event happened.
 
 Nothing here is imported by ``import nodehost``.
 """

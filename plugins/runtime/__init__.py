@@ -12,8 +12,13 @@ nothing saying why).
   paths with ``containerRuntime.paths: standard``; the CRI plugin's CNI
   directories from the node's network provider; runc's cgroup driver) and
   runs ``containerd --config <state-dir>/runtime/containerd.toml`` as a
-  supervised child.  Ready when containerd answers a gRPC health check on
-  its socket (a real call, :class:`~nodehost.component.GrpcHealthProbe`).
+  supervised child.  Ready when containerd answers CRI's ``Version`` and
+  ``Status`` with ``RuntimeReady`` on its socket, as a kubelet needs it
+  (:class:`~nodehost.component.CriProbe`, :mod:`nodehost.runtime.cri`); a
+  gRPC health answer alone is not enough: a containerd with its CRI plugin
+  disabled gives one too.  While it runs, ``nodehost status`` shows both
+  conditions (``NetworkReady`` is false until a CNI config is in place),
+  checked again every 10 s.
   The kubelet gets ``container-runtime-endpoint``, ``image-service-endpoint``
   and ``cgroup-driver`` from this plugin's ``nodehost_kubelet_arguments``
   (the kubelet plugin's own hook; implemented as optional, so this plugin
@@ -21,7 +26,8 @@ nothing saying why).
 * **External** (``containerRuntime.endpoint``, the kubelet's
   ``container-runtime-endpoint`` in ``kubeletArguments``, or a non-default
   ``dockerConfig.dockerShimSocket``): no containerd; the component waits for
-  that socket (:mod:`.external`) with a ``STATUS=`` line naming it.
+  that runtime to answer CRI with ``RuntimeReady`` (:mod:`.external`), with
+  a ``STATUS=`` line naming it and what it answered.
 
 containerd is an agent; its shims and their containers are workloads
 (:mod:`.containerd`): if containerd exits, the restart policy starts it
@@ -40,8 +46,8 @@ from typing import Any
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import (
     ComponentPlan,
+    CriProbe,
     FileSpec,
-    GrpcHealthProbe,
     PlanContext,
     ProcessSpec,
     ReportedProbe,
@@ -155,7 +161,10 @@ class Runtime:
         network = node_network(context)
         config_path = os.path.join(context.state_dir, containerd.CONFIG_FILE_NAME)
         image = _pod_image(context.config)
-        content = containerd.render_config(paths, network, settings.cgroup_driver, image)
+        restrict_oom = not containerd.can_lower_oom_score_adj()
+        content = containerd.render_config(
+            paths, network, settings.cgroup_driver, image, restrict_oom
+        )
         launchers, search_path = containerd.shim_launchers(
             context.state_dir, os.environ.get("PATH", os.defpath)
         )
@@ -163,7 +172,7 @@ class Runtime:
             run=ProcessSpec(
                 argv=containerd.containerd_argv(config_path),
                 env={"PATH": search_path},
-                readiness=GrpcHealthProbe(path=paths.socket, interval=0.5, timeout=2.0),
+                readiness=CriProbe(endpoint=paths.endpoint, interval=0.5, timeout=2.0),
                 stop_grace=containerd.STOP_GRACE,
             ),
             files=(FileSpec(config_path, content, 0o644), *launchers),
@@ -173,6 +182,11 @@ class Runtime:
                 f"pod sandbox image {image}",
                 "CNI: "
                 + (f"{network.conf_dir} (provider {network.provider})" if network else "defaults"),
+                *(
+                    ("no CAP_SYS_RESOURCE: pods' oom_score_adj is kept at containerd's own",)
+                    if restrict_oom
+                    else ()
+                ),
             ),
         )
 

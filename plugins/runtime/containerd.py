@@ -12,6 +12,9 @@ folders:
   ``nodehost network check`` see the same network;
 * the CRI plugin's pod sandbox ("pause") image, ``sandbox_image``: Origin's
   pod infrastructure image, ``imageConfig.format`` expanded for ``pod``;
+* ``restrict_oom_score_adj`` when nodehost lacks ``CAP_SYS_RESOURCE``
+  (:func:`can_lower_oom_score_adj`): pods' OOM scores are kept at or above
+  containerd's own, since runc could not lower them and no pod would start;
 * runc's cgroup driver: ``SystemdCgroup`` true only for the ``systemd`` driver;
 * CRI's runc root under ``state`` instead of ``/run/containerd/runc``.
 
@@ -53,9 +56,15 @@ def toml_string(text: str) -> str:
 
 
 def render_config(
-    paths: Paths, network: CniNetwork | None, cgroup_driver: str, sandbox_image: str
+    paths: Paths,
+    network: CniNetwork | None,
+    cgroup_driver: str,
+    sandbox_image: str,
+    restrict_oom_score_adj: bool = False,
 ) -> bytes:
-    """The containerd configuration (version 2): ``paths``, network, driver, pause image."""
+    """The containerd configuration (version 2): ``paths``, network, driver, pause image, and
+    whether pods' ``oom_score_adj`` is kept at or above containerd's own
+    (:func:`can_lower_oom_score_adj`)."""
     conf_dir = network.conf_dir if network else DEFAULT_CONF_DIR
     bin_dirs = network.bin_dirs if network else DEFAULT_BIN_DIRS
     cri = 'plugins."io.containerd.grpc.v1.cri"'
@@ -83,6 +92,7 @@ def render_config(
         "",
         f"[{cri}]",
         f"  sandbox_image = {toml_string(sandbox_image)}",
+        f"  restrict_oom_score_adj = {'true' if restrict_oom_score_adj else 'false'}",
         "",
         f"[{cri}.cni]",
         f"  conf_dir = {toml_string(conf_dir)}",
@@ -100,6 +110,28 @@ def render_config(
         "",
     ]
     return "\n".join(lines).encode()
+
+
+#: ``CAP_SYS_RESOURCE``: needed to lower a process's ``oom_score_adj``.
+CAP_SYS_RESOURCE = 24
+
+
+def can_lower_oom_score_adj(status: str = "/proc/self/status") -> bool:
+    """Whether this process holds ``CAP_SYS_RESOURCE`` (True when that cannot be read).
+
+    The kubelet gives pod sandboxes ``oom_score_adj`` -998; without the
+    capability (a container, a restricted VM) runc cannot set it and every
+    sandbox fails to start (``can't get final child's PID from pipe``), so
+    containerd is told to clamp pods' scores to its own instead.
+    """
+    from nodehost.fileread import PROC_LIMIT, read_text
+
+    try:
+        lines = read_text(status, PROC_LIMIT).splitlines()
+        effective = next(int(line.split()[1], 16) for line in lines if line.startswith("CapEff:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return True
+    return bool(effective >> CAP_SYS_RESOURCE & 1)
 
 
 def _first_existing(directories: Iterable[str]) -> str:

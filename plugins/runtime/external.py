@@ -1,12 +1,16 @@
 """Waiting for an external container runtime (CRI-O, a containerd nodehost does not run).
 
-The ``runtime`` component then runs :func:`wait_task`: it polls the socket
-until it accepts a connection, publishing a ``STATUS=`` line per attempt
-that names the socket and why it is not there yet, and reports ready.
-Past ``waitTimeout`` it logs one error naming the socket and the setting
-that chose it, and the run ends; the restart policy starts the wait again,
-so the kubelet (which starts after ``runtime``) never starts against a
-runtime that is not there, and the log always says which socket is missing.
+The ``runtime`` component then runs :func:`wait_task`: it asks the runtime
+CRI's ``Version`` and ``Status`` (:class:`~nodehost.component.CriProbe`, the
+check the managed containerd's readiness uses) until ``RuntimeReady`` is
+true, publishing a ``STATUS=`` line per attempt that names the endpoint and
+what it answered (a missing socket, a containerd whose CRI plugin is
+disabled, ``RuntimeReady=false``), and reports ready; from then on the
+status line shows both conditions, checked again every ``refresh`` seconds.
+Past ``waitTimeout`` it logs one error naming the endpoint, the setting
+that chose it and the last answer, and the run ends; the restart policy
+starts the wait again, so the kubelet (which starts after ``runtime``)
+never starts against a runtime it could not use, and the log always says why.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from nodehost.component import TaskContext, UnixProbe
+from nodehost.component import CriProbe, TaskContext
 from nodehost.plugins.runtime.settings import External
 
 POLL_INTERVAL = 0.5
@@ -36,18 +40,17 @@ class WaitTask:
         from nodehost.runtime.probes import check
 
         external = self.external
-        probe = UnixProbe(path=external.socket, timeout=2.0)
+        probe = CriProbe(endpoint=external.endpoint, timeout=2.0)
         started = time.monotonic()
         while True:
             passed, detail = await check(probe)
             if passed:
-                context.status(f"container runtime {external.endpoint} accepts connections")
                 context.ready()
-                await asyncio.Event().wait()  # ready for good; stop cancels
+                await _show_status(context, probe, detail)  # ready for good; stop cancels
             waited = time.monotonic() - started
             if waited >= external.wait_timeout:
                 context.log.error(
-                    "container runtime socket did not answer in time",
+                    "container runtime is not ready for a kubelet",
                     component=context.name,
                     socket=external.socket,
                     setting=external.source,
@@ -60,3 +63,15 @@ class WaitTask:
                 f"({external.source}): {detail} ({waited:.0f}s of {external.wait_timeout:g}s)"
             )
             await asyncio.sleep(POLL_INTERVAL)
+
+
+async def _show_status(context: TaskContext, probe: CriProbe, detail: str) -> None:
+    """Keep the status line on what the runtime answers, every ``probe.refresh`` seconds."""
+    from nodehost.runtime.probes import check
+
+    while True:
+        context.status(f"ready: {detail}")
+        await asyncio.sleep(probe.refresh)
+        passed, detail = await check(probe)
+        if not passed:
+            detail = f"last check failed: {detail}"

@@ -1,4 +1,4 @@
-"""The gRPC health probe the runtime's readiness uses (``nodehost.runtime.grpchealth``)."""
+"""The gRPC health probe and the CRI client the runtime's readiness uses (``nodehost.runtime``)."""
 
 from __future__ import annotations
 
@@ -153,3 +153,88 @@ def test_serving_counts_only_when_the_owner_holds_the_socket(
         assert result.detail == "SERVING"
     else:
         assert result.detail.startswith(f"{path} is held by pid {os.getpid()} (")
+
+
+# --- the CRI client (nodehost.runtime.cri) over the same unary call ---------------------------
+
+
+NETWORK_NOT_READY = ("NetworkPluginNotReady", "cni config uninitialized")
+
+
+def cri_answer(runtime_ready: bool, network_ready: bool):
+    """One message that answers both ``Version`` and ``Status``: field 1 is Status's
+    RuntimeStatus (a string Version's reader skips), 2-4 Version's name, version and API."""
+    from nodehost.protowire import encode_field, encode_message
+
+    conditions = b"".join(
+        encode_field(1, encode_message((1, kind), (2, ready), (3, reason), (4, message)))
+        for kind, ready, reason, message in (
+            ("RuntimeReady", runtime_ready, "" if runtime_ready else "Broken", ""),
+            ("NetworkReady", network_ready, *(("", "") if network_ready else NETWORK_NOT_READY)),
+        )
+    )
+    payload = encode_field(1, conditions) + encode_message((2, "fake"), (3, "1.2"), (4, "v1"))
+
+    def answer(connection, stream: int) -> None:
+        connection.send_headers(stream, [(":status", "200"), ("content-type", "application/grpc")])
+        connection.send_data(stream, grpc_message(payload))
+        connection.send_headers(stream, [("grpc-status", "0")], end_stream=True)
+
+    return answer
+
+
+def fake_cri(path: str, answer) -> socket.socket:
+    """A server on ``path`` answering two calls (``Version``, then ``Status``) with ``answer``."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen()
+    answer_on(server, answer)
+    answer_on(server, answer)
+    return server
+
+
+def test_a_cri_status_names_the_runtime_and_both_conditions(tmp_path: Path) -> None:
+    from nodehost.runtime.cri import runtime_status
+
+    path = str(tmp_path / "cri.sock")
+    server = fake_cri(path, cri_answer(True, False))
+    status = asyncio.run(runtime_status(f"unix://{path}", timeout=10))
+    server.close()
+    assert (status.version, status.api_version) == ("fake 1.2", "v1")
+    assert status.runtime_ready and not status.network_ready
+    assert status.summary() == (
+        "fake 1.2: RuntimeReady=true, NetworkReady=false "
+        "(NetworkPluginNotReady: cni config uninitialized)"
+    )
+
+
+def test_a_runtime_not_ready_fails_the_cri_probe_saying_why(tmp_path: Path) -> None:
+    from nodehost.component import CriProbe
+
+    path = str(tmp_path / "cri.sock")
+    server = fake_cri(path, cri_answer(False, True))
+    passed, detail = asyncio.run(check(CriProbe(endpoint=f"unix://{path}", timeout=10)))
+    server.close()
+    assert not passed
+    assert detail == (
+        "fake 1.2: RuntimeReady=false (Broken), NetworkReady=true: "
+        "a kubelet runs no pod until RuntimeReady is true"
+    )
+
+
+def test_a_grpc_server_without_cri_is_not_cri_with_what_to_change(tmp_path: Path) -> None:
+    from nodehost.runtime.cri import NotCri, runtime_status
+
+    def unknown_service(connection, stream: int) -> None:
+        headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-status", "12"),
+                   ("grpc-message", "unknown service runtime.v1.RuntimeService")]  # fmt: skip
+        connection.send_headers(stream, headers, end_stream=True)
+
+    path = str(tmp_path / "grpc.sock")
+    serve_once(path, unknown_service)
+    with pytest.raises(NotCri) as raised:
+        asyncio.run(runtime_status(path, timeout=10))
+    assert str(raised.value).startswith(
+        f"{path} does not serve CRI (runtime.v1.RuntimeService: UNIMPLEMENTED: unknown service"
+    )
+    assert 'remove "io.containerd.grpc.v1.cri" from disabled_plugins' in str(raised.value)

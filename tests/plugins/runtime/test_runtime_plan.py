@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from nodehost.component import GrpcHealthProbe, ProcessSpec, TaskSpec
+from nodehost.component import CriProbe, ProcessSpec, TaskSpec
 from nodehost.errors import RuntimeFailure
 from nodehost.plugins.runtime import RUNTIME, nodehost_kubelet_arguments, nodehost_validate_config
 from nodehost.plugins.runtime.containerd import render_config
@@ -102,15 +102,14 @@ def test_paths_that_need_quoting_stay_valid_toml() -> None:
     assert tomllib.loads(render_config(paths, None, "cgroupfs", "pause:1").decode())["root"] == odd
 
 
-def test_containerd_is_ready_when_its_grpc_health_service_answers(
+def test_containerd_is_ready_when_it_answers_cri_with_runtime_ready(
     make_config, make_context, tmp_path
 ) -> None:
     run = RUNTIME.plan(make_context(make_config())).run
     assert isinstance(run, ProcessSpec)
     assert run.argv[:2] == ("containerd", "--config")
-    assert run.readiness == GrpcHealthProbe(
-        path=str(tmp_path / "state" / "runtime" / "containerd.sock"), interval=0.5, timeout=2.0
-    )
+    socket = tmp_path / "state" / "runtime" / "containerd.sock"
+    assert run.readiness == CriProbe(endpoint=f"unix://{socket}", interval=0.5, timeout=2.0)
 
 
 def test_the_kubelet_is_pointed_at_the_managed_runtimes_socket(

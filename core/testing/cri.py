@@ -1,0 +1,303 @@
+"""Acting as the kubelet over CRI in tests: pods, containers, exec, and an image to run.
+
+The product asks a runtime only ``Version`` and ``Status``
+(:mod:`nodehost.runtime.cri`); a test that proves a node can run pods needs
+the calls the kubelet makes to run one, and they live here:
+:class:`CriClient` (``RunPodSandbox``, ``PodSandboxStatus``,
+``CreateContainer``, ``StartContainer``, ``ExecSync``, ``StopPodSandbox``,
+``RemovePodSandbox``, ``ListPodSandbox``, ``ListContainers``,
+``ImageStatus``), each one unary call through
+:func:`nodehost.runtime.cri.call` with the request encoded by
+:mod:`nodehost.protowire` (field numbers of CRI's ``runtime.v1``
+``api.proto``), :func:`image_archive`: an OCI image archive of
+busybox-static for ``ctr -n k8s.io images import`` (no registry needed), and
+:func:`own_containerd`: a containerd of the test's own, all of it in one
+folder.
+
+Blocking methods (each runs its own event loop) so that tests read plainly;
+a non-OK gRPC status raises :class:`nodehost.runtime.grpchealth.GrpcStatusError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nodehost.protowire import encode_field, encode_map, encode_message, fields
+from nodehost.runtime.cri import IMAGE_SERVICE, RUNTIME_SERVICE, call
+
+#: ``PodSandboxState`` / ``ContainerState`` values.
+SANDBOX_READY = 0
+CALL_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class PodSpec:
+    """What the kubelet puts in a ``PodSandboxConfig`` (the parts tests use)."""
+
+    name: str
+    namespace: str = "default"
+    uid: str = ""
+    hostname: str = ""
+    dns_servers: tuple[str, ...] = ()
+    dns_searches: tuple[str, ...] = ()
+    dns_options: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    cgroup_parent: str = ""
+    log_directory: str = ""
+
+    def encode(self) -> bytes:
+        """``PodSandboxConfig``."""
+        metadata = encode_message((1, self.name), (2, self.uid or self.name), (3, self.namespace))
+        dns = b"".join(
+            [
+                *(encode_field(1, server) for server in self.dns_servers),
+                *(encode_field(2, search) for search in self.dns_searches),
+                *(encode_field(3, option) for option in self.dns_options),
+            ]
+        )
+        linux = encode_message((1, self.cgroup_parent))
+        return b"".join(
+            [
+                encode_field(1, metadata),
+                encode_message((2, self.hostname), (3, self.log_directory)),
+                encode_field(4, dns) if dns else b"",
+                encode_map(6, dict(self.labels)),
+                encode_field(8, linux) if linux else b"",
+            ]
+        )
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """What the kubelet puts in a ``ContainerConfig`` (the parts tests use)."""
+
+    name: str
+    image: str
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    log_path: str = ""
+
+    def encode(self) -> bytes:
+        """``ContainerConfig``."""
+        return b"".join(
+            [
+                encode_field(1, encode_message((1, self.name))),
+                encode_field(2, encode_message((1, self.image))),
+                *(encode_field(3, part) for part in self.command),
+                *(encode_field(4, part) for part in self.args),
+                encode_message((11, self.log_path)),
+            ]
+        )
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    stdout: str
+    stderr: str
+    exit_code: int
+
+
+class CriClient:
+    """The kubelet's side of CRI on ``endpoint`` (``unix:///...``), one blocking call per method."""
+
+    def __init__(self, endpoint: str, timeout: float = CALL_TIMEOUT) -> None:
+        self.endpoint = endpoint
+        self.timeout = timeout
+
+    def _call(self, method: str, request: bytes, service: str = RUNTIME_SERVICE) -> bytes:
+        return asyncio.run(call(self.endpoint, service, method, request, self.timeout))
+
+    def run_pod_sandbox(self, pod: PodSpec) -> str:
+        """``RunPodSandbox``: the sandbox's id (its network set up by the runtime's CNI)."""
+        answer = self._call("RunPodSandbox", encode_field(1, pod.encode()))
+        return _text(answer, 1)
+
+    def pod_sandbox_status(self, sandbox: str) -> dict[str, Any]:
+        """``PodSandboxStatus`` (verbose): ``id``, ``state``, ``ip``, and ``info`` (the
+        runtime's JSON: containerd's holds the runtime spec with the network namespace)."""
+        answer = self._call("PodSandboxStatus", encode_message((1, sandbox), (2, True)))
+        status = _message(answer, 1)
+        network = _message(status, 5)
+        info = {_text(entry, 1): _text(entry, 2) for number, entry in fields(answer) if number == 2}  # type: ignore[arg-type]
+        return {
+            "id": _text(status, 1),
+            "state": _int(status, 3),
+            "ip": _text(network, 1),
+            "info": json.loads(info["info"]) if "info" in info else {},
+        }
+
+    def create_container(self, sandbox: str, container: ContainerSpec, pod: PodSpec) -> str:
+        request = b"".join(
+            [
+                encode_field(1, sandbox),
+                encode_field(2, container.encode()),
+                encode_field(3, pod.encode()),
+            ]
+        )
+        return _text(self._call("CreateContainer", request), 1)
+
+    def start_container(self, container: str) -> None:
+        self._call("StartContainer", encode_message((1, container)))
+
+    def exec_sync(self, container: str, command: Sequence[str], timeout: int = 30) -> ExecResult:
+        request = encode_field(1, container) + b"".join(encode_field(2, c) for c in command)
+        answer = self._call("ExecSync", request + encode_message((3, timeout)))
+        return ExecResult(_text(answer, 1), _text(answer, 2), _int(answer, 3))
+
+    def stop_pod_sandbox(self, sandbox: str) -> None:
+        self._call("StopPodSandbox", encode_message((1, sandbox)))
+
+    def remove_pod_sandbox(self, sandbox: str) -> None:
+        self._call("RemovePodSandbox", encode_message((1, sandbox)))
+
+    def list_pod_sandboxes(self) -> list[str]:
+        """The ids of every sandbox the runtime keeps."""
+        answer = self._call("ListPodSandbox", b"")
+        return [_text(item, 1) for number, item in fields(answer) if number == 1]  # type: ignore[arg-type]
+
+    def list_containers(self) -> list[str]:
+        answer = self._call("ListContainers", b"")
+        return [_text(item, 1) for number, item in fields(answer) if number == 1]  # type: ignore[arg-type]
+
+    def image_present(self, image: str) -> bool:
+        """``ImageStatus``: whether the runtime has ``image`` (no pull)."""
+        request = encode_field(1, encode_message((1, image)))
+        return bool(_message(self._call("ImageStatus", request, IMAGE_SERVICE), 1))
+
+
+def _message(data: bytes, number: int) -> bytes:
+    """The last length-delimited field ``number`` (a nested message), b"" if absent."""
+    found = b""
+    for key, value in fields(data):
+        if key == number and isinstance(value, bytes):
+            found = value
+    return found
+
+
+def _text(data: bytes, number: int) -> str:
+    return _message(data, number).decode(errors="replace")
+
+
+def _int(data: bytes, number: int) -> int:
+    found = 0
+    for key, value in fields(data):
+        if key == number and isinstance(value, int):
+            found = value
+    return found
+
+
+def image_archive(
+    path: Path, name: str, command: Sequence[str] = ("/bin/sh",), platform_arch: str = ""
+) -> Path:
+    """Write an OCI image archive of busybox-static (``/bin/busybox``, ``/bin/sh``) named
+    ``name`` with ``command`` as its ``Cmd`` at ``path``, for ``ctr images import``."""
+    import hashlib
+    import io
+    import platform
+    import shutil
+    import tarfile
+
+    blobs: dict[str, bytes] = {}
+
+    def blob(data: bytes, media_type: str) -> dict[str, Any]:
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        blobs[digest] = data
+        return {"mediaType": media_type, "digest": digest, "size": len(data)}
+
+    layer_buffer = io.BytesIO()
+    with tarfile.open(fileobj=layer_buffer, mode="w") as layer:
+        layer.add(shutil.which("busybox") or "", arcname="bin/busybox")
+        link = tarfile.TarInfo("bin/sh")
+        link.type, link.linkname = tarfile.SYMTYPE, "busybox"
+        layer.addfile(link)
+    layer_data = layer_buffer.getvalue()
+    machine = platform.machine()
+    architecture = platform_arch or {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, "amd64")
+    config = {
+        "architecture": architecture,
+        "os": "linux",
+        "config": {"Cmd": list(command)},
+        "rootfs": {
+            "type": "layers",
+            "diff_ids": ["sha256:" + hashlib.sha256(layer_data).hexdigest()],
+        },
+    }
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": blob(json.dumps(config).encode(), "application/vnd.oci.image.config.v1+json"),
+        "layers": [blob(layer_data, "application/vnd.oci.image.layer.v1.tar")],
+    }
+    entry = blob(json.dumps(manifest).encode(), "application/vnd.oci.image.manifest.v1+json")
+    entry["annotations"] = {
+        "io.containerd.image.name": name,
+        "org.opencontainers.image.ref.name": name.rpartition(":")[2],
+    }
+    files = {
+        "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),
+        "index.json": json.dumps({"schemaVersion": 2, "manifests": [entry]}).encode(),
+        **{f"blobs/sha256/{digest[7:]}": data for digest, data in blobs.items()},
+    }
+    with tarfile.open(path, "w") as archive:
+        for file_name, data in files.items():
+            info = tarfile.TarInfo(file_name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def containerd_config(folder: Path, extra: str = "") -> str:
+    """A containerd configuration keeping everything in ``folder``: root, state, the
+    ``c.sock`` socket (and its ttrpc twin), opt; CNI configuration in ``folder/net.d``;
+    no debug or metrics listener.  ``extra`` (TOML) goes at the top."""
+    cri = 'plugins."io.containerd.grpc.v1.cri"'
+    return extra + "\n".join(
+        [
+            "version = 2",
+            f'root = "{folder}/root"',
+            f'state = "{folder}/state"',
+            "[grpc]",
+            f'  address = "{folder}/c.sock"',
+            "[ttrpc]",
+            f'  address = "{folder}/c.sock.ttrpc"',
+            "[debug]",
+            '  address = ""',
+            "[metrics]",
+            '  address = ""',
+            '[plugins."io.containerd.internal.v1.opt"]',
+            f'  path = "{folder}/opt"',
+            f"[{cri}.cni]",
+            f'  conf_dir = "{folder}/net.d"',
+            '  bin_dir = "/usr/lib/cni"',
+            "",
+        ]
+    )
+
+
+@contextlib.contextmanager
+def own_containerd(folder: Path, extra: str = "") -> Iterator[str]:
+    """Run ``containerd`` on :func:`containerd_config` (``folder`` short: socket paths are
+    limited) until the block ends; yields its endpoint (``unix://<folder>/c.sock``) once
+    the socket exists.  Its log is ``folder/containerd.log``."""
+    import subprocess
+
+    from nodehost.testing.wait import wait_for
+
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "config.toml"
+    config.write_text(containerd_config(folder, extra))
+    with (folder / "containerd.log").open("wb") as log:
+        process = subprocess.Popen(["containerd", "--config", str(config)], stderr=log)
+    try:
+        socket = folder / "c.sock"
+        wait_for(lambda: socket.exists() or process.poll() is not None, what=f"{socket}")
+        yield f"unix://{socket}"
+    finally:
+        process.terminate()
+        process.wait(30)
