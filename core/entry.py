@@ -30,6 +30,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "nodehost.cli.teardown:teardown",
         "End everything nodehost started for a state directory, containers included.",
     ),
+    "install": (
+        "nodehost.cli.install:install",
+        "Install nodehost as a systemd service started with start's flags.",
+    ),
+    "uninstall": (
+        "nodehost.cli.install:uninstall",
+        "Stop and remove the nodehost service and tear the node down.",
+    ),
     "version": ("nodehost.cli:version", "Print nodehost's version."),
 }
 
