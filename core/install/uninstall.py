@@ -86,8 +86,15 @@ class InstalledNode:
 
 
 def uninstall(options: UninstallOptions) -> UninstallReport:
-    """Run the steps of the module docstring; see :class:`UninstallReport`."""
+    """Run the steps of the module docstring; see :class:`UninstallReport`.
+
+    Where neither the unit nor the environment file exists nodehost is not
+    installed (or fully uninstalled): nothing is done, not even a teardown of
+    the default state directory.
+    """
     report = UninstallReport()
+    if not os.path.lexists(UNIT_PATH) and not os.path.lexists(ENVIRONMENT_PATH):
+        return report
     node = InstalledNode.read()
     _stop_service(report)
     _tear_down(node.state_dir, options.grace, report)

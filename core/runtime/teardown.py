@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -51,7 +52,7 @@ async def tear_down(state_dir: str, grace: float, ledgers_too: bool = True) -> T
         removed = cgroups.remove_empty(base)
         if removed:
             report.done.append(f"removed nodehost's cgroups {base}")
-    _unmount_below(state_dir, report)
+    unmount_below(state_dir, report)
     if ledgers_too:
         _clean_networks(state_dir, report)
     _check_nothing_left(state_dir, base, report)
@@ -162,14 +163,20 @@ def mounts_below(folder: str) -> list[str]:
     return sorted(set(found), key=lambda path: path.count("/"), reverse=True)
 
 
-def _unmount_below(state_dir: str, report: TeardownReport) -> None:
+def unmount_below(folder: str, report: TeardownReport) -> None:
+    """Unmount every mount at or below ``folder``, deepest first; lazily (``MNT_DETACH``) when
+    one is busy, so that it goes once its last user does.  One line per mount in ``report``."""
     libc = ctypes.CDLL(None, use_errno=True)
-    for point in mounts_below(state_dir):
-        if libc.umount2(point.encode(), MNT_DETACH) == 0:
+    for point in mounts_below(folder):
+        if libc.umount2(point.encode(), 0) == 0:
             report.done.append(f"unmounted {point}")
-        else:
-            error = ctypes.get_errno()
-            report.left.append(f"mount {point}: cannot unmount ({os.strerror(error)})")
+            continue
+        error = ctypes.get_errno()
+        if error == errno.EBUSY and libc.umount2(point.encode(), MNT_DETACH) == 0:
+            report.done.append(f"unmounted {point} (lazily: it was busy)")
+            continue
+        error = ctypes.get_errno() if error == errno.EBUSY else error
+        report.left.append(f"mount {point}: cannot unmount ({os.strerror(error)})")
 
 
 def _clean_networks(state_dir: str, report: TeardownReport) -> None:
