@@ -231,12 +231,17 @@ class ComponentPlan:
     do (the DNS server without ``dnsBindAddress``); without it, the component
     only writes its files and is ready once they are written (a CNI
     configuration).  ``notes`` are extra lines for ``--dry-run``.
+    ``programs`` are the programs that ``run``'s program runs in turn (a
+    container runtime's runc, the CNI plugins), found as it will find them: an
+    absolute path, or the bare name when it is not found; ``nodehost version``
+    reports their versions with those of the programs the plan runs.
     """
 
     run: ProcessSpec | TaskSpec | None = None
     files: tuple[FileSpec, ...] = ()
     inactive_reason: str | None = None
     notes: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

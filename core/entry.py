@@ -38,7 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "nodehost.cli.install:uninstall",
         "Stop and remove the nodehost service and tear the node down.",
     ),
-    "version": ("nodehost.cli:version", "Print nodehost's version."),
+    "version": (
+        "nodehost.cli.version:version",
+        "Print nodehost's version (--config: and its programs').",
+    ),
 }
 
 ROOT_HELP = """\

@@ -35,7 +35,7 @@ systemd.  Settings: :mod:`.settings`.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import (
@@ -60,6 +60,9 @@ from nodehost.plugins.runtime.settings import (
     RuntimeSettings,
     read_settings,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.cni import CniNetwork
 
 NAME = "runtime"
 
@@ -111,6 +114,27 @@ def nodehost_kubelet_arguments(
         "image-service-endpoint": [endpoint],
         "cgroup-driver": [settings.cgroup_driver],
     }
+
+
+def _programs_run(network: CniNetwork | None, search_path: str) -> tuple[str, ...]:
+    """What containerd runs: runc (found by its shims on ``search_path``), the CNI plugins
+    of the node's network (and their IPAM plugins), found in its ``bin_dirs``."""
+    import shutil
+
+    from nodehost.cni import find_plugin
+
+    runc = shutil.which("runc", path=search_path) or "runc"
+    if network is None:
+        return (runc,)
+    names = []
+    for plugin in (network.conflist or {}).get("plugins", ()):
+        names.append(plugin["type"])
+        if isinstance(plugin.get("ipam"), dict) and plugin["ipam"].get("type"):
+            names.append(plugin["ipam"]["type"])
+    if network.loopback:
+        names.append("loopback")
+    found = [find_plugin(name, network.bin_dirs) or name for name in dict.fromkeys(names)]
+    return (runc, *found)
 
 
 class Runtime:
@@ -167,6 +191,7 @@ class Runtime:
                 stop_grace=containerd.STOP_GRACE,
             ),
             files=(FileSpec(config_path, content, 0o644), *launchers),
+            programs=_programs_run(network, search_path),
             notes=(
                 f"writes {config_path} (root {paths.root}, state {paths.state})",
                 f"socket {paths.socket}; cgroup driver {settings.cgroup_driver}; "
