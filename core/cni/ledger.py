@@ -38,9 +38,21 @@ class LedgerLink:
 
 
 @dataclass(frozen=True)
+class LedgerNetwork:
+    """A network nodehost configured: its CNI ``name`` and the plugins' ``bin_dirs``.
+
+    Teardown deletes (CNI DEL) every pod attachment a runtime cached for it.
+    """
+
+    name: str
+    bin_dirs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Ledger:
     files: tuple[str, ...] = ()
     links: tuple[LedgerLink, ...] = ()
+    networks: tuple[LedgerNetwork, ...] = ()
 
     def render(self) -> bytes:
         data = {
@@ -49,13 +61,20 @@ class Ledger:
             "removes it",
             "files": list(self.files),
             "links": [vars(link) for link in self.links],
+            "networks": [
+                {"name": net.name, "bin_dirs": list(net.bin_dirs)} for net in self.networks
+            ],
         }
         return render(data)
 
     def with_network(
-        self, conf_path: str, host_links: Iterable[HostLink], present: Mapping[str, str]
+        self,
+        conf_path: str,
+        host_links: Iterable[HostLink],
+        present: Mapping[str, str],
+        network: LedgerNetwork | None = None,
     ) -> Ledger:
-        """This ledger plus ``conf_path`` and ``host_links``.
+        """This ledger plus ``conf_path``, ``host_links`` and ``network``.
 
         A new link counts as created by nodehost when it is not ``present``
         (a name -> kind mapping of the host's links) now; entries already
@@ -67,7 +86,10 @@ class Ledger:
         for link in host_links:
             if link.name not in known:
                 links.append(LedgerLink(link.name, link.kind, link.name not in present))
-        return replace(self, files=files, links=tuple(links))
+        networks = self.networks
+        if network is not None and network not in networks:
+            networks = (*networks, network)
+        return replace(self, files=files, links=tuple(links), networks=networks)
 
 
 def read_ledger(path: str) -> Ledger:
@@ -78,7 +100,11 @@ def read_ledger(path: str) -> Ledger:
             LedgerLink(str(item["name"]), str(item["kind"]), bool(item["created"]))
             for item in data.get("links", ())
         )
-        return Ledger(tuple(str(file) for file in data.get("files", ())), links)
+        networks = tuple(
+            LedgerNetwork(str(item["name"]), tuple(str(d) for d in item["bin_dirs"]))
+            for item in data.get("networks", ())
+        )
+        return Ledger(tuple(str(file) for file in data.get("files", ())), links, networks)
     except FileNotFoundError:
         return Ledger()
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:

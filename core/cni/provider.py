@@ -21,7 +21,7 @@ from nodehost.cni.conflist import (
     plugin_types,
     render,
 )
-from nodehost.cni.ledger import LEDGER_NAME, read_ledger
+from nodehost.cni.ledger import LEDGER_NAME, LedgerNetwork, read_ledger
 from nodehost.cni.network import CniNetwork, configured_record, with_topology
 from nodehost.cni.plugins import require_plugins
 from nodehost.component import ComponentPlan, FileSpec
@@ -57,7 +57,10 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
     check_placement(network, who)
     ledger_path = os.path.join(context.state_dir, LEDGER_NAME)
     ledger = read_ledger(ledger_path).with_network(
-        conf_path, network.host_links, hostnet.links() if network.host_links else {}
+        conf_path,
+        network.host_links,
+        hostnet.links() if network.host_links else {},
+        LedgerNetwork(str(conflist["name"]), tuple(network.bin_dirs)),
     )
     notes = [
         f"CNI plugins: {', '.join(dict.fromkeys(needed))} (from {', '.join(network.bin_dirs)})"

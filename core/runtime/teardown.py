@@ -12,7 +12,10 @@ its way out -- ends both, like k3s's ``k3s-killall.sh``:
 3. the cgroups those processes ran in, once empty, if only they were in them,
    and nodehost's own cgroups of the state directory;
 4. every mount below the state directory (containers' root filesystems);
-5. the CNI state recorded in the state directory (as ``nodehost network cleanup``).
+5. the pods' attachments to the networks recorded in the state directory, by CNI
+   DEL from libcni's cache (:mod:`nodehost.cni.attachments`: veths, IPAM
+   reservations, the plugins' iptables rules and chains, the pods' network
+   namespaces), then what the record names (as ``nodehost network cleanup``).
 
 Each step reports one line per thing it ended or removed.  The caller holds
 the state directory's lock: no host runs while a teardown does.
@@ -53,7 +56,8 @@ async def tear_down(state_dir: str, grace: float, ledgers_too: bool = True) -> T
         if removed:
             report.done.append(f"removed nodehost's cgroups {base}")
     unmount_below(state_dir, report)
-    if ledgers_too:
+    attachments_removed = _remove_attachments(state_dir, report)
+    if ledgers_too and attachments_removed:
         _clean_networks(state_dir, report)
     _check_nothing_left(state_dir, base, report)
     return report
@@ -177,6 +181,24 @@ def unmount_below(folder: str, report: TeardownReport) -> None:
             continue
         error = ctypes.get_errno() if error == errno.EBUSY else error
         report.left.append(f"mount {point}: cannot unmount ({os.strerror(error)})")
+
+
+def _remove_attachments(state_dir: str, report: TeardownReport) -> bool:
+    """DEL the pods' attachments to the networks the ledgers record; False if one failed."""
+    from nodehost.cni.attachments import remove_attachments
+    from nodehost.cni.ledger import LEDGER_NAME, read_ledger
+    from nodehost.errors import RuntimeFailure
+
+    networks: dict[str, tuple[str, ...]] = {}
+    for ledger in sorted(Path(state_dir).glob(f"*/{LEDGER_NAME}")):
+        try:
+            networks.update((net.name, net.bin_dirs) for net in read_ledger(str(ledger)).networks)
+        except RuntimeFailure as error:
+            report.left.append(str(error))
+    removed = remove_attachments(networks)
+    report.done.extend(removed.done)
+    report.left.extend(removed.failed)
+    return not removed.failed
 
 
 def _clean_networks(state_dir: str, report: TeardownReport) -> None:

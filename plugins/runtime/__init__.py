@@ -122,15 +122,13 @@ def _programs_run(network: CniNetwork | None, search_path: str) -> tuple[str, ..
     import shutil
 
     from nodehost.cni import find_plugin
+    from nodehost.cni.conflist import ipam_types, plugin_types
 
     runc = shutil.which("runc", path=search_path) or "runc"
     if network is None:
         return (runc,)
-    names = []
-    for plugin in (network.conflist or {}).get("plugins", ()):
-        names.append(plugin["type"])
-        if isinstance(plugin.get("ipam"), dict) and plugin["ipam"].get("type"):
-            names.append(plugin["ipam"]["type"])
+    conflist = network.conflist
+    names = [*plugin_types(conflist), *ipam_types(conflist)] if conflist else []
     if network.loopback:
         names.append("loopback")
     found = [find_plugin(name, network.bin_dirs) or name for name in dict.fromkeys(names)]
