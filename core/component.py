@@ -130,6 +130,37 @@ class FileSpec:
     mode: int = 0o644
 
 
+#: The file name of a component's :class:`TeardownSpec` in its state directory.
+TEARDOWN_FILE = "teardown.json"
+
+
+@dataclass(frozen=True)
+class TeardownSpec:
+    """What ``nodehost teardown`` must undo on the host for a component, beyond its processes.
+
+    ``unmount_below``: folders whose mounts go (the kubelet's root: pod volumes);
+    ``commands``: programs run once the workloads are gone, each an argv whose
+    program is looked up on ``PATH`` then and skipped, with a line saying so,
+    when it is not there (``kube-proxy --cleanup``).  Put it in the plan with
+    :meth:`file`; teardown reads every component's, so it works without the
+    config (see :mod:`nodehost.runtime.teardown`).
+    """
+
+    unmount_below: tuple[str, ...] = ()
+    commands: tuple[tuple[str, ...], ...] = ()
+
+    def file(self, component_state_dir: str) -> FileSpec:
+        """The record to list in :attr:`ComponentPlan.files`."""
+        import json
+
+        data = {
+            "unmount_below": list(self.unmount_below),
+            "commands": [list(c) for c in self.commands],
+        }
+        path = f"{component_state_dir.rstrip('/')}/{TEARDOWN_FILE}"
+        return FileSpec(path, (json.dumps(data, indent=2) + "\n").encode())
+
+
 @dataclass(frozen=True)
 class ProcessSpec:
     """A child process.

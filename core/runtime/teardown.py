@@ -11,7 +11,10 @@ its way out -- ends both, like k3s's ``k3s-killall.sh``:
    SIGTERM, ``grace`` seconds, then SIGKILL;
 3. the cgroups those processes ran in, once empty, if only they were in them,
    and nodehost's own cgroups of the state directory;
-4. every mount below the state directory (containers' root filesystems);
+4. what each component recorded in its :class:`~nodehost.component.TeardownSpec`
+   (``kube-proxy --cleanup`` where kube-proxy is installed; the mounts below the
+   kubelet's root: pod volumes, unmounted, their data left), then every mount
+   below the state directory (containers' root filesystems);
 5. the pods' attachments to the networks recorded in the state directory, by CNI
    DEL from libcni's cache (:mod:`nodehost.cni.attachments`: veths, IPAM
    reservations, the plugins' iptables rules and chains, the pods' network
@@ -55,6 +58,7 @@ async def tear_down(state_dir: str, grace: float, ledgers_too: bool = True) -> T
         removed = cgroups.remove_empty(base)
         if removed:
             report.done.append(f"removed nodehost's cgroups {base}")
+    _undo_recorded(state_dir, report)
     unmount_below(state_dir, report)
     attachments_removed = _remove_attachments(state_dir, report)
     if ledgers_too and attachments_removed:
@@ -165,6 +169,59 @@ def mounts_below(folder: str) -> list[str]:
             if point == root or point.startswith(root + "/"):
                 found.append(point)
     return sorted(set(found), key=lambda path: path.count("/"), reverse=True)
+
+
+def _undo_recorded(state_dir: str, report: TeardownReport) -> None:
+    """Each component's :class:`~nodehost.component.TeardownSpec`: its commands, its mounts."""
+    import json
+
+    from nodehost.component import TEARDOWN_FILE
+    from nodehost.fileread import TEXT_LIMIT, read_file
+
+    for record in sorted(Path(state_dir).glob(f"*/{TEARDOWN_FILE}")):
+        try:
+            data = json.loads(read_file(record, TEXT_LIMIT, follow_symlinks=False))
+            commands = [[str(word) for word in argv] for argv in data.get("commands", ())]
+            folders = [str(folder) for folder in data.get("unmount_below", ())]
+        except (OSError, ValueError, TypeError, AttributeError) as error:
+            report.left.append(f"{record}: unreadable ({error}); its teardown steps were skipped")
+            continue
+        for argv in commands:
+            _run_recorded(argv, report)
+        for folder in folders:
+            unmount_below(folder, report)
+
+
+#: How long a recorded teardown command may run.
+COMMAND_TIMEOUT = 120.0
+
+
+def _run_recorded(argv: list[str], report: TeardownReport) -> None:
+    """Run ``argv`` if its program is on ``PATH`` (silently skipped if not installed)."""
+    import shutil
+    import subprocess
+
+    program = shutil.which(argv[0]) if argv else None
+    if program is None:
+        return
+    command = " ".join(argv)
+    try:
+        done = subprocess.run(
+            [program, *argv[1:]],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        report.left.append(f"{command}: {error}")
+        return
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        report.left.append(f"{command} failed: {last}")
+        return
+    report.done.append(f"ran {command} ({program})")
 
 
 def unmount_below(folder: str, report: TeardownReport) -> None:
