@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "nodehost.cli.teardown:teardown",
         "End everything nodehost started for a state directory, containers included.",
     ),
+    "debug": ("nodehost.cli.debug:debug", "Collect what a maintainer needs (debug bundle)."),
     "install": (
         "nodehost.cli.install:install",
         "Install nodehost as a systemd service started with start's flags.",

@@ -119,12 +119,10 @@ def nodehost_kubelet_arguments(
 def _programs_run(network: CniNetwork | None, search_path: str) -> tuple[str, ...]:
     """What containerd runs: runc (found by its shims on ``search_path``), the CNI plugins
     of the node's network (and their IPAM plugins), found in its ``bin_dirs``."""
-    import shutil
-
-    from nodehost.cni import find_plugin
+    from nodehost.cni import find_plugin  # an executable in folders, as a shim looks for runc
     from nodehost.cni.conflist import ipam_types, plugin_types
 
-    runc = shutil.which("runc", path=search_path) or "runc"
+    runc = find_plugin("runc", search_path.split(os.pathsep)) or "runc"
     if network is None:
         return (runc,)
     conflist = network.conflist
