@@ -281,26 +281,14 @@ async def act_as_node(
 
 
 async def post_rejoin_event(settings: BootstrapSettings, lost: str) -> None:
-    """A ``Warning`` Event on the Node saying it joined again, and why (best effort)."""
-    from nodehost.apiclient import ClusterClient, ClusterError
-    from nodehost.plugins.bootstrap.events import node_event
+    """A ``NodeRejoined`` Warning event on the Node saying why (best effort)."""
+    from nodehost.plugins.bootstrap.events import post_event, rejoined_event
 
-    event = node_event(
-        settings.node_name,
-        "Warning",
-        "NodeRejoined",
-        f"node {settings.node_name} lost its identity ({lost}) and joined again through a "
-        "new certificate request with its bootstrap credentials",
-    )
-    try:
-        async with ClusterClient(
-            str(settings.node_kubeconfig), deadline=time.monotonic() + 30
-        ) as client:
-            await client.create("Event", event)
-    except ClusterError as error:
+    failure = await post_event(settings.node_kubeconfig, rejoined_event(settings.node_name, lost))
+    if failure is not None:
         from nodehost.log import print_message
 
-        print_message(f"warning: cannot post the NodeRejoined event: {error}", "warning")
+        print_message(f"warning: cannot post the NodeRejoined event: {failure}", "warning")
 
 
 # --- the client certificate ----------------------------------------------------------

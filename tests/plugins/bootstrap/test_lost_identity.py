@@ -108,3 +108,36 @@ def test_without_accepted_bootstrap_credentials_one_line_says_what_to_provide(
     assert f"node {NODE_NAME} lost its identity (the API server refused" in line
     assert "provide bootstrap credentials" in line and "--kubeconfig" in line
     assert len(client_csrs(api)) == 1
+
+
+def test_a_running_node_refused_at_renewal_joins_again(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    """Revoked while running: the next renewal, made as the node, gets a 401; the one after
+    is made with the bootstrap credentials, and the node runs on."""
+    import signal
+    import subprocess
+
+    from clusterrun import http_get, wait_for
+
+    from nodehost.testing.ports import free_port
+
+    api.default_lifetime = 6  # renewals every few seconds
+    port = free_port()
+    process = subprocess.Popen(
+        start_args(components="kubelet,proxy,bootstrap", health=f"127.0.0.1:{port}"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=start_env,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: http_get(f"http://127.0.0.1:{port}/readyz")[0] == 200, "readiness")
+        api.revoke(current_client(node_dir).read_bytes())
+        by_bootstrap = len([c for c in client_csrs(api) if "bootstrap" in c["spec"]["username"]])
+        [event] = wait_for(lambda: rejoin_events(api), "the NodeRejoined event")
+        assert "the API server refused its client certificate: 401" in event["message"]
+        after = [c for c in client_csrs(api) if "bootstrap" in c["spec"]["username"]]
+        assert len(after) == by_bootstrap + 1
+        assert process.poll() is None
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert any("lost its identity" in line for line in stderr.splitlines())
