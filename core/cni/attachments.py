@@ -12,22 +12,29 @@ the veth pair, the IPAM reservation, the masquerade rule and chain (bridge's
 ``ipMasq``), the host-port chains and rules (portmap) -- then the pod's
 network namespace and the cache entry go.
 
-Only attachments to the networks named (from nodehost's ledger) whose cached
-configuration carries nodehost's marker are touched; anything else in the
-cache belongs to someone else.
+Only attachments made with a configuration list nodehost wrote for this
+state directory are touched -- the cached list's SHA-256 is one the ledger
+recorded (:class:`nodehost.cni.ledger.LedgerNetwork`; a ledger of an older
+nodehost without digests: the network's name and nodehost's marker) --
+anything else in the cache belongs to someone else, another nodehost's
+network of the same name included.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost.cni.conflist import MARKER_KEY
 from nodehost.fileread import TEXT_LIMIT, read_file
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.cni.ledger import LedgerNetwork
 
 #: libcni's cache folder (``CacheDir``), as containerd's CRI uses it.
 CACHE_DIR = "/var/lib/cni"
@@ -60,9 +67,10 @@ class AttachmentReport:
 
 
 def cached_attachments(
-    networks: Collection[str], cache_dir: str = CACHE_DIR
-) -> list[CachedAttachment]:
-    """The entries of nodehost's ``networks`` in the cache (unreadable or foreign ones skipped)."""
+    networks: Sequence[LedgerNetwork], cache_dir: str = CACHE_DIR
+) -> list[tuple[CachedAttachment, LedgerNetwork]]:
+    """The cache entries made with ``networks``' lists (see the module docstring), each with
+    its network (unreadable or foreign entries skipped)."""
     folder = os.path.join(cache_dir, "results")
     try:
         names = sorted(os.listdir(folder))
@@ -70,22 +78,29 @@ def cached_attachments(
         return []
     found = []
     for name in names:
-        entry = _read_entry(os.path.join(folder, name))
-        if entry is not None and entry.network in networks:
-            found.append(entry)
+        read = _read_entry(os.path.join(folder, name))
+        if read is None:
+            continue
+        entry, digest = read
+        for network in networks:
+            if entry.network == network.name and (not network.digests or digest in network.digests):
+                found.append((entry, network))
+                break
     return found
 
 
-def _read_entry(path: str) -> CachedAttachment | None:
+def _read_entry(path: str) -> tuple[CachedAttachment, str] | None:
+    """The entry at ``path`` and the SHA-256 of its configuration list, if nodehost's."""
     try:
         data = json.loads(read_file(path, TEXT_LIMIT, follow_symlinks=False))
         if data.get("kind") != CACHE_KIND:
             return None
-        conflist = json.loads(base64.b64decode(data["config"]))
+        raw = base64.b64decode(data["config"])
+        conflist = json.loads(raw)
         marker = conflist.get(MARKER_KEY)
         if not isinstance(marker, Mapping) or marker.get("managedBy") != "nodehost":
             return None
-        return CachedAttachment(
+        entry = CachedAttachment(
             path=path,
             network=str(data["networkName"]),
             container_id=str(data["containerId"]),
@@ -96,6 +111,7 @@ def _read_entry(path: str) -> CachedAttachment | None:
             result=data.get("result"),
             netns=str(data.get("netns") or _sandbox(data.get("result"))),
         )
+        return entry, hashlib.sha256(raw).hexdigest()
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -111,15 +127,16 @@ def _sandbox(result: Any) -> str:
 
 
 def remove_attachments(
-    networks: Mapping[str, Sequence[str]], cache_dir: str = CACHE_DIR
+    networks: Sequence[LedgerNetwork], cache_dir: str = CACHE_DIR
 ) -> AttachmentReport:
-    """CNI DEL every cached attachment of ``networks`` (name -> plugin folders), then remove
-    its network namespace and cache entry.  A DEL that fails leaves both for a next run."""
+    """CNI DEL every cached attachment of ``networks`` (with each network's plugin folders),
+    then remove its network namespace and cache entry.  A DEL that fails leaves both for a
+    next run."""
     from nodehost.cni.chain import delete_network
     from nodehost.cni.invoke import CniError, RuntimeConf
 
     report = AttachmentReport()
-    for entry in cached_attachments(networks, cache_dir):
+    for entry, network in cached_attachments(networks, cache_dir):
         netns = entry.netns if entry.netns and os.path.exists(entry.netns) else ""
         runtime = RuntimeConf(
             entry.container_id, netns, entry.ifname, entry.args, entry.capability_args
@@ -128,7 +145,7 @@ def remove_attachments(
             f"pod network attachment {entry.container_id[:12]} ({entry.network}, {entry.ifname})"
         )
         try:
-            delete_network(entry.conflist, runtime, networks[entry.network], entry.result)
+            delete_network(entry.conflist, runtime, network.bin_dirs, entry.result)
         except CniError as error:
             report.failed.append(f"{about}: CNI DEL failed: {error.describe()}")
             continue

@@ -39,13 +39,21 @@ class LedgerLink:
 
 @dataclass(frozen=True)
 class LedgerNetwork:
-    """A network nodehost configured: its CNI ``name`` and the plugins' ``bin_dirs``.
+    """A network nodehost configured: its CNI ``name``, the plugins' ``bin_dirs`` and the
+    SHA-256 ``digests`` of every configuration list nodehost wrote for it.
 
-    Teardown deletes (CNI DEL) every pod attachment a runtime cached for it.
+    Teardown deletes (CNI DEL) every pod attachment a runtime cached with one of
+    those lists (:mod:`nodehost.cni.attachments`): another nodehost's network of
+    the same name on the same host is not this one.
     """
 
     name: str
     bin_dirs: tuple[str, ...]
+    digests: tuple[str, ...] = ()
+
+    def merged(self, other: LedgerNetwork) -> LedgerNetwork:
+        """This network with ``other``'s digests too (same name and folders)."""
+        return replace(self, digests=tuple(dict.fromkeys([*self.digests, *other.digests])))
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,8 @@ class Ledger:
             "files": list(self.files),
             "links": [vars(link) for link in self.links],
             "networks": [
-                {"name": net.name, "bin_dirs": list(net.bin_dirs)} for net in self.networks
+                {"name": net.name, "bin_dirs": list(net.bin_dirs), "digests": list(net.digests)}
+                for net in self.networks
             ],
         }
         return render(data)
@@ -87,8 +96,10 @@ class Ledger:
             if link.name not in known:
                 links.append(LedgerLink(link.name, link.kind, link.name not in present))
         networks = self.networks
-        if network is not None and network not in networks:
-            networks = (*networks, network)
+        if network is not None:
+            same = [n for n in networks if (n.name, n.bin_dirs) == (network.name, network.bin_dirs)]
+            others = tuple(n for n in networks if n not in same)
+            networks = (*others, same[0].merged(network) if same else network)
         return replace(self, files=files, links=tuple(links), networks=networks)
 
 
@@ -101,7 +112,11 @@ def read_ledger(path: str) -> Ledger:
             for item in data.get("links", ())
         )
         networks = tuple(
-            LedgerNetwork(str(item["name"]), tuple(str(d) for d in item["bin_dirs"]))
+            LedgerNetwork(
+                str(item["name"]),
+                tuple(str(d) for d in item["bin_dirs"]),
+                tuple(str(d) for d in item.get("digests", ())),
+            )
             for item in data.get("networks", ())
         )
         return Ledger(tuple(str(file) for file in data.get("files", ())), links, networks)

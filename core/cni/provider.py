@@ -8,6 +8,7 @@ and the ledger :mod:`nodehost.cni.ledger` keeps for ``network cleanup``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import TYPE_CHECKING
 
@@ -56,11 +57,13 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
     others = check_first(network, who)
     check_placement(network, who)
     ledger_path = os.path.join(context.state_dir, LEDGER_NAME)
+    content = render(marked(conflist, network.provider))
+    digest = hashlib.sha256(content).hexdigest()
     ledger = read_ledger(ledger_path).with_network(
         conf_path,
         network.host_links,
         hostnet.links() if network.host_links else {},
-        LedgerNetwork(str(conflist["name"]), tuple(network.bin_dirs)),
+        LedgerNetwork(str(conflist["name"]), tuple(network.bin_dirs), (digest,)),
     )
     notes = [
         f"CNI plugins: {', '.join(dict.fromkeys(needed))} (from {', '.join(network.bin_dirs)})"
@@ -69,7 +72,7 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
         notes.append(f"runtimes ignore the later configurations in {network.conf_dir}: {others}")
     return ComponentPlan(
         files=(
-            FileSpec(conf_path, render(marked(conflist, network.provider))),
+            FileSpec(conf_path, content),
             FileSpec(ledger_path, ledger.render()),
         ),
         notes=tuple(notes),

@@ -243,13 +243,13 @@ def unmount_below(folder: str, report: TeardownReport) -> None:
 def _remove_attachments(state_dir: str, report: TeardownReport) -> bool:
     """DEL the pods' attachments to the networks the ledgers record; False if one failed."""
     from nodehost.cni.attachments import remove_attachments
-    from nodehost.cni.ledger import LEDGER_NAME, read_ledger
+    from nodehost.cni.ledger import LEDGER_NAME, LedgerNetwork, read_ledger
     from nodehost.errors import RuntimeFailure
 
-    networks: dict[str, tuple[str, ...]] = {}
+    networks: list[LedgerNetwork] = []
     for ledger in sorted(Path(state_dir).glob(f"*/{LEDGER_NAME}")):
         try:
-            networks.update((net.name, net.bin_dirs) for net in read_ledger(str(ledger)).networks)
+            networks.extend(read_ledger(str(ledger)).networks)
         except RuntimeFailure as error:
             report.left.append(str(error))
     removed = remove_attachments(networks)

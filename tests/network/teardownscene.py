@@ -28,6 +28,7 @@ from nodehost.testing.nodefolder import node_plan
 PLANTED_LINK = "nh-keep0"
 PLANTED_CHAIN = "NH-LIFE-KEEP"
 FOREIGN_CACHE = "other-net-abc-eth0"
+NEIGHBOUR = "ff" * 32
 
 
 def sh(*argv: str) -> str:
@@ -89,6 +90,23 @@ def start_pod(number: int, conflist: dict, raw: bytes, bin_dirs: tuple[str, ...]
     path.write_text(json.dumps(entry))
 
 
+def plant_neighbour(conflist: dict, raw: bytes) -> None:
+    """Another nodehost's pod on a network of the same name (its own list: another subnet)."""
+    other = raw.replace(b"10.244.31.0/24", b"10.244.32.0/24")
+    assert other != raw
+    entry = {
+        "kind": "cniCacheV1",
+        "containerId": NEIGHBOUR,
+        "config": base64.b64encode(other).decode(),
+        "ifName": "eth0",
+        "networkName": conflist["name"],
+        "cniArgs": [],
+        "result": {"cniVersion": "1.0.0", "interfaces": [], "ips": []},
+    }
+    path = Path("/var/lib/cni/results") / f"{conflist['name']}-{NEIGHBOUR}-eth0"
+    path.write_text(json.dumps(entry))
+
+
 def host_state(network: str) -> dict:
     reservations = Path("/var/lib/cni/networks") / network
     return {
@@ -107,6 +125,7 @@ def main() -> None:
     plant(folder)
     state_dir = folder / "state"
     conflist, bin_dirs, raw = write_network(config, state_dir)
+    plant_neighbour(conflist, raw)
     for number in (1, 2):
         start_pod(number, conflist, raw, bin_dirs)
     before = host_state(conflist["name"])

@@ -72,4 +72,5 @@ def test_what_the_host_had_before_survives(scene: dict[str, Any]) -> None:
     assert after["links"].get("nh-keep0") == "bridge"
     assert "NH-LIFE-KEEP" in chains(after["nat"])
     assert "-A POSTROUTING -s 10.99.0.0/16 -j NH-LIFE-KEEP" in after["nat"]
-    assert after["cache"] == ["other-net-abc-eth0"]  # another network's cache entry
+    # Another network's cache entry, and another nodehost's pod on a network of the same name.
+    assert after["cache"] == sorted(["other-net-abc-eth0", f"nodehost-bridge-{'ff' * 32}-eth0"])
