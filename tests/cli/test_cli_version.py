@@ -36,8 +36,7 @@ def bridged(node_folder: NodeFolder) -> Path:
 def versions(nodehost_cli: Any, *args: str) -> dict[str, Any]:
     result = nodehost_cli("version", "--json", *args)
     assert result.code == 0, result.err
-    document = json.loads(result.out)
-    return document
+    return json.loads(result.out)
 
 
 def test_json_without_a_config_reports_python_kernel_and_distribution(nodehost_cli: Any) -> None:
