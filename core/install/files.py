@@ -147,7 +147,8 @@ def write_owned_file(path: str, text: str, mode: int, force: bool, keep_hint: st
 
     An existing file that is not nodehost's (:func:`is_nodehosts`) is replaced
     only with ``force``; otherwise :class:`RuntimeFailure` says so and how to
-    keep the change (``keep_hint``).  A symbolic link at ``path`` is replaced, never followed.
+    keep the change (``keep_hint``).  A symbolic link at ``path`` is replaced, never followed;
+    the temporary files of an earlier write that was killed are removed.
     """
     from nodehost.pki.atomic import make_directories, write_atomic
 
@@ -161,7 +162,14 @@ def write_owned_file(path: str, text: str, mode: int, force: bool, keep_hint: st
         )
     try:
         make_directories(Path(path).parent)
+        _remove_temporaries(Path(path))
         write_atomic(Path(path), text.encode(), mode)
     except OSError as error:
         raise RuntimeFailure(f"cannot write {path}: {error.strerror or error}") from None
     return Written(path, "created" if current is None else "updated")
+
+
+def _remove_temporaries(path: Path) -> None:
+    """The ``.<name>.tmp-*`` files :func:`nodehost.pki.atomic.write_atomic` left when killed."""
+    for stray in path.parent.glob(f".{path.name}.tmp-*"):
+        stray.unlink(missing_ok=True)

@@ -10,7 +10,8 @@ done before, so that a run interrupted anywhere is finished by the next:
    data is deleted only with ``purge_volumes``;
 4. with ``purge``: remove the state directory and the node folder (keeping the
    kubelet root inside either unless ``purge_volumes``);
-5. remove the unit and have systemd forget it;
+5. remove the unit and have systemd forget it (kept while stopping or disabling
+   failed: the next run tries again);
 6. remove the environment file -- last, and only when nothing failed, since it
    tells a second run which state directory, config and kubelet root to use.
 
@@ -97,6 +98,7 @@ def uninstall(options: UninstallOptions) -> UninstallReport:
         return report
     node = InstalledNode.read()
     _stop_service(report)
+    stopped = not report.failed
     _tear_down(node.state_dir, options.grace, report)
     kubelet_root = _kubelet_root(node, report)
     if kubelet_root is not None:
@@ -106,7 +108,10 @@ def uninstall(options: UninstallOptions) -> UninstallReport:
         _purge(node.state_dir, keep, report)
         if node.config is not None:
             _purge_node_folder(node.config, keep, report)
-    _remove_unit(report)
+    if stopped:
+        _remove_unit(report)
+    else:
+        report.kept.append(f"{UNIT_PATH}: kept until the service is stopped (run it again)")
     _remove_environment_file(report)
     return report
 

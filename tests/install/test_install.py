@@ -185,3 +185,36 @@ def test_where_systemd_is_init_install_runs_systemctl_and_reports_its_failure(
     assert "systemctl daemon-reload failed" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert service_root.unit.exists()  # written before systemd was asked; a rerun continues
+
+
+@pytest.mark.needs("strace")
+def test_an_install_killed_at_any_write_is_finished_by_the_next(
+    service_root: ServiceRoot, tmp_path: Path
+) -> None:
+    """SIGKILL at the Nth write/rename/link, for every N until a run goes through: the next
+    run leaves both files whole, and neither is ever half-written."""
+    expected = None
+    killed = 0
+    for when in range(1, 40):
+        for leftover in [*service_root.units.iterdir(), *service_root.defaults.iterdir()]:
+            leftover.unlink()
+        inject = f"write,rename,renameat,renameat2,link,linkat:signal=SIGKILL:when={when}"
+        first = service_root.run(
+            "install", *flags(tmp_path),
+            wrapper=("strace", "-f", "-qq", "-o", "/dev/null", "-e", f"inject={inject}"),
+        )  # fmt: skip
+        for path in (service_root.unit, service_root.environment):
+            assert not path.exists() or is_nodehosts(path.read_text()), (when, path)
+        again = service_root.run("install", *flags(tmp_path))
+        assert again.returncode == 0, (when, again.stderr)
+        files = (service_root.unit.read_text(), service_root.environment.read_text())
+        expected = expected or files
+        assert files == expected, when
+        strays = [p.name for p in service_root.units.iterdir() if p.name.startswith(".")]
+        assert strays == [], (when, strays)  # a killed run's temporary files are cleared
+        if first.returncode == 0:
+            break
+        killed += 1
+    else:
+        pytest.fail("install was killed at every step tried")
+    assert killed >= 2, killed

@@ -192,3 +192,21 @@ def test_an_uninstall_killed_at_any_removal_is_finished_by_the_next(
     else:
         pytest.fail("uninstall was killed at every step tried")
     assert killed >= 3, killed
+
+
+@pytest.mark.needs("systemctl")
+def test_where_systemd_cannot_stop_the_service_the_environment_file_stays(
+    service_root: ServiceRoot, node: Node
+) -> None:
+    """A faked /run/systemd/system and no manager: systemctl's refusals are reported, the rest
+    is done, and the environment file stays for the next run."""
+    done = service_root.run("uninstall", systemd=True)
+    assert done.returncode == 1
+    assert "nodehost.service may still run: systemctl stop nodehost.service failed" in done.stderr
+    assert "run it again" in done.stderr
+    assert service_root.unit.exists() and service_root.environment.exists()
+    assert "kept until the rest is done" in done.stdout
+    again = service_root.run("uninstall")  # systemd gone (not faked): finishes
+    assert again.returncode == 0, again.stderr
+    assert "removed /etc/default/nodehost" in again.stdout
+    assert not service_root.unit.exists() and not service_root.environment.exists()
