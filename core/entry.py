@@ -10,6 +10,7 @@ paths print the same text); everything else goes to :func:`nodehost.cli.main`.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from nodehost import __version__
@@ -91,12 +92,15 @@ def root_help() -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Answer ``--help``/``-h``/``--version``/``version`` here, hand the rest to click."""
+    """Answer ``--help``/``-h``/``--version``/``version`` here, hand the rest to click.
+
+    ``version`` with ``NODEHOST_CONFIG`` set goes to click: it reports that config's programs.
+    """
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 1 and args[0] in HELP_FLAGS:
         print(root_help())
         sys.exit(0)
-    if args in (["version"], ["--version"]):
+    if args == ["--version"] or (args == ["version"] and not os.environ.get("NODEHOST_CONFIG")):
         print(version_line())
         sys.exit(0)
     from nodehost.cli import main as cli_main

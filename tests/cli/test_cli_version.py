@@ -114,3 +114,14 @@ def test_a_binary_no_component_runs_is_a_usage_error(
     )  # fmt: skip
     assert result.code == 2
     assert "--binary" in result.err and "kubelet" in result.err
+
+
+def test_the_services_config_variable_is_enough(
+    nodehost_cli: Any, node_folder: NodeFolder, tmp_path: Path
+) -> None:
+    """As the service's environment has it: ``nodehost version`` reports that node's programs."""
+    env = {"NODEHOST_CONFIG": str(node_folder.config_path), "NODEHOST_STATE_DIR": str(tmp_path)}
+    result = nodehost_cli("version", env=env)
+    assert result.code == 0, result.err
+    assert result.out.startswith("nodehost: ")
+    assert any(line.startswith("kubelet: ") for line in result.out.splitlines())
