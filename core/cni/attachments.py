@@ -173,3 +173,24 @@ def _remove_namespace(path: str, report: AttachmentReport) -> None:
         report.failed.append(str(error))
         return
     report.done.append(f"removed network namespace {path}")
+
+
+def cache_uses(plugin_type: str, cache_dir: str = CACHE_DIR) -> bool:
+    """Whether any attachment in the cache (of any network) was made with a list holding a
+    ``plugin_type`` plugin (entries without a readable list are not counted)."""
+    folder = os.path.join(cache_dir, "results")
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    for name in names:
+        try:
+            data = json.loads(
+                read_file(os.path.join(folder, name), TEXT_LIMIT, follow_symlinks=False)
+            )
+            plugins = json.loads(base64.b64decode(data["config"])).get("plugins") or ()
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if any(isinstance(p, Mapping) and p.get("type") == plugin_type for p in plugins):
+            return True
+    return False

@@ -18,7 +18,9 @@ its way out -- ends both, like k3s's ``k3s-killall.sh``:
 5. the pods' attachments to the networks recorded in the state directory, by CNI
    DEL from libcni's cache (:mod:`nodehost.cni.attachments`: veths, IPAM
    reservations, the plugins' iptables rules and chains, the pods' network
-   namespaces), then what the record names (as ``nodehost network cleanup``).
+   namespaces) and portmap's shared host-port chains once idle
+   (:mod:`nodehost.cni.portmapchains`), then what the record names (as
+   ``nodehost network cleanup``).
 
 Each step reports one line per thing it ended or removed.  The caller holds
 the state directory's lock: no host runs while a teardown does.
@@ -242,7 +244,7 @@ def unmount_below(folder: str, report: TeardownReport) -> None:
 
 def _remove_attachments(state_dir: str, report: TeardownReport) -> bool:
     """DEL the pods' attachments to the networks the ledgers record; False if one failed."""
-    from nodehost.cni.attachments import remove_attachments
+    from nodehost.cni.attachments import cache_uses, remove_attachments
     from nodehost.cni.ledger import LEDGER_NAME, LedgerNetwork, read_ledger
     from nodehost.errors import RuntimeFailure
 
@@ -255,6 +257,12 @@ def _remove_attachments(state_dir: str, report: TeardownReport) -> bool:
     removed = remove_attachments(networks)
     report.done.extend(removed.done)
     report.left.extend(removed.failed)
+    if networks and not removed.failed and not cache_uses("portmap"):
+        from nodehost.cni.portmapchains import remove_idle_chains
+
+        done, failed = remove_idle_chains()
+        report.done.extend(done)
+        report.left.extend(failed)
     return not removed.failed
 
 

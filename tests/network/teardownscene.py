@@ -7,7 +7,8 @@ pods' namespaces are the test's own, and every link and iptables rule is made
 in the test's network namespace.  Prints one JSON object: the host's state
 before and after the teardown, and the teardown's output.
 
-Usage: ``python teardownscene.py FOLDER CONFIG``.
+Usage: ``python teardownscene.py FOLDER CONFIG [alone]`` (``alone``: no other nodehost's
+pod in libcni's cache).
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def main() -> None:
     plant(folder)
     state_dir = folder / "state"
     conflist, bin_dirs, raw = write_network(config, state_dir)
-    plant_neighbour(conflist, raw)
+    if sys.argv[3:] != ["alone"]:
+        plant_neighbour(conflist, raw)
     for number in (1, 2):
         start_pod(number, conflist, raw, bin_dirs)
     before = host_state(conflist["name"])

@@ -25,6 +25,16 @@ pytestmark = pytest.mark.needs("mount-namespace", "cni-plugins", "ip", "nodehost
 
 @pytest.fixture
 def scene(node_folder: NodeFolder, tmp_path: Path) -> dict[str, Any]:
+    return run_scene(node_folder, tmp_path)
+
+
+@pytest.fixture
+def scene_alone(node_folder: NodeFolder, tmp_path: Path) -> dict[str, Any]:
+    """The scene without another nodehost's pod in libcni's cache."""
+    return run_scene(node_folder, tmp_path, "alone")
+
+
+def run_scene(node_folder: NodeFolder, tmp_path: Path, *extra: str) -> dict[str, Any]:
     config = node_folder.update(
         {
             "networkConfig": {"networkPluginName": "bridge"},
@@ -33,7 +43,7 @@ def scene(node_folder: NodeFolder, tmp_path: Path) -> dict[str, Any]:
     )
     done = subprocess.run(
         ["unshare", "-m", "-n", "--propagation", "private", sys.executable, str(SCENE),
-         str(tmp_path), str(config)],
+         str(tmp_path), str(config), *extra],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -74,3 +84,17 @@ def test_what_the_host_had_before_survives(scene: dict[str, Any]) -> None:
     assert "-A POSTROUTING -s 10.99.0.0/16 -j NH-LIFE-KEEP" in after["nat"]
     # Another network's cache entry, and another nodehost's pod on a network of the same name.
     assert after["cache"] == sorted(["other-net-abc-eth0", f"nodehost-bridge-{'ff' * 32}-eth0"])
+
+
+def test_portmaps_shared_chains_stay_while_another_pod_may_use_them(scene: dict[str, Any]) -> None:
+    """Another nodehost's pod, made with a list holding portmap, is in the cache."""
+    assert {"CNI-HOSTPORT-DNAT", "CNI-HOSTPORT-MASQ"} <= chains(scene["after"]["nat"])
+
+
+def test_portmaps_shared_chains_go_once_idle(scene_alone: dict[str, Any]) -> None:
+    after = scene_alone["after"]
+    assert scene_alone["code"] == 0, scene_alone["out"] + scene_alone["err"]
+    assert {c for c in chains(after["nat"]) if c.startswith("CNI-")} == set()
+    assert "CNI-HOSTPORT" not in after["nat"]  # the jumps from PREROUTING, OUTPUT, POSTROUTING
+    assert "-A POSTROUTING -s 10.99.0.0/16 -j NH-LIFE-KEEP" in after["nat"]
+    assert "removed portmap's idle chains" in scene_alone["out"]
