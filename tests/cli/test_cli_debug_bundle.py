@@ -113,6 +113,8 @@ def test_names_of_paths_and_settings_are_kept(name: str) -> None:
         ('password = "hunter2"', "hunter2"),
         ("token: s3cr3t-value", "s3cr3t-value"),
         ('{"auth": "dXNlcjpwYXNz"}', "dXNlcjpwYXNz"),
+        ('[registry.configs."r.example".auth]\n  auth = "cm9vdDpzM2NyM3Q="', "cm9vdDpzM2NyM3Q="),
+        ('  identitytoken = "idt-0123"', "idt-0123"),
         ("Authorization: Bearer abc.def-ghi", "abc.def-ghi"),
         ("pulling https://bob:pa55@registry.example/x", "pa55"),
         ("join with abcdef.0123456789abcdef now", "0123456789abcdef"),
