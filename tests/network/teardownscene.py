@@ -77,34 +77,32 @@ def start_pod(number: int, conflist: dict, raw: bytes, bin_dirs: tuple[str, ...]
     ports = {"portMappings": [{"hostPort": 18080 + number, "containerPort": 80, "protocol": "tcp"}]}
     runtime = RuntimeConf(container, f"/var/run/netns/{name}", "eth0", args, ports)
     result = add_network(conflist, runtime, bin_dirs)
-    entry = {
-        "kind": "cniCacheV1",
-        "containerId": container,
-        "config": base64.b64encode(raw).decode(),
-        "ifName": "eth0",
-        "networkName": conflist["name"],
-        "cniArgs": [[key, value] for key, value in args.items()],
-        "capabilityArgs": ports,
-        "result": result,
-    }
-    path = Path("/var/lib/cni/results") / f"{conflist['name']}-{container}-eth0"
-    path.write_text(json.dumps(entry))
+    cache(conflist["name"], container, raw, result, args, ports)
 
 
 def plant_neighbour(conflist: dict, raw: bytes) -> None:
     """Another nodehost's pod on a network of the same name (its own list: another subnet)."""
     other = raw.replace(b"10.244.31.0/24", b"10.244.32.0/24")
     assert other != raw
+    cache(conflist["name"], NEIGHBOUR, other, {"cniVersion": "1.0.0", "interfaces": [], "ips": []})
+
+
+def cache(
+    network: str, container: str, raw: bytes, result: dict, args: dict | None = None,
+    capabilities: dict | None = None,
+) -> None:  # fmt: skip
+    """libcni's cache entry for an attachment made with the list ``raw`` (``cniCacheV1``)."""
     entry = {
         "kind": "cniCacheV1",
-        "containerId": NEIGHBOUR,
-        "config": base64.b64encode(other).decode(),
+        "containerId": container,
+        "config": base64.b64encode(raw).decode(),
         "ifName": "eth0",
-        "networkName": conflist["name"],
-        "cniArgs": [],
-        "result": {"cniVersion": "1.0.0", "interfaces": [], "ips": []},
+        "networkName": network,
+        "cniArgs": [[key, value] for key, value in (args or {}).items()],
+        "capabilityArgs": capabilities or {},
+        "result": result,
     }
-    path = Path("/var/lib/cni/results") / f"{conflist['name']}-{NEIGHBOUR}-eth0"
+    path = Path("/var/lib/cni/results") / f"{network}-{container}-eth0"
     path.write_text(json.dumps(entry))
 
 
