@@ -150,6 +150,37 @@ class FileSpec:
     mode: int = 0o644
 
 
+#: The file name of a component's :class:`TeardownSpec` in its state directory.
+TEARDOWN_FILE = "teardown.json"
+
+
+@dataclass(frozen=True)
+class TeardownSpec:
+    """What ``nodehost teardown`` must undo on the host for a component, beyond its processes.
+
+    ``unmount_below``: folders whose mounts go (the kubelet's root: pod volumes);
+    ``commands``: programs run once the workloads are gone, each an argv whose
+    program is looked up on ``PATH`` then and skipped, with a line saying so,
+    when it is not there (``kube-proxy --cleanup``).  Put it in the plan with
+    :meth:`file`; teardown reads every component's, so it works without the
+    config (see :mod:`nodehost.runtime.teardown`).
+    """
+
+    unmount_below: tuple[str, ...] = ()
+    commands: tuple[tuple[str, ...], ...] = ()
+
+    def file(self, component_state_dir: str) -> FileSpec:
+        """The record to list in :attr:`ComponentPlan.files`."""
+        import json
+
+        data = {
+            "unmount_below": list(self.unmount_below),
+            "commands": [list(c) for c in self.commands],
+        }
+        path = f"{component_state_dir.rstrip('/')}/{TEARDOWN_FILE}"
+        return FileSpec(path, (json.dumps(data, indent=2) + "\n").encode())
+
+
 @dataclass(frozen=True)
 class ProcessSpec:
     """A child process.
@@ -252,12 +283,17 @@ class ComponentPlan:
     do (the DNS server without ``dnsBindAddress``); without it, the component
     only writes its files and is ready once they are written (a CNI
     configuration).  ``notes`` are extra lines for ``--dry-run``.
+    ``programs`` are the programs that ``run``'s program runs in turn (a
+    container runtime's runc, the CNI plugins), found as it will find them: an
+    absolute path, or the bare name when it is not found; ``nodehost version``
+    reports their versions with those of the programs the plan runs.
     """
 
     run: ProcessSpec | TaskSpec | None = None
     files: tuple[FileSpec, ...] = ()
     inactive_reason: str | None = None
     notes: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

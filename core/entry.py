@@ -10,6 +10,7 @@ paths print the same text); everything else goes to :func:`nodehost.cli.main`.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from nodehost import __version__
@@ -31,8 +32,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "nodehost.cli.teardown:teardown",
         "End everything nodehost started for a state directory, containers included.",
     ),
+    "debug": ("nodehost.cli.debug:debug", "Collect what a maintainer needs (debug bundle)."),
+    "install": (
+        "nodehost.cli.install:install",
+        "Install nodehost as a systemd service started with start's flags.",
+    ),
+    "uninstall": (
+        "nodehost.cli.install:uninstall",
+        "Stop and remove the nodehost service and tear the node down.",
+    ),
     "plugin": ("nodehost.cli.plugin:plugin", "Write a new plugin package whose tests pass."),
-    "version": ("nodehost.cli:version", "Print nodehost's version."),
+    "version": (
+        "nodehost.cli.version:version",
+        "Print nodehost's version (--config: and its programs').",
+    ),
 }
 
 ROOT_HELP = """\
@@ -81,12 +94,15 @@ def root_help() -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Answer ``--help``/``-h``/``--version``/``version`` here, hand the rest to click."""
+    """Answer ``--help``/``-h``/``--version``/``version`` here, hand the rest to click.
+
+    ``version`` with ``NODEHOST_CONFIG`` set goes to click: it reports that config's programs.
+    """
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 1 and args[0] in HELP_FLAGS:
         print(root_help())
         sys.exit(0)
-    if args in (["version"], ["--version"]):
+    if args == ["--version"] or (args == ["version"] and not os.environ.get("NODEHOST_CONFIG")):
         print(version_line())
         sys.exit(0)
     if args[:1] == ["start"]:

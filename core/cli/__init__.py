@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from nodehost import __version__
-from nodehost.entry import COMMANDS, ROOT_HELP, root_help, version_line
+from nodehost.entry import COMMANDS, ROOT_HELP, root_help
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -54,26 +54,13 @@ class LazyGroup(click.Group):
                 formatter.write_dl(sorted(rows))
 
 
-LAZY_COMMANDS = {name: entry for name, entry in COMMANDS.items() if name != "version"}
+LAZY_COMMANDS = dict(COMMANDS)
 
 
 @click.group(cls=LazyGroup, lazy=LAZY_COMMANDS, context_settings=CONTEXT_SETTINGS, help=ROOT_HELP)
 @click.version_option(__version__, prog_name="nodehost", message="%(prog)s %(version)s")
 def cli() -> None:
     pass
-
-
-@cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
-def version(as_json: bool) -> None:
-    """Print nodehost's version."""
-    if as_json:
-        import json
-
-        info = {"nodehost": __version__, "python": sys.version.split()[0]}
-        click.echo(json.dumps(info))
-    else:
-        click.echo(version_line())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -38,9 +38,29 @@ class LedgerLink:
 
 
 @dataclass(frozen=True)
+class LedgerNetwork:
+    """A network nodehost configured: its CNI ``name``, the plugins' ``bin_dirs`` and the
+    SHA-256 ``digests`` of every configuration list nodehost wrote for it.
+
+    Teardown deletes (CNI DEL) every pod attachment a runtime cached with one of
+    those lists (:mod:`nodehost.cni.attachments`): another nodehost's network of
+    the same name on the same host is not this one.
+    """
+
+    name: str
+    bin_dirs: tuple[str, ...]
+    digests: tuple[str, ...] = ()
+
+    def merged(self, other: LedgerNetwork) -> LedgerNetwork:
+        """This network with ``other``'s digests too (same name and folders)."""
+        return replace(self, digests=tuple(dict.fromkeys([*self.digests, *other.digests])))
+
+
+@dataclass(frozen=True)
 class Ledger:
     files: tuple[str, ...] = ()
     links: tuple[LedgerLink, ...] = ()
+    networks: tuple[LedgerNetwork, ...] = ()
 
     def render(self) -> bytes:
         data = {
@@ -49,13 +69,21 @@ class Ledger:
             "removes it",
             "files": list(self.files),
             "links": [vars(link) for link in self.links],
+            "networks": [
+                {"name": net.name, "bin_dirs": list(net.bin_dirs), "digests": list(net.digests)}
+                for net in self.networks
+            ],
         }
         return render(data)
 
     def with_network(
-        self, conf_path: str, host_links: Iterable[HostLink], present: Mapping[str, str]
+        self,
+        conf_path: str,
+        host_links: Iterable[HostLink],
+        present: Mapping[str, str],
+        network: LedgerNetwork | None = None,
     ) -> Ledger:
-        """This ledger plus ``conf_path`` and ``host_links``.
+        """This ledger plus ``conf_path``, ``host_links`` and ``network``.
 
         A new link counts as created by nodehost when it is not ``present``
         (a name -> kind mapping of the host's links) now; entries already
@@ -67,7 +95,12 @@ class Ledger:
         for link in host_links:
             if link.name not in known:
                 links.append(LedgerLink(link.name, link.kind, link.name not in present))
-        return replace(self, files=files, links=tuple(links))
+        networks = self.networks
+        if network is not None:
+            same = [n for n in networks if (n.name, n.bin_dirs) == (network.name, network.bin_dirs)]
+            others = tuple(n for n in networks if n not in same)
+            networks = (*others, same[0].merged(network) if same else network)
+        return replace(self, files=files, links=tuple(links), networks=networks)
 
 
 def read_ledger(path: str) -> Ledger:
@@ -78,7 +111,15 @@ def read_ledger(path: str) -> Ledger:
             LedgerLink(str(item["name"]), str(item["kind"]), bool(item["created"]))
             for item in data.get("links", ())
         )
-        return Ledger(tuple(str(file) for file in data.get("files", ())), links)
+        networks = tuple(
+            LedgerNetwork(
+                str(item["name"]),
+                tuple(str(d) for d in item["bin_dirs"]),
+                tuple(str(d) for d in item.get("digests", ())),
+            )
+            for item in data.get("networks", ())
+        )
+        return Ledger(tuple(str(file) for file in data.get("files", ())), links, networks)
     except FileNotFoundError:
         return Ledger()
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:

@@ -8,6 +8,7 @@ and the ledger :mod:`nodehost.cni.ledger` keeps for ``network cleanup``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from nodehost.cni.conflist import (
     plugin_types,
     render,
 )
-from nodehost.cni.ledger import LEDGER_NAME, read_ledger
+from nodehost.cni.ledger import LEDGER_NAME, LedgerNetwork, read_ledger
 from nodehost.cni.network import CniNetwork, configured_record, with_topology
 from nodehost.cni.plugins import require_plugins
 from nodehost.component import ComponentPlan, FileSpec
@@ -56,8 +57,13 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
     others = check_first(network, who)
     check_placement(network, who)
     ledger_path = os.path.join(context.state_dir, LEDGER_NAME)
+    content = render(marked(conflist, network.provider))
+    digest = hashlib.sha256(content).hexdigest()
     ledger = read_ledger(ledger_path).with_network(
-        conf_path, network.host_links, hostnet.links() if network.host_links else {}
+        conf_path,
+        network.host_links,
+        hostnet.links() if network.host_links else {},
+        LedgerNetwork(str(conflist["name"]), tuple(network.bin_dirs), (digest,)),
     )
     notes = [
         f"CNI plugins: {', '.join(dict.fromkeys(needed))} (from {', '.join(network.bin_dirs)})"
@@ -66,7 +72,7 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
         notes.append(f"runtimes ignore the later configurations in {network.conf_dir}: {others}")
     return ComponentPlan(
         files=(
-            FileSpec(conf_path, render(marked(conflist, network.provider))),
+            FileSpec(conf_path, content),
             FileSpec(ledger_path, ledger.render()),
         ),
         notes=tuple(notes),

@@ -10,7 +10,9 @@
                         (a name that matches none is a ``warn:`` line of the verbose list);
 ``/readyz/<component>`` and ``/livez/<component>``: that component alone;
 ``/metrics``            Prometheus text format 0.0.4 (:mod:`nodehost.runtime.metrics`);
-``/status``             the status document as JSON (what ``nodehost status`` reads).
+``/status``             the status document as JSON (what ``nodehost status`` reads);
+``/debug/logs/<component>`` the component's last output lines (both streams, all runs,
+                        at most :data:`nodehost.runtime.output.HISTORY_LINES`), as text.
 
 The status document is ``{"ready", "state", "pid", "version", "uptime_seconds",
 "config", "state_dir", "agents", "components": [component status, ...]}``; a
@@ -36,8 +38,13 @@ def health_routes(
     document: Callable[[], StatusDocument],
     plugin_collectors: Iterable[tuple[str, Any]] = (),
     log: Any = None,
+    recent_lines: Callable[[str], list[str] | None] | None = None,
 ) -> dict[str, Route]:
-    """The routes of the health server, reading the live ``document()`` per request."""
+    """The routes of the health server, reading the live ``document()`` per request.
+
+    ``recent_lines(name)`` gives a component's recent output (``None``: no such
+    component now) for ``/debug/logs/<name>``.
+    """
     from nodehost.runtime.metrics import metrics_registry
 
     registry = metrics_registry(document, plugin_collectors, log)
@@ -52,7 +59,21 @@ def health_routes(
     }
     for component in document()["components"]:
         routes.update(_component_routes(document, component["name"]))
+        if recent_lines is not None:
+            routes[f"/debug/logs/{component['name']}"] = _logs_route(
+                recent_lines, component["name"]
+            )
     return routes
+
+
+def _logs_route(recent_lines: Callable[[str], list[str] | None], name: str) -> Route:
+    def answer(_query: Mapping[str, str]) -> Response:
+        lines = recent_lines(name)
+        if lines is None:
+            return text(404, f"no component {name} now")
+        return text(200, "".join(f"{line}\n" for line in lines))
+
+    return answer
 
 
 def _component_routes(document: Callable[[], StatusDocument], name: str) -> dict[str, Route]:

@@ -213,6 +213,10 @@ class Host:
     def healthy(self) -> bool:
         return all(s.healthy for s in self.supervisors.values())
 
+    def _recent_lines(self, name: str) -> list[str] | None:
+        supervisor = self.supervisors.get(name)
+        return None if supervisor is None else supervisor.output.recent_lines()
+
     def status_document(self) -> dict[str, Any]:
         """The status of the host and every component (``/status``)."""
         from nodehost import __version__
@@ -453,7 +457,7 @@ class Host:
         from nodehost.runtime.server import HttpServer
 
         collectors = self.hooks.metrics_collectors()
-        routes = health_routes(self.status_document, collectors, self.log)
+        routes = health_routes(self.status_document, collectors, self.log, self._recent_lines)
         self.server = HttpServer(routes, self.log)
         try:
             self.health_address = await self.server.start(host, port)

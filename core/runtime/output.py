@@ -4,7 +4,8 @@ Each line becomes one structlog event whose message is the line, with
 ``component``, ``stream``, ``pid`` and ``restarts``.  While a component is crash
 looping, lines identical to ones its previous run printed are not logged again
 (they are counted, and the count is logged once per run); the tail kept for
-failure messages still holds every line.  Every line also sets the output's
+failure messages still holds every line, as does the bounded history served at
+``/debug/logs/<component>`` (:data:`HISTORY_LINES`).  Every line also sets the output's
 ``nudged`` event, when it has one: the supervisor probes again soon after a
 component says something (:func:`nodehost.runtime.probes.pause`).
 """
@@ -21,6 +22,10 @@ from typing import Any
 MAX_LINE_BYTES = 16 * 1024
 #: How many distinct lines of one run are remembered to spot repeats.
 REMEMBERED_LINES = 1000
+#: The recent output kept for ``/debug/logs/<component>`` and ``nodehost debug bundle``:
+#: this many lines (all runs, both streams), each cut at ``HISTORY_LINE_CHARS``.
+HISTORY_LINES = 500
+HISTORY_LINE_CHARS = 4096
 
 
 class ComponentOutput:
@@ -39,6 +44,7 @@ class ComponentOutput:
         self.log = log
         self.enabled = enabled
         self.tail: deque[str] = deque(maxlen=max(1, tail_lines))
+        self.history: deque[str] = deque(maxlen=HISTORY_LINES)
         self.pid: int | None = None
         self.restarts = 0
         self.crash_looping = False
@@ -57,6 +63,7 @@ class ComponentOutput:
         if self.nudged is not None:
             self.nudged.set()
         self.tail.append(f"{stream}: {text}")
+        self.history.append(f"{stream}: {text[:HISTORY_LINE_CHARS]}")
         repeated = self.crash_looping and text in self._previous_run
         if len(self._this_run) < REMEMBERED_LINES:
             self._this_run.add(text)
@@ -84,6 +91,10 @@ class ComponentOutput:
 
     def last_lines(self) -> list[str]:
         return list(self.tail)
+
+    def recent_lines(self) -> list[str]:
+        """Up to :data:`HISTORY_LINES` last lines, oldest first (``stream: text``)."""
+        return list(self.history)
 
 
 class PipeReader:

@@ -11,8 +11,16 @@ its way out -- ends both, like k3s's ``k3s-killall.sh``:
    SIGTERM, ``grace`` seconds, then SIGKILL;
 3. the cgroups those processes ran in, once empty, if only they were in them,
    and nodehost's own cgroups of the state directory;
-4. every mount below the state directory (containers' root filesystems);
-5. the CNI state recorded in the state directory (as ``nodehost network cleanup``).
+4. what each component recorded in its :class:`~nodehost.component.TeardownSpec`
+   (``kube-proxy --cleanup`` where kube-proxy is installed; the mounts below the
+   kubelet's root: pod volumes, unmounted, their data left), then every mount
+   below the state directory (containers' root filesystems);
+5. the pods' attachments to the networks recorded in the state directory, by CNI
+   DEL from libcni's cache (:mod:`nodehost.cni.attachments`: veths, IPAM
+   reservations, the plugins' iptables rules and chains, the pods' network
+   namespaces) and portmap's shared host-port chains once idle
+   (:mod:`nodehost.cni.portmapchains`), then what the record names (as
+   ``nodehost network cleanup``).
 
 Each step reports one line per thing it ended or removed.  The caller holds
 the state directory's lock: no host runs while a teardown does.
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -51,8 +60,10 @@ async def tear_down(state_dir: str, grace: float, ledgers_too: bool = True) -> T
         removed = cgroups.remove_empty(base)
         if removed:
             report.done.append(f"removed nodehost's cgroups {base}")
-    _unmount_below(state_dir, report)
-    if ledgers_too:
+    _undo_recorded(state_dir, report)
+    unmount_below(state_dir, report)
+    attachments_removed = _remove_attachments(state_dir, report)
+    if ledgers_too and attachments_removed:
         _clean_networks(state_dir, report)
     _check_nothing_left(state_dir, base, report)
     return report
@@ -162,14 +173,97 @@ def mounts_below(folder: str) -> list[str]:
     return sorted(set(found), key=lambda path: path.count("/"), reverse=True)
 
 
-def _unmount_below(state_dir: str, report: TeardownReport) -> None:
+def _undo_recorded(state_dir: str, report: TeardownReport) -> None:
+    """Each component's :class:`~nodehost.component.TeardownSpec`: its commands, its mounts."""
+    import json
+
+    from nodehost.component import TEARDOWN_FILE
+    from nodehost.fileread import TEXT_LIMIT, read_file
+
+    for record in sorted(Path(state_dir).glob(f"*/{TEARDOWN_FILE}")):
+        try:
+            data = json.loads(read_file(record, TEXT_LIMIT, follow_symlinks=False))
+            commands = [[str(word) for word in argv] for argv in data.get("commands", ())]
+            folders = [str(folder) for folder in data.get("unmount_below", ())]
+        except (OSError, ValueError, TypeError, AttributeError) as error:
+            report.left.append(f"{record}: unreadable ({error}); its teardown steps were skipped")
+            continue
+        for argv in commands:
+            _run_recorded(argv, report)
+        for folder in folders:
+            unmount_below(folder, report)
+
+
+#: How long a recorded teardown command may run.
+COMMAND_TIMEOUT = 120.0
+
+
+def _run_recorded(argv: list[str], report: TeardownReport) -> None:
+    """Run ``argv`` if its program is on ``PATH`` (silently skipped if not installed)."""
+    import shutil
+    import subprocess
+
+    program = shutil.which(argv[0]) if argv else None
+    if program is None:
+        return
+    command = " ".join(argv)
+    try:
+        done = subprocess.run(
+            [program, *argv[1:]],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        report.left.append(f"{command}: {error}")
+        return
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        report.left.append(f"{command} failed: {last}")
+        return
+    report.done.append(f"ran {command} ({program})")
+
+
+def unmount_below(folder: str, report: TeardownReport) -> None:
+    """Unmount every mount at or below ``folder``, deepest first; lazily (``MNT_DETACH``) when
+    one is busy, so that it goes once its last user does.  One line per mount in ``report``."""
     libc = ctypes.CDLL(None, use_errno=True)
-    for point in mounts_below(state_dir):
-        if libc.umount2(point.encode(), MNT_DETACH) == 0:
+    for point in mounts_below(folder):
+        if libc.umount2(point.encode(), 0) == 0:
             report.done.append(f"unmounted {point}")
-        else:
-            error = ctypes.get_errno()
-            report.left.append(f"mount {point}: cannot unmount ({os.strerror(error)})")
+            continue
+        error = ctypes.get_errno()
+        if error == errno.EBUSY and libc.umount2(point.encode(), MNT_DETACH) == 0:
+            report.done.append(f"unmounted {point} (lazily: it was busy)")
+            continue
+        error = ctypes.get_errno() if error == errno.EBUSY else error
+        report.left.append(f"mount {point}: cannot unmount ({os.strerror(error)})")
+
+
+def _remove_attachments(state_dir: str, report: TeardownReport) -> bool:
+    """DEL the pods' attachments to the networks the ledgers record; False if one failed."""
+    from nodehost.cni.attachments import cache_uses, remove_attachments
+    from nodehost.cni.ledger import LEDGER_NAME, LedgerNetwork, read_ledger
+    from nodehost.errors import RuntimeFailure
+
+    networks: list[LedgerNetwork] = []
+    for ledger in sorted(Path(state_dir).glob(f"*/{LEDGER_NAME}")):
+        try:
+            networks.extend(read_ledger(str(ledger)).networks)
+        except RuntimeFailure as error:
+            report.left.append(str(error))
+    removed = remove_attachments(networks)
+    report.done.extend(removed.done)
+    report.left.extend(removed.failed)
+    if networks and not removed.failed and not cache_uses("portmap"):
+        from nodehost.cni.portmapchains import remove_idle_chains
+
+        done, failed = remove_idle_chains()
+        report.done.extend(done)
+        report.left.extend(failed)
+    return not removed.failed
 
 
 def _clean_networks(state_dir: str, report: TeardownReport) -> None:

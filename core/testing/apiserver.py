@@ -18,7 +18,7 @@ Services and EndpointSlices, and service accounts may read those too (as
 kube-proxy's account does) -- minus what :meth:`TestApiServer.forbid` takes
 away; as the node authorizer allows, nodes also update and patch their own
 Node (``system:node:<name>``) and create Events.  Anything else is a 403; no
-or unknown credentials a 401.
+or unknown credentials (and a client certificate :meth:`TestApiServer.revoke` revoked) a 401.
 
 It serves ``/version``, the discovery documents kubectl reads (``/api``,
 ``/api/v1``, ``/apis``, ``/apis/<group>/<version>``), and get, list, watch,
@@ -312,6 +312,7 @@ class TestApiServer:
         self.default_lifetime = default_lifetime
         self.store = ObjectStore(signer=lambda csr: self.ca.sign_csr(csr, self.default_lifetime))
         self.forbidden: set[str] = set()
+        self.revoked: set[int] = set()
         self.requests: list[tuple[str, str, str]] = []
         self.request_times: list[float] = []
         self._outage: list[str] = []
@@ -526,6 +527,12 @@ class TestApiServer:
             "configmaps", {"metadata": {"name": name, "namespace": namespace}, "data": data}
         )
 
+    def revoke(self, certificate_pem: bytes) -> None:
+        """Refuse the client certificate ``certificate_pem`` from now on (401), as one revoked."""
+        from cryptography import x509
+
+        self.revoked.add(x509.load_pem_x509_certificate(certificate_pem).serial_number)
+
     def forbid(self, resource: str) -> None:
         """Take ``resource`` away from ``system:nodes`` (a 403 for nodes from now on)."""
         self.forbidden.add(resource)
@@ -666,6 +673,8 @@ class _Handler(BaseHTTPRequestHandler):
             peer = getpeercert() if getpeercert is not None else None
         except (AttributeError, ValueError):  # the connection was cut (an outage) meanwhile
             peer = None
+        if peer and int(peer.get("serialNumber", "0"), 16) in self.api.revoked:
+            return None
         if peer:
             fields = [item for rdn in peer.get("subject", ()) for item in rdn]
             common = [v for k, v in fields if k == "commonName"]

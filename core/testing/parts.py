@@ -76,6 +76,17 @@ def _cgroups() -> bool:
     return opened is not None
 
 
+def _mount_namespace() -> bool:
+    """Root may make a private mount namespace (tests bind their own folders over /etc's)."""
+    import subprocess
+
+    program = find_program("unshare")
+    if program is None or os.geteuid() != 0:
+        return False
+    done = subprocess.run([program, "-m", "--propagation", "private", "true"], check=False)
+    return done.returncode == 0
+
+
 @dataclass(frozen=True)
 class Part:
     """One thing a test may need: how to tell it is here, and how to get it."""
@@ -118,6 +129,12 @@ PARTS: dict[str, Part] = {
         Part("setpriv", _programs("setpriv"), f"{_APT} util-linux"),
         Part("systemd-notify", _programs("systemd-notify"), f"{_APT} systemd"),
         Part("systemd-analyze", _programs("systemd-analyze"), f"{_APT} systemd"),
+        Part("systemctl", _programs("systemctl"), f"{_APT} systemd"),
+        Part(
+            "mount-namespace",
+            _mount_namespace,
+            f"root, and unshare ({_APT} util-linux) allowed to make mount namespaces",
+        ),
         Part(
             "kubectl",
             lambda: _beside_python("kubectl")() or find_program("kubectl") is not None,

@@ -219,6 +219,12 @@ def kube_proxy_flags_healthz_address(flags: Mapping[str, Value]) -> tuple[str, i
 def kube_proxy_main(argv: Sequence[str] | None = None) -> NoReturn:
     """The ``nodehost-standin-kube-proxy`` console script."""
     parsed = KUBE_PROXY.parse(sys.argv[1:] if argv is None else argv)
+    cleanup = parsed.values.get("cleanup")
+    if cleanup is not None and cleanup.config() != "false":
+        # The real one removes its iptables, IPVS and nftables rules and exits; a stand-in
+        # made none.
+        print("kube-proxy: --cleanup: the stand-in made no rules, none to remove", flush=True)
+        raise SystemExit(0)
     config = parsed.values.get("config")
     if config is not None and config.config():
         document = KUBE_PROXY.load_config(config.config())

@@ -24,6 +24,13 @@ bootstrap (§3.2) done by nodehost itself:
    all or nothing;
 6. the caller loads ``--config`` or ``<config-dir>/node-config.yaml``.
 
+A node whose identity is lost -- its client certificate expired while it was
+off, or the API server refuses it (401: revoked, its CA rotated) or no longer
+verifies against the CA in ``node.kubeconfig`` -- falls back to the bootstrap
+credentials: one warning line, ``node.kubeconfig`` removed, step 2 again (a new
+key and CSR), steps 3-5, then a ``NodeRejoined`` Warning event on the Node.
+When the bootstrap credentials fail too, the one error line says what to give.
+
 Deviation from Origin: ``kubelet-client-current.pem`` is kept (Origin deleted
 it so the kubelet would re-bootstrap): nodehost's ``bootstrap`` component
 rotates the certificates itself.  Waiting for the API server and the CSR is
@@ -189,15 +196,99 @@ async def run_bootstrap(settings: BootstrapSettings, say: Callable[[str], None])
         raise RuntimeFailure(
             f"cannot create the config folder {settings.config_dir}: {error.strerror}"
         ) from None
-    await ensure_client_certificate(settings, deadline, say)
-    from nodehost.apiclient import ClusterClient
+    lost = expired_identity(settings)
+    if lost is not None:
+        announce_rejoin(settings, lost)
+    await rejoin_if_lost(settings, deadline, say, lost)
+    try:
+        await act_as_node(settings, deadline, say)
+    except LostIdentity as refused:
+        lost = str(refused)
+        announce_rejoin(settings, lost)
+        settings.node_kubeconfig.unlink(missing_ok=True)  # a kill from here on: joins again
+        await rejoin_if_lost(settings, deadline, say, lost)
+        await act_as_node(settings, deadline, say)
+    if lost is not None:
+        await post_rejoin_event(settings, lost)
+
+
+# --- a lost identity -------------------------------------------------------------------
+
+
+class LostIdentity(Exception):
+    """The API server no longer accepts the node's own client certificate (the message: why)."""
+
+
+def expired_identity(settings: BootstrapSettings) -> str | None:
+    """Why the client certificate ``node.kubeconfig`` names is there but no longer valid
+    (it expired while the node was off), or None (valid, or the node never joined)."""
+    from nodehost.plugins.bootstrap import certstore
+
+    if not settings.node_kubeconfig.exists() or usable_node_kubeconfig(settings.node_kubeconfig):
+        return None
+    pair = certstore.read_pair(certstore.current_path(settings.cert_dir, certstore.CLIENT_PREFIX))
+    if pair is None:
+        return None
+    return f"its client certificate expired at {pair.not_after:%Y-%m-%d %H:%M:%S} UTC"
+
+
+def announce_rejoin(settings: BootstrapSettings, lost: str) -> None:
+    """The one log line of a node falling back to its bootstrap credentials."""
+    from nodehost.log import print_message
+
+    print_message(
+        f"node {settings.node_name} lost its identity ({lost}); joining again through a new "
+        f"certificate request with the bootstrap credentials in {settings.bootstrap_kubeconfig}",
+        "warning",
+    )
+
+
+async def rejoin_if_lost(
+    settings: BootstrapSettings, deadline: float, say: Callable[[str], None], lost: str | None
+) -> None:
+    """:func:`ensure_client_certificate`; after a lost identity, a failure says what to give."""
+    try:
+        await ensure_client_certificate(settings, deadline, say)
+    except RuntimeFailure as error:
+        if lost is None:
+            raise
+        raise RuntimeFailure(
+            f"node {settings.node_name} lost its identity ({lost}) and cannot join again: "
+            f"{error}; provide bootstrap credentials the API server accepts (a kubeconfig "
+            "with a bootstrap token allowed to create certificate requests) with --kubeconfig"
+        ) from None
+
+
+async def act_as_node(
+    settings: BootstrapSettings, deadline: float, say: Callable[[str], None]
+) -> None:
+    """Steps 3-5 with the node's own identity; :class:`LostIdentity` when it is refused (401)
+    or the API server's certificate no longer verifies against its CA (the CA was rotated)."""
+    from nodehost.apiclient import ClusterClient, ClusterRefused, ClusterTLSError
 
     client = ClusterClient(str(settings.node_kubeconfig), deadline=deadline, on_retry=say)
     try:
         await ensure_serving_certificate(settings, client, say, log_pending=True)
         await download_config(settings, client, say)
+    except ClusterRefused as error:
+        if error.code != 401:
+            raise
+        raise LostIdentity("the API server refused its client certificate: 401") from None
+    except ClusterTLSError as error:
+        raise LostIdentity(f"{error}") from None
     finally:
         await client.close()
+
+
+async def post_rejoin_event(settings: BootstrapSettings, lost: str) -> None:
+    """A ``NodeRejoined`` Warning event on the Node saying why (best effort)."""
+    from nodehost.plugins.bootstrap.events import post_event, rejoined_event
+
+    failure = await post_event(settings.node_kubeconfig, rejoined_event(settings.node_name, lost))
+    if failure is not None:
+        from nodehost.log import print_message
+
+        print_message(f"warning: cannot post the NodeRejoined event: {failure}", "warning")
 
 
 # --- the client certificate ----------------------------------------------------------
@@ -352,6 +443,8 @@ async def download_config(
     try:
         config_map = await client.get("ConfigMap", settings.config_map, settings.namespace)
     except ClusterRefused as error:
+        if error.code == 401:
+            raise
         if error.code == 403:
             settings.node_kubeconfig.unlink(missing_ok=True)
             raise RuntimeFailure(

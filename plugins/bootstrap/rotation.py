@@ -60,13 +60,14 @@ class RotationSettings:
 
     def kubeconfig_for(self, tracked: Tracked, pair: StoredPair | None) -> Path:
         """The node's kubeconfig; the bootstrap one for a client certificate that is no
-        longer valid (as the kubelet falls back when its certificate expired)."""
+        longer valid (as the kubelet falls back when its certificate expired) or that the
+        API server refused."""
         from nodehost.plugins.bootstrap.certstore import valid_pair
 
         if (
             tracked.name == "client"
             and self.bootstrap_kubeconfig is not None
-            and (pair is None or valid_pair(pair.path) is None)
+            and (pair is None or valid_pair(pair.path) is None or tracked.refused)
         ):
             return self.bootstrap_kubeconfig
         return self.node_kubeconfig
@@ -84,6 +85,8 @@ class Tracked:
     retry_at: float = 0.0
     failures: int = 0
     last_error: str = ""
+    #: Why the API server no longer accepts the node's identity ("" while it does).
+    refused: str = ""
 
     def renew_at(self, pair: StoredPair | None) -> datetime.datetime | None:
         """When to renew ``pair`` (None: now, there is no pair)."""
@@ -137,6 +140,8 @@ class CertificateRotation:
     def _due(self, tracked: Tracked) -> bool:
         if time.monotonic() < tracked.retry_at:
             return False
+        if tracked.refused:
+            return True
         renew_at = tracked.renew_at(self.pair(tracked))
         return renew_at is None or renew_at <= datetime.datetime.now(datetime.UTC)
 
@@ -156,6 +161,7 @@ class CertificateRotation:
         try:
             path = await asyncio.wait_for(self._request(tracked), self.settings.attempt_timeout)
         except (ClusterError, OSError, TimeoutError) as error:
+            self._note_refusal(error, context)
             tracked.failures += 1
             delay = RENEWAL_BACKOFF.delay(tracked.failures)
             tracked.retry_at = time.monotonic() + delay
@@ -169,11 +175,57 @@ class CertificateRotation:
             )
             return
         tracked.failures, tracked.retry_at, tracked.last_error = 0, 0.0, ""
+        if tracked.refused:
+            await self._rejoined(tracked.refused, context)
+            tracked.refused = ""
         self.rotations += 1
         context.log.info(
             "certificate rotated", component=context.name, certificate=tracked.name, file=str(path)
         )
         context.files_changed([str(path)])
+
+    def _note_refusal(self, error: BaseException, context: Any) -> None:
+        """A 401, or a server certificate the node's CA does not verify, for a request made as
+        the node: its identity is lost; the client certificate is renewed with the bootstrap
+        credentials next (where there are some), at once."""
+        from nodehost.apiclient import ClusterRefused, ClusterTLSError
+
+        client = self.tracked[0]
+        refused = isinstance(error, ClusterRefused) and error.code == 401
+        if client.refused or not (refused or isinstance(error, ClusterTLSError)):
+            return
+        if self.settings.kubeconfig_for(client, self.pair(client)) != self.settings.node_kubeconfig:
+            return  # already asking with the bootstrap credentials
+        if self.settings.bootstrap_kubeconfig is None:
+            return
+        client.refused = (
+            "the API server refused its client certificate: 401" if refused else str(error)
+        )
+        client.retry_at = 0.0
+        context.log.warning(
+            f"node {self.settings.node_name} lost its identity ({client.refused}); joining again "
+            "through a new certificate request with the bootstrap credentials in "
+            f"{self.settings.bootstrap_kubeconfig}",
+            component=context.name,
+        )
+
+    async def _rejoined(self, lost: str, context: Any) -> None:
+        """After a rejoin: ``node.kubeconfig`` trusts the bootstrap kubeconfig's CA (it may be
+        the rotated one), and the ``NodeRejoined`` Warning event is posted (best effort)."""
+        from nodehost.plugins.bootstrap.events import post_event, rejoined_event
+        from nodehost.plugins.bootstrap.join import bootstrap_cluster, write_node_kubeconfig
+
+        settings = self.settings
+        assert settings.bootstrap_kubeconfig is not None
+        current = current_path(settings.cert_dir, CLIENT_PREFIX)
+        cluster = bootstrap_cluster(settings.bootstrap_kubeconfig)
+        write_node_kubeconfig(settings.node_kubeconfig, cluster, current)
+        context.files_changed([str(settings.node_kubeconfig)])
+        failure = await post_event(
+            settings.node_kubeconfig, rejoined_event(settings.node_name, lost)
+        )
+        if failure is not None:
+            context.log.warning("cannot post the NodeRejoined event", error=failure)
 
     async def _request(self, tracked: Tracked) -> Path:
         """One renewal: a new key, a CSR as the node, the pair stored; the ``-current`` path."""

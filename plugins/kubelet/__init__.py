@@ -45,6 +45,7 @@ from nodehost.component import (
     PlanContext,
     ProcessSpec,
     StartedProbe,
+    TeardownSpec,
 )
 from nodehost.errors import InvalidSetting
 from nodehost.plugins.kubelet import hookspecs
@@ -206,7 +207,12 @@ class Kubelet:
                 reload_files=reload_files(merged.arguments, context.api_route),
                 reload_signal=None,
             ),
-            files=(FileSpec(path, render_config_file(launch.document, context.config.source)),),
+            files=(
+                FileSpec(path, render_config_file(launch.document, context.config.source)),
+                TeardownSpec(unmount_below=(context.config.volume_directory,)).file(
+                    context.state_dir
+                ),
+            ),
             notes=tuple(notes),
         )
 

@@ -37,6 +37,7 @@ from nodehost.component import (
     HttpProbe,
     PlanContext,
     ProcessSpec,
+    TeardownSpec,
 )
 from nodehost.config.hostport import parse_ip, split_host_port
 from nodehost.errors import InvalidSetting
@@ -160,6 +161,8 @@ class Proxy:
                     path,
                     render_config_file(_document(launch, context.config), context.config.source),
                 ),
+                # Its iptables/IPVS/nftables rules outlive it; teardown has it remove them.
+                TeardownSpec(commands=(("kube-proxy", "--cleanup"),)).file(context.state_dir),
             ),
             notes=tuple(notes),
         )

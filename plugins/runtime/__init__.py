@@ -41,7 +41,7 @@ systemd.  Settings: :mod:`.settings`.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import (
@@ -66,6 +66,9 @@ from nodehost.plugins.runtime.settings import (
     RuntimeSettings,
     read_settings,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.cni import CniNetwork
 
 NAME = "runtime"
 
@@ -117,6 +120,23 @@ def nodehost_kubelet_arguments(
         "image-service-endpoint": [endpoint],
         "cgroup-driver": [settings.cgroup_driver],
     }
+
+
+def _programs_run(network: CniNetwork | None, search_path: str) -> tuple[str, ...]:
+    """What containerd runs: runc (found by its shims on ``search_path``), the CNI plugins
+    of the node's network (and their IPAM plugins), found in its ``bin_dirs``."""
+    from nodehost.cni import find_plugin  # an executable in folders, as a shim looks for runc
+    from nodehost.cni.conflist import ipam_types, plugin_types
+
+    runc = find_plugin("runc", search_path.split(os.pathsep)) or "runc"
+    if network is None:
+        return (runc,)
+    conflist = network.conflist
+    names = [*plugin_types(conflist), *ipam_types(conflist)] if conflist else []
+    if network.loopback:
+        names.append("loopback")
+    found = [find_plugin(name, network.bin_dirs) or name for name in dict.fromkeys(names)]
+    return (runc, *found)
 
 
 class Runtime:
@@ -176,6 +196,7 @@ class Runtime:
                 stop_grace=containerd.STOP_GRACE,
             ),
             files=(FileSpec(config_path, content, 0o644), *launchers),
+            programs=_programs_run(network, search_path),
             notes=(
                 f"writes {config_path} (root {paths.root}, state {paths.state})",
                 f"socket {paths.socket}; cgroup driver {settings.cgroup_driver}; "

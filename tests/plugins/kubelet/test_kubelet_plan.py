@@ -32,7 +32,16 @@ def test_the_plan_runs_the_kubelet_with_its_config_file_first(make_config, make_
     path = f"{context.state_dir}/{CONFIG_FILE_NAME}"
     assert plan.run.argv[:2] == ("kubelet", f"--config={path}")
     assert "--hostname-override=node1.example.com" in plan.run.argv
-    assert [spec.path for spec in plan.files] == [path]
+    assert [spec.path for spec in plan.files] == [path, f"{context.state_dir}/teardown.json"]
+
+
+def test_teardown_unmounts_below_the_kubelet_root(make_config, make_context) -> None:
+    """The record teardown reads: the pod volumes' mounts go with a teardown."""
+    import json
+
+    context = make_context(make_config())
+    record = json.loads(Kubelet().plan(context).files[1].content)
+    assert record == {"unmount_below": [context.config.volume_directory], "commands": []}
 
 
 def test_the_config_file_is_one_the_kubelet_accepts(make_config, make_context) -> None:

@@ -27,7 +27,15 @@ def test_the_plan_runs_kube_proxy_with_its_config_file(make_config, make_context
     plan = Proxy().plan(context)
     path = f"{context.state_dir}/{CONFIG_FILE_NAME}"
     assert plan.run.argv == ("kube-proxy", f"--config={path}", "--v=2")
-    assert [spec.path for spec in plan.files] == [path]
+    assert [spec.path for spec in plan.files] == [path, f"{context.state_dir}/teardown.json"]
+
+
+def test_teardown_has_kube_proxy_remove_its_rules(make_config, make_context) -> None:
+    import json
+
+    plan = Proxy().plan(make_context(make_config()))
+    record = json.loads(plan.files[1].content)
+    assert record == {"unmount_below": [], "commands": [["kube-proxy", "--cleanup"]]}
     assert check_configuration(yaml.safe_load(plan.files[0].content)) == []
 
 
