@@ -13,8 +13,8 @@ For a managed containerd:
   kubelet's ``imagefs.available`` eviction threshold.
 
 For an external runtime, ``runtime.cri`` (:func:`cri_check`): the endpoint
-answers CRI ``Version`` and ``Status`` with ``RuntimeReady`` -- wired at
-merge to the CRI client.  With a stand-in containerd the host checks are
+answers CRI ``Version`` and ``Status`` with ``RuntimeReady`` (not in the
+preflight: the start waits for it anyway).  With a stand-in containerd the host checks are
 skipped, saying so.
 """
 
@@ -30,6 +30,8 @@ from nodehost.plugins.runtime.settings import SECTION, read_settings
 
 NAME = "runtime"
 DEFAULT_IMAGEFS_AVAILABLE = "15%"
+#: Seconds each CRI call of ``runtime.cri`` may take.
+CRI_TIMEOUT = 5.0
 
 
 def runtime_checks(context: CheckContext) -> list[Check]:
@@ -58,12 +60,25 @@ def runtime_checks(context: CheckContext) -> list[Check]:
 
 def cri_check(context: CheckContext, socket: str) -> Check | None:
     """``runtime.cri``: the external endpoint ``socket`` answers CRI ``Version`` and
-    ``Status`` with ``RuntimeReady``.
+    ``Status`` with ``RuntimeReady`` (``nodehost check`` only: the start waits for it
+    anyway, and the preflight asks nothing of other processes)."""
+    if context.preflight:
+        return None
+    import asyncio
 
-    The place for the CRI client (wired at merge); until then no line,
-    rather than a line that checks nothing.
-    """
-    return None
+    from nodehost.runtime.cri import runtime_status
+    from nodehost.runtime.grpchealth import HealthCheckError
+
+    name = f"{NAME}.cri"
+    endpoint = socket if socket.startswith("unix://") else f"unix://{socket}"
+    try:
+        status = asyncio.run(runtime_status(endpoint, CRI_TIMEOUT))
+    except (OSError, TimeoutError, HealthCheckError, ValueError) as error:
+        found = f"{endpoint}: {error or type(error).__name__}"
+        return Check.error(name, found, f"start the runtime at {endpoint}, or fix {SECTION}")
+    if not status.runtime_ready:
+        return Check.error(name, status.summary(), "see the runtime's own log for why")
+    return Check.ok(name, status.summary())
 
 
 def containerd_check(program: tuple[str, bool] | None) -> Check:

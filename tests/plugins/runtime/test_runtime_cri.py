@@ -8,6 +8,7 @@ import json
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from realruntime import NODEHOST, needs_containerd, wait_for
@@ -142,3 +143,32 @@ def test_status_shows_the_managed_containerds_runtime_and_network_conditions(
         host.communicate(timeout=60)
     assert "ready: containerd " in row
     assert "RuntimeReady=true, NetworkReady=false (NetworkPluginNotReady" in row
+
+
+def check_external(node_folder, short_dir: Path, plugin_env, endpoint: str) -> dict[str, Any]:
+    """``nodehost check --json`` of a node whose runtime is the external ``endpoint``."""
+    config = node_folder(f"containerRuntime:\n  endpoint: {endpoint}\n")
+    argv = [NODEHOST, "check", f"--config={config}", f"--state-dir={short_dir / 'state'}",
+            "--components=runtime", "--json"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, env=plugin_env, timeout=90)
+    checks = {check["name"]: check for check in json.loads(done.stdout)["checks"]}
+    return {"code": done.returncode, "checks": checks, "err": done.stderr}
+
+
+@pytest.mark.parametrize(
+    ("extra", "result", "found"),
+    [
+        ("", "ok", "RuntimeReady=true"),
+        (CRI_DISABLED, "error", "does not serve CRI"),
+        (None, "error", "No such file or directory"),
+    ],
+)
+def test_check_asks_an_external_endpoint_for_cri_version_and_status(
+    containerd, node_folder, short_dir: Path, plugin_env, extra, result, found
+) -> None:
+    endpoint = f"unix://{short_dir}/none.sock" if extra is None else containerd("ext", extra)
+    answer = check_external(node_folder, short_dir, plugin_env, endpoint)
+    cri = answer["checks"]["runtime.cri"]
+    assert cri["result"] == result, answer
+    assert answer["code"] == 1 or result == "ok"  # other checks (the API server) may fail too
+    assert found in cri["found"]
