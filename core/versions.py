@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plan import Plan
 
 #: How long one program may take to print its version.
-VERSION_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
@@ -111,39 +109,16 @@ def program_version(
 
     ``name`` is the program's name (default: ``path``'s last part).
     """
+    from nodehost.check.programs import program_version as first_line
+
     name = name or os.path.basename(path)
     if not os.path.isabs(path):
         return ProgramVersion(name, None, error="not found", component=component)
     try:
-        done = subprocess.run(
-            [path, "--version"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=VERSION_TIMEOUT,
-            env={key: value for key, value in os.environ.items() if not key.startswith("CNI_")},
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return _failed(
-            name, path, f"no answer to --version within {VERSION_TIMEOUT:.0f}s", component
-        )
+        line = first_line(path, any_exit=True)
     except OSError as error:
-        return _failed(name, path, error.strerror or str(error), component)
-    line = _first_line(done.stdout) or _first_line(done.stderr)
-    if line is None:
-        return _failed(name, path, f"--version printed nothing (exit {done.returncode})", component)
+        return ProgramVersion(name, path, error=error.strerror or str(error), component=component)
     return ProgramVersion(name, path, line, component=component, standin=standin)
-
-
-def _failed(name: str, path: str, error: str, component: str | None) -> ProgramVersion:
-    return ProgramVersion(name, path, error=error, component=component)
-
-
-def _first_line(output: bytes) -> str | None:
-    for line in output.decode(errors="replace").splitlines():
-        if line.strip():
-            return line.strip()[:200]
-    return None
 
 
 def as_dict(host: dict[str, str], programs: list[ProgramVersion] | None) -> dict[str, Any]:
