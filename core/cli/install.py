@@ -116,7 +116,7 @@ def _install(unit: str, environment: str, now: bool, force: bool) -> None:
 
 def _check_as_start_would(ctx: click.Context, flags: dict[str, Any]) -> None:
     """Refuse what ``start`` would refuse at once (a usage error, exit 2), before any file."""
-    from nodehost.cli.start import _host_settings, _start_options
+    from nodehost.cli.start import _host_settings, start_options
     from nodehost.options import check_start_options
 
     complete = {
@@ -128,7 +128,7 @@ def _check_as_start_would(ctx: click.Context, flags: dict[str, Any]) -> None:
         "extra_args": (),
         **flags,
     }
-    check_start_options(_start_options(ctx, complete))
+    check_start_options(start_options(ctx, complete))
     _host_settings(complete)
 
 

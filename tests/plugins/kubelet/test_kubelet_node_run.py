@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from nodehost.component import TEARDOWN_FILE
 from nodehost.kube.programs import check_kube_proxy_configuration as check_proxy_configuration
 from nodehost.kube.programs import check_kubelet_configuration
 from nodehost.plugins.kubelet import Kubelet
@@ -76,7 +77,11 @@ def test_the_host_brings_the_planned_kubelet_and_proxy_to_ready_and_stops_them(
     assert summary[0].startswith("node ready after")
     assert [line.split()[0] for line in summary[2:4]] == ["proxy", "kubelet"]
     assert "kubelet: stopping on SIGTERM" in result.stderr
-    written = {spec.path: yaml.safe_load(Path(spec.path).read_bytes()) for spec in kubelet.files}
+    written = {
+        spec.path: yaml.safe_load(Path(spec.path).read_bytes())
+        for spec in kubelet.files
+        if Path(spec.path).name != TEARDOWN_FILE  # what teardown undoes, not a kubelet file
+    }
     assert [check_kubelet_configuration(document) for document in written.values()] == [[]]
-    (proxy_file,) = proxy.files
+    (proxy_file,) = [spec for spec in proxy.files if Path(spec.path).name != TEARDOWN_FILE]
     assert check_proxy_configuration(yaml.safe_load(Path(proxy_file.path).read_bytes())) == []
