@@ -454,11 +454,17 @@ class Host:
             self.server = None
             raise RuntimeFailure(
                 f"cannot serve health and status on {host}:{port}: "
-                f"{error.strerror or error} (choose another health address, or disable it)"
+                f"{error.strerror or error} (choose another --health-address, or "
+                "--health-address=none)"
             ) from None
         bound = f"{self.health_address[0]}:{self.health_address[1]}"
         address_file = pidfiles.run_directory(self.state_dir) / HEALTH_ADDRESS_FILE
-        write_atomic(address_file, f"{bound}\n".encode(), 0o644, sync_directory=False)
+        try:
+            write_atomic(address_file, f"{bound}\n".encode(), 0o644, sync_directory=False)
+        except OSError as error:
+            raise RuntimeFailure(
+                f"cannot write {address_file}: {error.strerror or error} (see --state-dir)"
+            ) from None
         self.log.info("serving health and status", address=bound)
 
     async def _start_profile_server(self) -> None:

@@ -199,9 +199,44 @@ def check_state_directory(state_dir: str | Path) -> None:
     or others, and its ``run`` folder must be a real directory (not a
     symlink) with the same rules.
     """
+    base = Path(os.path.abspath(state_dir))  # no trailing slash: lstat sees the link itself
+    run = base / RUN_DIRECTORY
+    for path in (base, run):
+        _check_folder(path, os.lstat(path))
+    check_run_entries(base)
+
+
+#: The entries of ``run/`` that nodehost writes: each must be a regular file when present.
+OWN_RUN_ENTRIES = ("*.pid", "*.tmp", LOCK_FILE, "health.address", "cgroup")
+
+
+def check_run_entries(state_dir: str | Path) -> None:
+    """Raise :class:`UnsafeStateDirectory` naming the first entry of ``run/`` that nodehost
+    writes (:data:`OWN_RUN_ENTRIES`) and that is a directory, a FIFO, a socket or a device:
+    nodehost would fail on it half-way, so it refuses before acting.  A symlink passes
+    here: it is never followed (removed, replaced or refused where it is used)."""
     run = Path(state_dir) / RUN_DIRECTORY
-    for path, info in ((Path(state_dir), os.stat(state_dir)), (run, os.lstat(run))):
-        _check_folder(path, info)
+    for pattern in OWN_RUN_ENTRIES:
+        for path in sorted(run.glob(pattern)):
+            with contextlib.suppress(FileNotFoundError):
+                kind = _file_kind(os.lstat(path).st_mode)
+                if kind is not None and not path.is_symlink():  # symlinks: never followed
+                    raise UnsafeStateDirectory(
+                        f"state directory: {path} is {kind}, not a file nodehost wrote: remove it"
+                    )
+
+
+def _file_kind(mode: int) -> str | None:
+    """What a non-regular file is (``a directory``, ``a FIFO`` ...), None for a regular one."""
+    kinds = {
+        stat.S_IFDIR: "a directory",
+        stat.S_IFIFO: "a FIFO",
+        stat.S_IFSOCK: "a socket",
+        stat.S_IFLNK: "a symbolic link",
+        stat.S_IFCHR: "a character device",
+        stat.S_IFBLK: "a block device",
+    }
+    return kinds.get(stat.S_IFMT(mode)) if not stat.S_ISREG(mode) else None
 
 
 def _check_folder(path: Path, info: os.stat_result) -> None:
@@ -243,7 +278,7 @@ def make_state_folder(state_dir: str | Path, folder: str | Path) -> bool:
     except ValueError:
         return False
     make_directories(base, STATE_DIRECTORY_MODE)
-    _check_folder(base, os.stat(base))  # the state directory itself, as check_state_directory
+    _check_folder(base, os.lstat(base))  # the state directory itself, as check_state_directory
     current = base
     for part in parts:
         current = current / part
@@ -270,14 +305,15 @@ class StateLock:
     def acquire(self) -> None:
         """Take the lock or raise :class:`RuntimeFailure` naming the holder (or the OS error).
 
-        The state directory is checked first (:func:`check_state_directory`);
-        the lock file is never opened through a symlink.
+        The state directory is checked first (:func:`check_state_directory`,
+        which refuses a lock file that is not a regular file); the lock file is
+        never opened through a symlink, nor waits on whatever it is.
         """
         state_dir = self.path.parent.parent
         try:
-            make_directories(self.path.parent, STATE_DIRECTORY_MODE)
+            make_state_folder(state_dir, self.path.parent)  # nothing made through a symlink
             check_state_directory(state_dir)
-            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
             fd = os.open(self.path, flags, 0o644)
         except UnsafeStateDirectory as error:
             raise RuntimeFailure(str(error)) from None
@@ -297,8 +333,18 @@ class StateLock:
                 f"another nodehost (pid {holder}) is running with state directory "
                 f"{self.path.parent.parent}; stop it or use another --state-dir"
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            kind = _file_kind(os.fstat(fd).st_mode)
+            if kind is not None:  # it was replaced after the check
+                raise OSError(errno.EINVAL, f"{self.path} is {kind}; remove it")
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as error:
+            os.close(fd)
+            raise RuntimeFailure(
+                f"cannot use state directory {state_dir}: {error.strerror or error} "
+                "(see --state-dir)"
+            ) from None
         self.fd = fd
 
     def release(self) -> None:
