@@ -263,6 +263,7 @@ class Host:
         lock.acquire()
         loop = asyncio.get_running_loop()
         try:
+            self._remove_temporaries()
             self._make_state_folders()
             earlier = cgroups.recorded_base(self.state_dir)
             await self._look_around()
@@ -282,6 +283,14 @@ class Host:
         if self.failures:
             raise RuntimeFailure("\n".join(self.failures))
         return self.exit_code
+
+    def _remove_temporaries(self) -> None:
+        """Remove the temporary files a killed run left in the state directory, saying so."""
+        removed = pidfiles.remove_temporaries(self.state_dir)
+        if removed:
+            self.log.info(
+                "removed temporary files a killed run left", files=[str(p) for p in removed]
+            )
 
     def _make_state_folders(self) -> None:
         """Make every folder the plan writes in the state directory before anything starts;

@@ -182,9 +182,45 @@ async def wait_gone(pids: list[int], timeout: float) -> list[int]:
     return alive
 
 
+#: How deep below the state directory a killed run's temporaries are looked for: every
+#: folder nodehost writes files in (``run``, ``kubelet``, ``runtime/bin`` ...).
+TEMPORARY_DEPTH = 2
+
+
+def remove_temporaries(state_dir: str) -> list[Path]:
+    """Remove the temporary files (``.<name>.tmp-XXXXXXXX``) a killed run left in the state
+    directory and its folders down to :data:`TEMPORARY_DEPTH`; return them.
+
+    Call it holding the state directory's lock.  No symlink is followed and no
+    mount point entered (a container's root filesystem is not nodehost's).
+    """
+    from nodehost.pki.atomic import remove_temporaries as remove_in
+
+    base = Path(os.path.abspath(state_dir))
+    removed = remove_in(base)
+    folders = [base]
+    for _ in range(TEMPORARY_DEPTH):
+        folders = [child for folder in folders for child in _subfolders(folder)]
+        for folder in folders:
+            removed.extend(remove_in(folder))
+    return removed
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """The real folders in ``folder`` (no symlinks, no mount points)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False) and not os.path.ismount(entry.path):
+                found.append(Path(entry.path))
+    return found
+
+
 def clear_pid_files(state_dir: str) -> None:
-    for path in run_directory(state_dir).glob("*.pid"):
-        path.unlink(missing_ok=True)
+    """Remove every pid file, and the temporary a kill left beside one."""
+    for pattern in ("*.pid", "*.pid.tmp"):
+        for path in run_directory(state_dir).glob(pattern):
+            path.unlink(missing_ok=True)
 
 
 class UnsafeStateDirectory(Exception):

@@ -11,7 +11,8 @@ its way out -- ends both, like k3s's ``k3s-killall.sh``:
    SIGTERM, ``grace`` seconds, then SIGKILL;
 3. the cgroups those processes ran in, once empty, if only they were in them,
    and nodehost's own cgroups of the state directory;
-4. every mount below the state directory (containers' root filesystems);
+4. every mount below the state directory (containers' root filesystems), then
+   the temporary files a killed run left (:func:`pidfiles.remove_temporaries`);
 5. the CNI state recorded in the state directory (as ``nodehost network cleanup``).
 
 Each step reports one line per thing it ended or removed.  The caller holds
@@ -52,6 +53,8 @@ async def tear_down(state_dir: str, grace: float, ledgers_too: bool = True) -> T
         if removed:
             report.done.append(f"removed nodehost's cgroups {base}")
     _unmount_below(state_dir, report)
+    for path in pidfiles.remove_temporaries(state_dir):
+        report.done.append(f"removed {path} (a killed run's temporary file)")
     if ledgers_too:
         _clean_networks(state_dir, report)
     _check_nothing_left(state_dir, base, report)

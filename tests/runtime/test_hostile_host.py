@@ -4,6 +4,7 @@ traceback -- for ``start`` (the host) and ``nodehost teardown`` alike."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hostrun import PID_FILES_ONLY
+from hostrun import PID_FILES_ONLY, marked_processes
+
+from nodehost.testing.parts import find_program
 
 SLEEPER = [{"name": "sleeper", "argv": ["sleep", "600"]}]
 
@@ -116,3 +119,60 @@ def test_a_full_disk_at_the_health_address_is_one_line(host_run, full_disk: Path
         run.stderr(), f"cannot write {address_file}: No space left on device (see --state-dir)"
     )
     assert sorted(path.name for path in (state_dir / "run").iterdir()) == ["host.lock"]
+
+
+STRACE = find_program("strace")
+RENAMES = "rename,renameat,renameat2"
+KILLED = -9
+MAX_KILL_POINTS = 40
+
+
+def planhost(plan: Path, *args: str, kill_at: int | None = None) -> subprocess.CompletedProcess:
+    """``planhost PLAN --exit-on-ready``, SIGKILLed by strace at its ``kill_at``-th rename."""
+    command = [sys.executable, "-m", "nodehost.testing.planhost", str(plan), "--exit-on-ready",
+               "--health-address", "127.0.0.1:0", *args]  # fmt: skip
+    if kill_at is not None:
+        assert STRACE is not None
+        command = [STRACE, "-f", "-qq", "-o", "/dev/null", "-e", f"trace={RENAMES}",
+                   "-e", f"inject={RENAMES}:signal=SIGKILL:when={kill_at}", *command]  # fmt: skip
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # no .pyc renames to count
+    env.pop("NOTIFY_SOCKET", None)
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+
+
+def leftovers(state_dir: Path) -> list[str]:
+    """Temporary files anywhere in the state directory."""
+    return sorted(str(p) for p in state_dir.rglob("*") if ".tmp" in p.name)
+
+
+@pytest.mark.needs("strace")
+@pytest.mark.parametrize("then", ["start", "teardown"])
+def test_a_start_killed_at_each_rename_leaves_temporaries_the_next_run_removes(
+    tmp_path: Path, then: str
+) -> None:
+    """The shim launchers (``runtime/bin/.containerd-shim-*.tmp-*``) and every other file a
+    start writes by rename: what a kill leaves, the next start or a teardown removes."""
+    state_dir = tmp_path / "state"
+    launcher = state_dir / "runtime" / "bin" / "containerd-shim-runc-v1"
+    sleeper = {**SLEEPER[0], "files": [{"path": str(launcher), "content": "#!/bin/sh\n"}]}
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"state_dir": str(state_dir), "components": [sleeper]}))
+    left_something = 0
+    for kill_at in range(1, MAX_KILL_POINTS):
+        killed = planhost(plan, kill_at=kill_at)
+        if killed.returncode == 0:
+            break
+        assert killed.returncode == KILLED, killed.stderr
+        left_something += bool(leftovers(state_dir))
+        if then == "start":
+            again = planhost(plan)
+            assert again.returncode == 0, again.stderr
+        else:
+            torn = teardown(state_dir)
+            assert torn.returncode == 0, torn.stderr
+            assert "Traceback" not in torn.stderr
+        assert leftovers(state_dir) == []
+        assert not marked_processes(str(state_dir))
+    else:
+        pytest.fail(f"still killed after {MAX_KILL_POINTS} renames")
+    assert left_something, "no kill left a temporary file: the fault injection did not work"
