@@ -6,14 +6,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hostrun import PID_FILES_ONLY, marked_processes
+from hostrun import PID_FILES_ONLY, http_get, marked_processes
 
+from nodehost.runtime.server import MAX_CONNECTIONS
 from nodehost.testing.parts import find_program
 
 SLEEPER = [{"name": "sleeper", "argv": ["sleep", "600"]}]
@@ -176,3 +179,42 @@ def test_a_start_killed_at_each_rename_leaves_temporaries_the_next_run_removes(
     else:
         pytest.fail(f"still killed after {MAX_KILL_POINTS} renames")
     assert left_something, "no kill left a temporary file: the fault injection did not work"
+
+
+IDLE_CLIENTS = 2000
+DESCRIPTOR_LIMIT = 1024
+
+
+@contextlib.contextmanager
+def descriptors_for_the_test(count: int) -> Iterator[None]:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(count, hard)), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_thousands_of_idle_health_clients_neither_exhaust_descriptors_nor_lock_a_probe_out(
+    host_run,
+) -> None:
+    run = host_run(SLEEPER)
+    run.wait_ready()
+    resource.prlimit(run.pid, resource.RLIMIT_NOFILE, (DESCRIPTOR_LIMIT, DESCRIPTOR_LIMIT))
+    host, _, port = run.address().rpartition(":")
+    clients: list[socket.socket] = []
+    with descriptors_for_the_test(IDLE_CLIENTS + 256):
+        try:
+            for _ in range(IDLE_CLIENTS):
+                clients.append(socket.create_connection((host, int(port)), timeout=10))
+            # accepted in order: once this one is answered, every idle one was accepted
+            assert http_get(run.url("/healthz")) == (200, "ok")
+            descriptors = len(os.listdir(f"/proc/{run.pid}/fd"))
+        finally:
+            for client in clients:
+                client.close()
+    assert descriptors < MAX_CONNECTIONS + 64, descriptors
+    events = [event.get("event", "") for event in run.logs()]
+    assert len([e for e in events if "connection limit reached" in e]) == 1
+    assert not [e for e in events if "out of system resource" in e]
+    assert "Traceback" not in run.stderr()
