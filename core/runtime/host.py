@@ -63,7 +63,9 @@ class LifecycleHooks(Protocol):
     def component_ready(self, *, name: str, seconds: float) -> None: ...
     def component_exited(self, *, name: str, returncode: int | None, restarting: bool) -> None: ...
     def component_stopped(self, *, name: str) -> None: ...
-    def node_ready(self, *, seconds: float, status_address: str | None) -> None: ...
+    def node_ready(
+        self, *, seconds: float, status_address: str | None, keeps_running: bool = True
+    ) -> None: ...
     def metrics_collectors(self) -> list[tuple[str, Any]]: ...
 
 
@@ -82,7 +84,9 @@ class NoHooks:
     def component_stopped(self, *, name: str) -> None:
         """Nothing."""
 
-    def node_ready(self, *, seconds: float, status_address: str | None) -> None:
+    def node_ready(
+        self, *, seconds: float, status_address: str | None, keeps_running: bool = True
+    ) -> None:
         """Nothing."""
 
     def metrics_collectors(self) -> list[tuple[str, Any]]:
@@ -509,7 +513,12 @@ class Host:
         self.log.info("node ready", seconds=round(seconds, 3))
         self.notifier.ready(f"ready: {len(self.supervisors)} component(s)")
         self._status_text = ""
-        self.call_hook("node_ready", seconds=seconds, status_address=self.status_address())
+        self.call_hook(
+            "node_ready",
+            seconds=seconds,
+            status_address=self.status_address(),
+            keeps_running=not self.settings.exit_on_ready,
+        )
         if self.settings.exit_on_ready:
             self.out.write(self.readiness_summary())
             self.out.flush()
