@@ -7,8 +7,9 @@ in exit-on-ready mode the readiness summary is printed and the host stops.
 
 Stop (SIGTERM, SIGINT, exit-on-ready, or a failed component): ``STOPPING=1``,
 then each component stops once every component that starts after it has
-stopped -- reverse order, independent ones in parallel.  A second SIGINT
-forces: every remaining process group is killed at once.
+stopped -- reverse order, independent ones in parallel.  A SIGINT during a
+stop (a second SIGINT, or one after SIGTERM) forces: every remaining process
+group is killed at once, each logged as killed because the stop was forced.
 
 Before anything starts the host takes ``<state-dir>/run/host.lock`` (one host
 per state directory), becomes a child subreaper, opens the agents' cgroups
@@ -127,7 +128,6 @@ class Host:
         self.health_address: tuple[str, int] | None = None
         self._status_text = ""
         self._check_scheduled = False
-        self._interrupts = 0
         self._timers: list[asyncio.TimerHandle] = []
         self._background: list[asyncio.Task[Any]] = []
         self.server: Any = None
@@ -601,11 +601,17 @@ class Host:
         self.request_stop("SIGTERM", EXIT_OK)
 
     def _on_sigint(self) -> None:
-        self._interrupts += 1
-        if self._interrupts == 1:
+        """The first SIGINT stops the node; one during a stop (after SIGINT, SIGTERM or
+        any other reason) forces it: every component is killed now, exit 1."""
+        if not self.shutdown.is_set():
             self.request_stop("SIGINT", EXIT_OK)
             return
-        self.log.warning("second SIGINT: forcing the stop, killing every component now")
+        if self.force.is_set():
+            return
+        first = (
+            "second SIGINT" if self.stop_reason == "SIGINT" else f"SIGINT after {self.stop_reason}"
+        )
+        self.log.warning(f"{first}: forcing the stop, killing every component now")
         self.exit_code = EXIT_FAILURE
         self.force.set()
 

@@ -583,7 +583,9 @@ class ComponentSupervisor:
                 await run.forget_pid_file()
             else:
                 graceful = await run.terminate(self._stop_grace(), self.host.force)
-            if not graceful:
+            if not graceful and self.host.force.is_set():
+                self.host.log.warning("component killed: the stop was forced", component=self.name)
+            elif not graceful:
                 self.host.log.warning(
                     "component did not stop within its grace period; killed",
                     component=self.name,

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hostrun import (
     PID_FILES_ONLY,
     alive,
@@ -170,19 +171,29 @@ def test_sigint_stops_cleanly_too(host_run) -> None:
     assert run.hook_names("component_stopped") == ["kubelet"]
 
 
-def test_second_sigint_forces_the_stop(host_run) -> None:
+@pytest.mark.parametrize(
+    ("first", "said"),
+    [
+        (signal.SIGINT, "second SIGINT: forcing the stop, killing every component now"),
+        (signal.SIGTERM, "SIGINT after SIGTERM: forcing the stop, killing every component now"),
+    ],
+)
+def test_sigint_during_a_stop_forces_it_and_says_so(host_run, first, said) -> None:
     component = healthz_component(
         "stubborn", env={"NODEHOST_STANDIN_IGNORE_SIGTERM": "1"}, stop_grace=600
     )
     run = host_run([component])
     run.wait_ready()
     pid = run.hooks()[0]["pid"]
-    run.signal(signal.SIGINT)
+    run.signal(first)
     wait_for(lambda: run.events("stopping node"), what="stop to begin")
     run.signal(signal.SIGINT)
     assert run.wait() == 1
     assert not alive(pid)
-    assert run.events("second SIGINT: forcing the stop, killing every component now")
+    assert run.events(said)
+    killed = run.events("component killed: the stop was forced")
+    assert [event["component"] for event in killed] == ["stubborn"]
+    assert not run.events("component did not stop within its grace period; killed")
 
 
 def test_child_ignoring_sigterm_is_killed_after_the_grace_period(host_run) -> None:
