@@ -148,6 +148,10 @@ class ProcessSpec:
     component is not ready until its probe passes again, components that
     start after it keep running, and the lifecycle hooks are called as for
     any start (``component_started``, ``component_ready``).
+
+    ``leaves`` are paths the process leaves behind when it ends (a socket it
+    does not remove itself): once every process of a run is gone, the host
+    removes each that is not a directory (a symlink itself, never its target).
     """
 
     argv: tuple[str, ...]
@@ -159,6 +163,7 @@ class ProcessSpec:
     exec_allowed: bool = False
     reload_files: tuple[str, ...] = ()
     reload_signal: int | None = None
+    leaves: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return " ".join(self.argv)

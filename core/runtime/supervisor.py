@@ -26,6 +26,7 @@ same way: the run ends, the new plan's files are written and it starts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -396,8 +397,18 @@ class ComponentSupervisor:
         if isinstance(run, ChildProcess):
             await run.terminate(self._stop_signal(), self._stop_grace(), self.host.force)
             await run.forget_pid_file()
+            self._remove_leaves()
         else:
             await run.terminate(self._stop_grace(), self.host.force)
+
+    def _remove_leaves(self) -> None:
+        """Remove what the ended process left (:attr:`ProcessSpec.leaves`), never following
+        a symlink; a directory, or a path already gone, is left alone."""
+        if not isinstance(self.spec, ProcessSpec):
+            return
+        for path in self.spec.leaves:
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+                os.unlink(path)
 
     async def _probe_until_ready(self, run: ChildProcess | TaskRun) -> None:
         assert self.spec is not None
@@ -581,6 +592,7 @@ class ComponentSupervisor:
                     self._stop_signal(), self._stop_grace(), self.host.force
                 )
                 await run.forget_pid_file()
+                self._remove_leaves()
             else:
                 graceful = await run.terminate(self._stop_grace(), self.host.force)
             if not graceful and self.host.force.is_set():
