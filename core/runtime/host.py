@@ -377,6 +377,8 @@ class Host:
             self._timers.append(loop.call_later(self.settings.ready_timeout, self._ready_timeout))
 
     async def _end_leftovers(self) -> None:
+        """End what a killed earlier run left, saying so (which pids, how long it may take)
+        before the wait, not only after it."""
         verified, pids = pidfiles.find_leftovers(self.state_dir)
         if pids:
             for record in verified:
@@ -386,8 +388,16 @@ class Host:
                     pid=record.pid,
                     executable=record.executable,
                 )
-            grace = self.settings.stop_grace
-            killed = await pidfiles.end_processes(pids, LEFTOVER_GRACE if grace is None else grace)
+            grace = LEFTOVER_GRACE if self.settings.stop_grace is None else self.settings.stop_grace
+            below = sorted(set(pids) - {record.pid for record in verified})
+            self.log.warning(
+                "ending what an earlier run left: SIGTERM, then SIGKILL after the grace period",
+                pids=pids,
+                below_agents=below,
+                processes=[f"{pid} ({proc.executable(pid) or '?'})" for pid in pids],
+                grace=grace,
+            )
+            killed = await pidfiles.end_processes(pids, grace)
             self.log.warning("leftovers ended", pids=pids, killed=killed)
         pidfiles.clear_pid_files(self.state_dir)
 
@@ -398,7 +408,9 @@ class Host:
             agents = base / cgroups.AGENTS
             if not cgroups.populated(agents):
                 continue
-            self.log.warning("ending leftover agents", cgroup=str(agents))
+            self.log.warning(
+                "ending leftover agents", cgroup=str(agents), pids=sorted(cgroups.pids(agents))
+            )
             cgroups.kill(agents)
             await pidfiles.wait_gone(cgroups.pids(agents), pidfiles.KILL_WAIT)
 

@@ -315,6 +315,16 @@ def test_next_start_ends_what_a_killed_host_left_behind(host_run, tmp_path: Path
     assert second.wait() == 0, second.stderr()
     assert not alive(grandchild)
     assert second.events("leftovers ended")[0]["pids"] == [grandchild]
+    # said before the wait (up to the grace period), not only once it is over
+    said = [event["event"] for event in second.logs()]
+    before = "ending what an earlier run left: SIGTERM, then SIGKILL after the grace period"
+    assert said.index(before) < said.index("leftovers ended")
+    [announced] = second.events(before)
+    assert (announced["pids"], announced["below_agents"], announced["grace"]) == (
+        [grandchild],
+        [grandchild],
+        0.5,
+    )
 
 
 def test_status_names_the_pid_file_mechanism_and_why_when_cgroups_are_off(host_run) -> None:
