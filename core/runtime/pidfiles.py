@@ -331,6 +331,17 @@ def make_state_folder(state_dir: str | Path, folder: str | Path) -> bool:
     return True
 
 
+def last_holder(state_dir: str) -> int | None:
+    """The pid ``host.lock`` names: the nodehost that holds, or last held, the state
+    directory (read without following a symlink); None if there is none."""
+    path = run_directory(state_dir) / LOCK_FILE
+    try:
+        text = read_file(path, STATE_LIMIT, follow_symlinks=False).decode("ascii").strip()
+    except (OSError, ValueError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
 class StateLock:
     """An exclusive ``flock`` on ``<state-dir>/run/host.lock``: one host per state directory."""
 

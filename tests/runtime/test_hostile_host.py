@@ -218,3 +218,61 @@ def test_thousands_of_idle_health_clients_neither_exhaust_descriptors_nor_lock_a
     assert len([e for e in events if "connection limit reached" in e]) == 1
     assert not [e for e in events if "out of system resource" in e]
     assert "Traceback" not in run.stderr()
+
+
+@pytest.fixture
+def default_state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The machine-wide default state directory, moved to ``tmp_path`` for the test."""
+    import nodehost.plan
+
+    state_dir = tmp_path / "default-state"
+    (state_dir / "run").mkdir(parents=True)
+    monkeypatch.delenv("NODEHOST_STATE_DIR", raising=False)
+    monkeypatch.setattr(
+        nodehost.plan, "default_state_dir", lambda given=None: given or str(state_dir)
+    )
+    return state_dir
+
+
+def teardown_in_process(*args: str) -> tuple[int, str, str]:
+    from click.testing import CliRunner
+
+    from nodehost.cli import main
+
+    with CliRunner().isolation() as (out, err, _):
+        try:
+            main(["teardown", *args])
+            code = 0
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+        return code, out.getvalue().decode(), err.getvalue().decode()
+
+
+def test_teardown_of_the_default_state_directory_says_which_and_whose_first(
+    default_state_dir: Path,
+) -> None:
+    (default_state_dir / "run" / "host.lock").write_text("999999999\n")
+    code, out, err = teardown_in_process()
+    assert code == 0, err
+    assert out.splitlines()[0] == (
+        f"tearing down {default_state_dir}: the default state directory (no --state-dir or "
+        "NODEHOST_STATE_DIR given); last used by nodehost pid 999999999, which is not running"
+    )
+    given = teardown_in_process(f"--state-dir={default_state_dir}")
+    assert "the default state directory" not in given[1]
+
+
+def test_teardown_of_the_default_state_directory_refuses_a_running_nodehost_naming_it(
+    host_run, default_state_dir: Path
+) -> None:
+    run = host_run(SLEEPER, state_dir=str(default_state_dir))
+    run.wait_ready()
+    code, out, err = teardown_in_process()
+    assert code == 1
+    assert f"its lock names pid {run.pid} (" in out.splitlines()[0]
+    assert_one_line(
+        err,
+        f"another nodehost (pid {run.pid}) is running with state directory "
+        f"{default_state_dir}; stop it or use another --state-dir",
+    )
+    assert run.process.poll() is None  # untouched
