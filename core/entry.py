@@ -38,7 +38,8 @@ nodehost brings up a Kubernetes node and keeps it up.
 
 It reads an OpenShift Origin v1 NodeConfig (or generates one), validates it,
 then starts, watches and stops the node's components: kubelet, sdn, proxy,
-dns and bootstrap, each provided by a plugin.
+dns, bootstrap, runtime (containerd) and localcluster, each provided by a
+plugin ('nodehost components' lists them with any a plugin adds).
 
 Exit codes: 0 success, 1 runtime failure, 2 usage error, 255 invalid config."""
 
@@ -82,17 +83,28 @@ def main(argv: list[str] | None = None) -> None:
     """Answer ``--help``/``-h``/``--version``/``version`` here, hand the rest to click."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 1 and args[0] in HELP_FLAGS:
-        print(root_help())
-        sys.exit(0)
+        _answer(root_help())
     if args in (["version"], ["--version"]):
-        print(version_line())
-        sys.exit(0)
+        _answer(version_line())
     from nodehost.cli import main as cli_main
 
     try:
         cli_main(args)
     finally:
         _before_exit()
+
+
+def _answer(text: str) -> None:
+    """Print ``text`` and exit 0; a reader that closed the pipe (``| head -1``) is exit 1,
+    not a traceback."""
+    import os
+
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        sys.exit(1)
+    sys.exit(0)
 
 
 def _before_exit() -> None:
