@@ -33,6 +33,16 @@ def assert_one_line(text: str, expected: str) -> None:
     assert errors == [f"error: {expected}"], text
 
 
+def assert_refused_by_start_and_teardown(host_run, state_dir: Path, expected: str) -> None:
+    """``start`` (the host) and ``teardown`` on ``state_dir`` both exit 1 with ``expected``."""
+    run = host_run(SLEEPER, state_dir=str(state_dir))
+    assert run.wait() == 1
+    assert_one_line(run.stderr(), expected)
+    torn = teardown(state_dir)
+    assert torn.returncode == 1
+    assert_one_line(torn.stderr, expected)
+
+
 def _pid_file_directory(run: Path) -> tuple[Path, str]:
     (run / "sleeper.pid").mkdir()
     return run / "sleeper.pid", "a directory"
@@ -57,12 +67,7 @@ def test_an_odd_entry_in_run_is_one_line_for_start_and_teardown(
     (state_dir / "run").mkdir(parents=True)
     path, what = MAKERS[kind](state_dir / "run")
     expected = f"state directory: {path} is {what}, not a file nodehost wrote: remove it"
-    run = host_run(SLEEPER, state_dir=str(state_dir))
-    assert run.wait() == 1
-    assert_one_line(run.stderr(), expected)
-    torn = teardown(state_dir)
-    assert torn.returncode == 1
-    assert_one_line(torn.stderr, expected)
+    assert_refused_by_start_and_teardown(host_run, state_dir, expected)
 
 
 def test_a_symlinked_state_directory_is_refused_and_nothing_made_through_it(
@@ -76,12 +81,7 @@ def test_a_symlinked_state_directory_is_refused_and_nothing_made_through_it(
         f"state directory: {link} is a symbolic link; nodehost writes there as root and "
         "follows none: remove it"
     )
-    run = host_run(SLEEPER, state_dir=str(link))
-    assert run.wait() == 1
-    assert_one_line(run.stderr(), expected)
-    torn = teardown(link)
-    assert torn.returncode == 1
-    assert_one_line(torn.stderr, expected)
+    assert_refused_by_start_and_teardown(host_run, link, expected)
     assert list(target.iterdir()) == []
 
 
