@@ -18,7 +18,10 @@ fsync: after a power loss no process survives to be found anyway.
 Root writes here, so nothing in ``run/`` is opened through a symlink (the
 lock file with ``O_NOFOLLOW``, a pid file's temporary with ``O_EXCL``), pid
 files are read without following one, and a state directory (or ``run``
-folder) writable by group or others is refused (exit 1).
+folder) that is a symlink or writable by group or others is refused (exit 1),
+as is an entry of ``run/`` nodehost writes that is a directory, FIFO, socket
+or device.  The temporaries a killed run left are removed at the next start
+and by a teardown (:func:`remove_temporaries`).
 """
 
 from __future__ import annotations
@@ -232,8 +235,9 @@ def check_state_directory(state_dir: str | Path) -> None:
 
     nodehost writes pid files and component files there as root, so the
     directory must belong to root or this user and not be writable by group
-    or others, and its ``run`` folder must be a real directory (not a
-    symlink) with the same rules.
+    or others, and it and its ``run`` folder must be real directories (not
+    symlinks); the entries of ``run`` nodehost writes must be files
+    (:func:`check_run_entries`).
     """
     base = Path(os.path.abspath(state_dir))  # no trailing slash: lstat sees the link itself
     run = base / RUN_DIRECTORY
