@@ -228,6 +228,16 @@ class TaskSpec:
 
 
 @dataclass(frozen=True)
+class CertificateSource:
+    """A certificate a component uses: the PEM file ``path``, or ``pem`` (the certificate
+    embedded in ``path``, a kubeconfig's ``client-certificate-data``)."""
+
+    name: str
+    path: str
+    pem: bytes | None = None
+
+
+@dataclass(frozen=True)
 class ComponentPlan:
     """What one component needs: files to write and one thing to run.
 
@@ -236,12 +246,16 @@ class ComponentPlan:
     do (the DNS server without ``dnsBindAddress``); without it, the component
     only writes its files and is ready once they are written (a CNI
     configuration).  ``notes`` are extra lines for ``--dry-run``.
+    ``certificates`` are certificates the component uses and reports nothing
+    about itself: the host shows their expiry as the component's ``details``
+    (``certificates``) in ``/status``, ``nodehost status`` and ``/metrics``.
     """
 
     run: ProcessSpec | TaskSpec | None = None
     files: tuple[FileSpec, ...] = ()
     inactive_reason: str | None = None
     notes: tuple[str, ...] = ()
+    certificates: tuple[CertificateSource, ...] = ()
 
 
 @dataclass(frozen=True)

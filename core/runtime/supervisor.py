@@ -193,8 +193,20 @@ class ComponentSupervisor:
             ),
             "after": list(self.planned.after),
             "foreign_listener": None if self.foreign is None else self.foreign.as_dict(),
-            "details": dict(self.run.context.details) if isinstance(self.run, TaskRun) else {},
+            "details": self._details(),
         }
+
+    def _details(self) -> dict[str, Any]:
+        """What the task reports, else the expiry of the certificates its plan names
+        (:attr:`ComponentPlan.certificates`)."""
+        if isinstance(self.run, TaskRun) and self.run.context.details:
+            return dict(self.run.context.details)
+        sources = self.planned.plan.certificates
+        if not sources:
+            return {}
+        from nodehost.pki.certs import certificate_expiry
+
+        return {"certificates": [certificate_expiry(s.name, s.path, s.pem) for s in sources]}
 
     def pid_or_task_running(self) -> bool:
         return self.run is not None and self.run.running

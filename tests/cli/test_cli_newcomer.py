@@ -63,3 +63,29 @@ def test_a_bare_start_points_at_config_and_local_cluster(
     assert result.err.startswith("error: --kubeconfig must be set"), result.err
     assert "--config FILE" in result.err and "--local-cluster DIR" in result.err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_status_shows_the_certificate_expiry_of_a_config_create_node(
+    make_real_node_folder: Callable[[Path], Path], tmp_path: Path
+) -> None:
+    """No bootstrap rotates them, yet ``status`` says when the serving and client (embedded
+    in node.kubeconfig) certificates expire, as it does for a bootstrapped node."""
+    from nodehost.testing.noderun import NodeRun, run_nodehost
+
+    node = make_real_node_folder(tmp_path)
+    config = node / "node-config.yaml"
+    config.write_text(config.read_text().replace("0.0.0.0:10250", "127.0.0.1:0"))
+    run = NodeRun.start(
+        config, components="kubelet", state_dir=tmp_path / "state", args=["--no-exec"]
+    )
+    try:
+        run.ready()
+        status = run_nodehost("status", "--address", run.address())
+    finally:
+        assert run.stop() == 0
+    lines = status.out.splitlines()
+    for name in ("server", "client"):
+        line = next(
+            (line for line in lines if line.startswith(f"certificate {name} (kubelet)")), ""
+        )
+        assert ": expires 20" in line and "(in 7" in line, status.out
