@@ -12,8 +12,9 @@ Python ``logging`` records (asyncio's, libraries') are handed to structlog and
 rendered like nodehost's own events (warnings and up; everything at ``-v 4``).
 Messages for a person -- ``warning:`` lines, the error that ends a command --
 go through :func:`print_message`: plain text, or one JSON object wherever the
-command's events are JSON (``--log-format=json``; with ``auto``, once ``start``
-runs the node and stderr is no terminal), so that a stream holds one format.  When stderr is
+command's events are JSON (``--log-format=json``; with ``auto`` when stderr is
+no terminal, once the command wrote an event or ``start`` runs the node), so
+that a stream holds one format.  When stderr is
 journald's stream (``$JOURNAL_STREAM`` names its device and inode) every line
 starts with the sd-daemon priority prefix (``<3>`` error, ``<4>`` warning,
 ``<6>`` info, ``<7>`` debug), so ``journalctl -p warning`` selects by level.
@@ -105,8 +106,9 @@ def with_priority(text: str, level: str) -> str:
 
 def json_mode() -> bool:
     """True when messages must be JSON: ``--log-format=json`` (or ``NODEHOST_LOG_FORMAT``),
-    or ``auto`` once messages follow events (:func:`messages_follow_events`) and stderr
-    is no terminal -- where the events are JSON: one format per stream."""
+    or ``auto`` once messages follow events (:func:`messages_follow_events`, or an event
+    was written) and stderr is no terminal -- where the events are JSON: one format per
+    stream."""
     chosen = _state["format"]
     if chosen == "auto":
         chosen = os.environ.get(FORMAT_VARIABLE, "").strip().lower() or "auto"
@@ -135,6 +137,12 @@ def print_message(text: str, level: str = "error", **fields: Any) -> None:
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.write(text + "\n")
         sys.stderr.flush()
+
+
+def _note_event(_logger: Any, _method: str, event: Any) -> Any:
+    """Record that this command wrote an event: its messages follow the events' format."""
+    _state["logs"] = True
+    return event
 
 
 def _journal_prefix(_logger: Any, method: str, rendered: str) -> str:
@@ -169,6 +177,7 @@ def _configure_structlog() -> None:
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _note_event,
     ]
     if resolve_format(fmt) == "console":
         colors = "NO_COLOR" not in os.environ

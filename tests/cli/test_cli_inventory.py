@@ -73,7 +73,10 @@ def test_third_party_component_is_selectable(nodehost, fake_dists, node_dir) -> 
 def test_third_party_validation_rule_joins_the_list(nodehost, fake_dists, node_dir) -> None:
     path = node_dir / "node-config.yaml"
     path.write_text(path.read_text().replace("node1.example.com", "forbidden-by-echo"))
-    result = nodehost("start", "--config", str(path), "--components=echo,kubelet", "--dry-run")
+    result = nodehost(
+        "start", "--config", str(path), "--components=echo,kubelet", "--dry-run",
+        "--log-format=console",  # the failed fake plugins' events, then the problems: plain
+    )  # fmt: skip
     assert result.code == 255
     assert (
         '  nodeName: Invalid value: "forbidden-by-echo": echo refuses this node name' in result.err

@@ -79,3 +79,25 @@ def test_a_terminal_free_run_asked_for_console_is_plain_throughout(
     assert [line for line in done.err.splitlines() if line.startswith("warning: ")]
     for line in done.err.splitlines():
         assert not line.startswith("{"), line
+
+
+def test_messages_after_an_event_take_its_format(
+    nodehost: Callable[..., Any], fake_dists: Path, write_config: Callable[..., Path]
+) -> None:
+    """The fake distribution's broken plugins log their failure (an event, JSON off a
+    terminal) before the command's own problems: those are JSON too."""
+    config = write_config("apiVersion: v1\nkind: NodeConfig\nnodeName: 12345\n")
+    result = nodehost("config", "validate", str(config))
+    assert result.code == 255
+    records = json_lines(result.err)
+    assert [r for r in records if r.get("event", "").startswith("plugin ")], result.err
+    assert [r for r in records if r["event"] == f"Invalid NodeConfig {config}"], result.err
+
+
+def test_messages_without_an_event_stay_plain(
+    nodehost: Callable[..., Any], write_config: Callable[..., Path]
+) -> None:
+    config = write_config("apiVersion: v1\nkind: NodeConfig\nnodeName: 12345\n")
+    result = nodehost("config", "validate", str(config), "--no-plugins")
+    assert result.code == 255
+    assert result.err.splitlines()[0] == f"Invalid NodeConfig {config}"
