@@ -199,6 +199,10 @@ class ProcessSpec:
     component is not ready until its probe passes again, components that
     start after it keep running, and the lifecycle hooks are called as for
     any start (``component_started``, ``component_ready``).
+
+    ``leaves`` are paths the process leaves behind when it ends (a socket it
+    does not remove itself): once every process of a run is gone, the host
+    removes each that is not a directory (a symlink itself, never its target).
     """
 
     argv: tuple[str, ...]
@@ -210,6 +214,7 @@ class ProcessSpec:
     exec_allowed: bool = False
     reload_files: tuple[str, ...] = ()
     reload_signal: int | None = None
+    leaves: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return " ".join(self.argv)
@@ -275,6 +280,16 @@ class TaskSpec:
 
 
 @dataclass(frozen=True)
+class CertificateSource:
+    """A certificate a component uses: the PEM file ``path``, or ``pem`` (the certificate
+    embedded in ``path``, a kubeconfig's ``client-certificate-data``)."""
+
+    name: str
+    path: str
+    pem: bytes | None = None
+
+
+@dataclass(frozen=True)
 class ComponentPlan:
     """What one component needs: files to write and one thing to run.
 
@@ -287,6 +302,9 @@ class ComponentPlan:
     container runtime's runc, the CNI plugins), found as it will find them: an
     absolute path, or the bare name when it is not found; ``nodehost version``
     reports their versions with those of the programs the plan runs.
+    ``certificates`` are certificates the component uses and reports nothing
+    about itself: the host shows their expiry as the component's ``details``
+    (``certificates``) in ``/status``, ``nodehost status`` and ``/metrics``.
     """
 
     run: ProcessSpec | TaskSpec | None = None
@@ -294,6 +312,7 @@ class ComponentPlan:
     inactive_reason: str | None = None
     notes: tuple[str, ...] = ()
     programs: tuple[str, ...] = ()
+    certificates: tuple[CertificateSource, ...] = ()
 
 
 @dataclass(frozen=True)

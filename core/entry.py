@@ -53,7 +53,8 @@ nodehost brings up a Kubernetes node and keeps it up.
 
 It reads an OpenShift Origin v1 NodeConfig (or generates one), validates it,
 then starts, watches and stops the node's components: kubelet, sdn, proxy,
-dns and bootstrap, each provided by a plugin.
+dns, bootstrap, runtime (containerd) and localcluster, each provided by a
+plugin ('nodehost components' lists them with any a plugin adds).
 
 Exit codes: 0 success, 1 runtime failure, 2 usage error, 255 invalid config."""
 
@@ -100,11 +101,9 @@ def main(argv: list[str] | None = None) -> None:
     """
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 1 and args[0] in HELP_FLAGS:
-        print(root_help())
-        sys.exit(0)
+        _answer(root_help())
     if args == ["--version"] or (args == ["version"] and not os.environ.get("NODEHOST_CONFIG")):
-        print(version_line())
-        sys.exit(0)
+        _answer(version_line())
     if args[:1] == ["start"]:
         from nodehost.runtime import hangup
 
@@ -115,6 +114,19 @@ def main(argv: list[str] | None = None) -> None:
         cli_main(args)
     finally:
         _before_exit()
+
+
+def _answer(text: str) -> None:
+    """Print ``text`` and exit 0; a reader that closed the pipe (``| head -1``) is exit 1,
+    not a traceback."""
+    import os
+
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        sys.exit(1)
+    sys.exit(0)
 
 
 def _before_exit() -> None:

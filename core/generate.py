@@ -34,6 +34,11 @@ START_FLAG_FOR = {
 }
 
 KUBECONFIG_REQUIRED = "--kubeconfig must be set to provide API server connection information"
+#: Where a newcomer who gave no config source goes instead of generating one.
+OTHER_STARTS = (
+    "(or run from a node config with --config FILE, or the whole node on this machine "
+    "with --local-cluster DIR)"
+)
 
 
 def generate_node_folder(options: StartOptions) -> str:
@@ -54,6 +59,13 @@ def node_folder(options: StartOptions, *, dry_run: bool = False) -> NodeFolderRe
 
     listen = parse_listen(options.listen)
     master_dir = options.master_cert_dir
+    master = master_url(options.kubeconfig)  # Origin's order: --kubeconfig is checked first
+    if not os.path.isdir(master_dir):
+        raise UsageError(
+            f"{master_dir} is no signer CA folder to generate the node folder from: give "
+            f"--master-cert-dir {OTHER_STARTS}",
+            "--master-cert-dir",
+        )
     request = NodeFolderRequest(
         node_dir=options.write_config or options.config_dir,
         node_name=options.hostname,
@@ -66,7 +78,7 @@ def node_folder(options: StartOptions, *, dry_run: bool = False) -> NodeFolderRe
         listen=listen,
         expire_days=options.expire_days,
         node_client_certificate_authority=os.path.join(master_dir, "ca.crt"),
-        master=master_url(options.kubeconfig),
+        master=master,
         certificate_authority=(os.path.join(master_dir, "ca-bundle.crt"),),
         network_plugin=options.network_plugin,
         signer_cert=os.path.join(master_dir, "ca.crt"),
@@ -92,7 +104,7 @@ def master_url(kubeconfig: str) -> str:
     from nodehost.pki.kubeconfig import kubeconfig_entries
 
     if not kubeconfig:
-        raise UsageError(KUBECONFIG_REQUIRED, "--kubeconfig")
+        raise UsageError(f"{KUBECONFIG_REQUIRED} {OTHER_STARTS}", "--kubeconfig")
     try:
         cluster, _ = kubeconfig_entries(kubeconfig, required="kubeconfig")
     except RuntimeFailure as error:

@@ -413,7 +413,7 @@ def nodehost_component_stopped(name: str) -> None:
 
 
 @hookspec
-def nodehost_node_ready(seconds: float, status_address: str | None) -> None:
+def nodehost_node_ready(seconds: float, status_address: str | None, keeps_running: bool) -> None:
     """Observe the node becoming ready: every component ready (or inactive).
 
     **When**: once per run, when the node first becomes ready (not again after
@@ -422,7 +422,8 @@ def nodehost_node_ready(seconds: float, status_address: str | None) -> None:
     **Arguments**: ``seconds`` -- time from the host's start to readiness;
     ``status_address`` -- ``host:port`` where the host serves ``/status``
     (what ``nodehost status --address`` takes), or None without a health
-    server.
+    server; ``keeps_running`` -- False when the node stops right away
+    (``--exit-on-ready``): say nothing about how to reach it then.
 
     **Returns**: nothing.  An implementation may print what a person needs
     next (the ``localcluster`` plugin prints how to reach its cluster).

@@ -11,8 +11,10 @@ object per line otherwise (``--log-format`` overrides).  Verbosity follows glog:
 Python ``logging`` records (asyncio's, libraries') are handed to structlog and
 rendered like nodehost's own events (warnings and up; everything at ``-v 4``).
 Messages for a person -- ``warning:`` lines, the error that ends a command --
-go through :func:`print_message`: plain text, or with ``--log-format=json``
-one JSON object, so that every line is JSON in that mode.  When stderr is
+go through :func:`print_message`: plain text, or one JSON object wherever the
+command's events are JSON (``--log-format=json``; with ``auto`` when stderr is
+no terminal, once the command wrote an event or ``start`` runs the node), so
+that a stream holds one format.  When stderr is
 journald's stream (``$JOURNAL_STREAM`` names its device and inode) every line
 starts with the sd-daemon priority prefix (``<3>`` error, ``<4>`` warning,
 ``<6>`` info, ``<7>`` debug), so ``journalctl -p warning`` selects by level.
@@ -34,7 +36,7 @@ DEBUG_VERBOSITY = 4
 #: From this verbosity on, every plugin hook call and its outcome are logged (debug events).
 TRACE_VERBOSITY = 6
 
-_state: dict[str, Any] = {"configured": False, "verbosity": 0, "format": "auto"}
+_state: dict[str, Any] = {"configured": False, "verbosity": 0, "format": "auto", "logs": False}
 
 #: syslog priorities of the log levels (sd-daemon(3)).
 PRIORITIES = {
@@ -75,6 +77,18 @@ def configure_logging(level: int = 0, fmt: LogFormat = "auto") -> None:
     _state.update(verbosity=level, format=fmt, configured=False)
 
 
+def messages_follow_events() -> None:
+    """From now on this command's stream carries events: with ``auto``, messages take the
+    events' format (JSON when stderr is no terminal), so the stream holds one format.
+    ``start`` calls it once it knows it runs the node, before its first message."""
+    _state["logs"] = True
+
+
+def forget_logging() -> None:
+    """Back to a command that has not configured logging (a new command in this process)."""
+    _state.update(verbosity=0, format="auto", configured=False, logs=False)
+
+
 def journal_stream(stream: Any = None) -> bool:
     """True when ``stream`` (stderr) is journald's: ``$JOURNAL_STREAM`` is its ``dev:inode``."""
     value = os.environ.get("JOURNAL_STREAM", "")
@@ -94,10 +108,16 @@ def with_priority(text: str, level: str) -> str:
 
 
 def json_mode() -> bool:
-    """True when messages must be JSON: ``--log-format=json`` (or ``NODEHOST_LOG_FORMAT``)."""
-    if _state["format"] != "auto":
-        return _state["format"] == "json"
-    return os.environ.get(FORMAT_VARIABLE, "").strip().lower() == "json"
+    """True when messages must be JSON: ``--log-format=json`` (or ``NODEHOST_LOG_FORMAT``),
+    or ``auto`` once messages follow events (:func:`messages_follow_events`, or an event
+    was written) and stderr is no terminal -- where the events are JSON: one format per
+    stream."""
+    chosen = _state["format"]
+    if chosen == "auto":
+        chosen = os.environ.get(FORMAT_VARIABLE, "").strip().lower() or "auto"
+    if chosen == "auto" and _state["logs"]:
+        return resolve_format("auto") == "json"
+    return bool(chosen == "json")
 
 
 def print_message(text: str, level: str = "error", **fields: Any) -> None:
@@ -120,6 +140,12 @@ def print_message(text: str, level: str = "error", **fields: Any) -> None:
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.write(text + "\n")
         sys.stderr.flush()
+
+
+def _note_event(_logger: Any, _method: str, event: Any) -> Any:
+    """Record that this command wrote an event: its messages follow the events' format."""
+    _state["logs"] = True
+    return event
 
 
 def _journal_prefix(_logger: Any, method: str, rendered: str) -> str:
@@ -154,6 +180,7 @@ def _configure_structlog() -> None:
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _note_event,
     ]
     if resolve_format(fmt) == "console":
         colors = "NO_COLOR" not in os.environ

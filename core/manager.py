@@ -865,8 +865,15 @@ class Hooks:
     def component_stopped(self, name: str) -> None:
         self._notify("nodehost_component_stopped", name=name)
 
-    def node_ready(self, seconds: float, status_address: str | None) -> None:
-        self._notify("nodehost_node_ready", seconds=seconds, status_address=status_address)
+    def node_ready(
+        self, seconds: float, status_address: str | None, keeps_running: bool = True
+    ) -> None:
+        self._notify(
+            "nodehost_node_ready",
+            seconds=seconds,
+            status_address=status_address,
+            keeps_running=keeps_running,
+        )
 
     def metrics_collectors(self) -> list[tuple[str, Any]]:
         """Every plugin's ``nodehost_metrics_collectors``, as (plugin, collector) pairs.

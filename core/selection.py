@@ -141,6 +141,9 @@ def _did_you_mean(catalog: Catalog, unknown: list[str]) -> str:
     from nodehost.suggest import closest
 
     words = [*catalog.records, *catalog.mappings()]
+    spaced = [name for name in unknown if all(word in words for word in name.split())]
+    if spaced and len(spaced[0].split()) > 1:  # 'kubelet proxy': two names, a space for a comma
+        return f"; separate names with commas: {','.join(spaced[0].split())}"
     found = {name: closest(name, words) for name in unknown}
     guesses = {name: guess for name, guess in found.items() if guess is not None}
     if not guesses:

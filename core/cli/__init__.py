@@ -9,10 +9,11 @@ Every user-facing error is rendered once, in :func:`main`, with its exit code
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -64,31 +65,56 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI and exit with the documented code; never a traceback for a user's mistake."""
-    from nodehost.errors import EXIT_FAILURE, NodehostError
+    """Run the CLI and exit with the documented code; never a traceback for a user's mistake.
 
+    With ``--json`` on the command line an error is a JSON object on stdout too
+    (:func:`report_error`): a script asking for JSON gets JSON, whatever happens.
+    """
+    from nodehost.errors import EXIT_FAILURE, NodehostError
+    from nodehost.log import forget_logging
+
+    forget_logging()
+    as_json = JSON_FLAG in (sys.argv[1:] if argv is None else argv)
     try:
         result = cli.main(args=argv, prog_name="nodehost", standalone_mode=False)
     except NodehostError as error:
-        from nodehost.log import print_message
-
-        print_message(error.render(), "error", exit_code=error.exit_code)
-        sys.exit(error.exit_code)
+        report_error(error.render(), error.exit_code, as_json)
     except click.ClickException as error:
-        from nodehost.log import print_message
-
         shown = io.StringIO()
         error.show(file=shown)
-        print_message(shown.getvalue().rstrip("\n"), "error", exit_code=error.exit_code)
-        sys.exit(error.exit_code)
+        text = error.format_message() if as_json else shown.getvalue().rstrip("\n")
+        report_error(text, error.exit_code, as_json)
     except click.Abort:
-        from nodehost.log import print_message
-
-        print_message("Aborted!", "error", exit_code=EXIT_FAILURE)
-        sys.exit(EXIT_FAILURE)
+        report_error("Aborted!", EXIT_FAILURE, as_json)
     except KeyboardInterrupt:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(EXIT_FAILURE)
     # Without standalone mode, click returns the code of a ``click.exceptions.Exit``.
     sys.exit(result if isinstance(result, int) else 0)
+
+
+#: The flag that asks any command for JSON.
+JSON_FLAG = "--json"
+
+
+def report_error(text: str, exit_code: int, as_json: bool) -> NoReturn:
+    """Print the error ``text`` that ends the command and exit with ``exit_code``.
+
+    ``as_json``: one object on stdout, ``{"error": <first line>, "details":
+    [<further lines>], "exit_code": N}`` (``error:`` dropped); otherwise the text
+    on stderr (:func:`nodehost.log.print_message`).
+    """
+    if as_json:
+        import json
+
+        first, *rest = text.removeprefix("error: ").split("\n")
+        document = {"error": first, "details": rest, "exit_code": exit_code}
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.write(json.dumps(document) + "\n")
+            sys.stdout.flush()
+    else:
+        from nodehost.log import print_message
+
+        print_message(text, "error", exit_code=exit_code)
+    sys.exit(exit_code)

@@ -88,11 +88,20 @@ def plugins(as_json: bool, **plugin_flags: Any) -> None:
     if as_json:
         click.echo(json.dumps([info.as_dict() for info in infos], indent=2))
         return
-    table = [("NAME", "DISTRIBUTION", "STATUS", "HOOKS")]
+    table = [("NAME", "DISTRIBUTION", "VERSION", "STATUS", "HOOKS")]
     for info in infos:
         status = info.status
         if info.error is not None:
             status += f" in {info.hook}: {info.error}" if info.hook else f": {info.error}"
         hooks = ",".join(hook.removeprefix("nodehost_") for hook in info.hooks) or "-"
-        table.append((info.name, info.dist_label, status, hooks))
+        table.append((info.name, *_distribution_and_version(info), status, hooks))
     click.echo(format_table(table, terminal_width()))
+
+
+def _distribution_and_version(info: Any) -> tuple[str, str]:
+    """A plugin's distribution and version columns (a built-in's version is nodehost's)."""
+    if info.distribution is None and info.kind == "builtin":
+        from nodehost import __version__
+
+        return "nodehost (built-in)", __version__
+    return info.distribution or "-", info.version or "-"

@@ -289,6 +289,10 @@ def start(ctx: click.Context, **flags: Any) -> None:
         click.echo(f"Wrote node config to {path}")
         return
     resolved = resolve_config(options, inventory, selected)
+    if not (options.write_flags or options.dry_run):
+        from nodehost.log import messages_follow_events
+
+        messages_follow_events()  # the node runs: its events and messages share stderr
     echo_warnings(resolved.config.source, resolved.warnings)
     if options.write_flags:
         click.echo(_flags_line(inventory, resolved, options))

@@ -224,7 +224,14 @@ def status(address: str, as_json: bool, timeout: float) -> None:
     """Show the state of a running nodehost; exit 0 if the node is ready, 1 if not."""
     host, port = parse_address_flag(address, "--address")
     document = fetch_status(host, port, timeout)
-    click.echo(json.dumps(document, indent=2) if as_json else render_table(document))
+    try:
+        text = json.dumps(document, indent=2) if as_json else render_table(document)
+    except RecursionError:  # a document that parsed but nests too deeply to print
+        raise RuntimeFailure(
+            f"{host}:{port} answered /status with a document nested too deeply, "
+            "not nodehost's status"
+        ) from None
+    click.echo(text)
     raise click.exceptions.Exit(0 if is_ready(document) else 1)
 
 

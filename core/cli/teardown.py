@@ -62,6 +62,8 @@ def teardown(
     if not os.path.isdir(state):
         click.echo(f"nothing to tear down: {state} does not exist")
         return
+    if not state_dir and not os.environ.get("NODEHOST_STATE_DIR"):
+        click.echo(_default_notice(state))
     lock = StateLock(state)
     lock.acquire()
     try:
@@ -76,3 +78,21 @@ def teardown(
         click.echo(line)
     if report.left:
         raise RuntimeFailure("teardown incomplete: " + "; ".join(report.left))
+
+
+def _default_notice(state: str) -> str:
+    """Say, before acting, that ``state`` is the machine-wide default and whose it is."""
+    from nodehost.runtime import proc
+    from nodehost.runtime.pidfiles import last_holder
+
+    holder = last_holder(state)
+    if holder is None:
+        owner = "no nodehost has held it"
+    elif proc.is_alive(holder):
+        owner = f"its lock names pid {holder} ({proc.executable(holder) or '?'})"
+    else:
+        owner = f"last used by nodehost pid {holder}, which is not running"
+    return (
+        f"tearing down {state}: the default state directory (no --state-dir or "
+        f"NODEHOST_STATE_DIR given); {owner}"
+    )

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
+
+#: The name of a temporary file beside the one being written (``.<name>.tmp-XXXXXXXX``):
+#: what a kill between creating it and renaming it leaves.
+TEMPORARY_NAME = re.compile(r"^\..+\.tmp-[0-9a-f]{8}$")
 
 
 def fsync_directory(path: Path) -> None:
@@ -130,6 +135,20 @@ def _create_temporary(path: Path, data: bytes, mode: int) -> Path:
         except FileExistsError:
             continue
         return temporary
+
+
+def remove_temporaries(folder: Path | str) -> list[Path]:
+    """Remove the temporaries (:data:`TEMPORARY_NAME`, files or symlinks, never followed) a
+    killed writer left in ``folder``; return them.  Only for a folder no one else writes
+    in at the same time (its owner holds a lock)."""
+    removed = []
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        for entry in os.scandir(folder):
+            if TEMPORARY_NAME.match(entry.name) and not entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+    return removed
 
 
 def _about(error: OSError, path: Path) -> OSError:

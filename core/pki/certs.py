@@ -197,3 +197,32 @@ def organizations_of(certificate: x509.Certificate) -> list[str]:
     return [
         str(a.value) for a in certificate.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
     ]
+
+
+def expiry_fields(name: str, certificate: x509.Certificate, source: str) -> dict[str, object]:
+    """The JSON-ready expiry of ``certificate`` (named ``name``, from ``source``): what
+    ``/status`` shows in a component's ``details.certificates``."""
+    not_after = certificate.not_valid_after_utc
+    remaining = (not_after - datetime.datetime.now(datetime.UTC)).total_seconds()
+    return {
+        "name": name,
+        "file": source,
+        "present": True,
+        "subject": certificate.subject.rfc4514_string(),
+        "not_before": certificate.not_valid_before_utc.isoformat(),
+        "not_after": not_after.isoformat(),
+        "not_after_timestamp": not_after.timestamp(),
+        "remaining_seconds": round(remaining, 3),
+    }
+
+
+def certificate_expiry(name: str, path: str, pem: bytes | None = None) -> dict[str, object]:
+    """:func:`expiry_fields` of the first certificate of ``pem`` (else of the file ``path``);
+    ``present: False`` when there is none to read."""
+    from nodehost.fileread import PEM_LIMIT, read_file
+
+    try:
+        data = pem if pem is not None else read_file(path, PEM_LIMIT)
+        return expiry_fields(name, decode_certificates(data, path)[0], path)
+    except (OSError, PKIError, IndexError):
+        return {"name": name, "file": path, "present": False}

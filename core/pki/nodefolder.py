@@ -172,9 +172,72 @@ class NodeFolderResult:
 
 
 def validate_request(request: NodeFolderRequest) -> None:
-    """Origin's ``Validate`` rules and messages, then nodehost's; raises :class:`UsageError`."""
+    """Origin's ``Validate`` rules and messages, then nodehost's, then every input file at
+    once (:func:`input_file_problems`); raises :class:`UsageError`."""
     _validate_origin_rules(request)
     _validate_nodehost_rules(request)
+    problems = input_file_problems(request)
+    if len(problems) == 1:
+        (flag, message), *_ = problems
+        raise UsageError(message, flag)
+    if problems:
+        lines = [f"{len(problems)} input files cannot be used:"]
+        raise UsageError("\n".join(lines + [f"  {message}" for _, message in problems]))
+
+
+def input_file_problems(request: NodeFolderRequest) -> list[tuple[str, str]]:
+    """``(flag, message)`` for every input file the request needs that is missing or
+    unreadable (certificate authorities also when they hold no certificate), in flag order:
+    checked together before anything is generated, so one run names them all."""
+    problems: list[tuple[str, str]] = []
+    authorities = [(name, "--certificate-authority") for name in request.certificate_authority]
+    if request.uses_node_client_ca:
+        authorities.append(
+            (request.node_client_certificate_authority, "--node-client-certificate-authority")
+        )
+    for name, flag in authorities:
+        problem = _certificate_file_problem(name)
+        if problem:
+            problems.append((flag, f"{flag} must be a valid certificate file: {problem}"))
+    if request.creates_client_certificate or request.creates_server_certificate:
+        for value, flag, what in (
+            (request.signer_cert, "--signer-cert", "a valid certificate file"),
+            (request.signer_key, "--signer-key", "a valid key file"),
+            (request.signer_serial, "--signer-serial", "a valid file"),
+        ):
+            if not Path(value).exists():  # Origin's message
+                problems.append((flag, f'{flag}, "{Path(value).absolute()}" must be {what}'))
+    for name, flag in (
+        (request.client_certificate, "--client-certificate"),
+        (request.client_key, "--client-key"),
+        (request.server_certificate, "--server-certificate"),
+        (request.server_key, "--server-key"),
+    ):
+        if name:
+            problem = _readable_problem(name)
+            if problem:
+                problems.append((flag, f"cannot read {flag} {problem}"))
+    return problems
+
+
+def _readable_problem(name: str) -> str | None:
+    """``<name>: <reason>`` when the file cannot be read (:func:`read_file`), else None."""
+    try:
+        read_file(name, PEM_LIMIT)
+    except OSError as error:
+        return f"{name}: {error.strerror or error}"
+    return None
+
+
+def _certificate_file_problem(name: str) -> str | None:
+    """Why ``name`` is no certificate file (``<name>: <reason>``), or None."""
+    try:
+        decode_certificates(read_file(name, PEM_LIMIT), name)
+    except OSError as error:
+        return f"{name}: {error.strerror or error}"
+    except PKIError as error:
+        return str(error)
+    return None
 
 
 def _validate_origin_rules(r: NodeFolderRequest) -> None:
@@ -184,7 +247,10 @@ def _validate_origin_rules(r: NodeFolderRequest) -> None:
         raise UsageError("--node must be provided", "--node")
     if not r.master:
         raise UsageError("--master must be provided", "--master")
-    _validate_certificate_authorities(r.certificate_authority)
+    if not r.certificate_authority:  # the files themselves: input_file_problems
+        raise UsageError(
+            "--certificate-authority must be a valid certificate file", "--certificate-authority"
+        )
     if not r.hostnames:
         raise UsageError("at least one hostname must be provided", "--hostnames")
     _validate_pair(r.client_certificate, r.client_key, "--client-certificate", "--client-key")
@@ -198,21 +264,6 @@ def _validate_origin_rules(r: NodeFolderRequest) -> None:
             if not value:
                 raise UsageError(f"{flag} must be provided to create certificates", flag)
     check_expire_days(r.expire_days)
-
-
-def _validate_certificate_authorities(files: tuple[str, ...]) -> None:
-    message = "--certificate-authority must be a valid certificate file"
-    if not files:
-        raise UsageError(message, "--certificate-authority")
-    for name in files:
-        try:
-            decode_certificates(read_file(name, PEM_LIMIT), name)
-        except OSError as error:
-            raise UsageError(
-                f"{message}: {name}: {error.strerror}", "--certificate-authority"
-            ) from None
-        except PKIError as error:
-            raise UsageError(f"{message}: {error}", "--certificate-authority") from None
 
 
 def _validate_pair(cert: str, key: str, cert_flag: str, key_flag: str) -> None:
@@ -445,13 +496,7 @@ def _issue(
 
 
 def _signer(request: NodeFolderRequest) -> Signer:
-    for value, flag, what in (
-        (request.signer_cert, "--signer-cert", "a valid certificate file"),
-        (request.signer_key, "--signer-key", "a valid key file"),
-        (request.signer_serial, "--signer-serial", "a valid file"),
-    ):
-        if not Path(value).exists():
-            raise PKIError(f'{flag}, "{Path(value).absolute()}" must be {what}')
+    """The signer CA (its files' presence was checked by :func:`validate_request`)."""
     return load_signer(
         Path(request.signer_cert), Path(request.signer_key), Path(request.signer_serial)
     )

@@ -52,6 +52,7 @@ from pathlib import Path
 
 from nodehost.fileread import CONFIG_LIMIT, read_file
 from nodehost.pki.atomic import (
+    TEMPORARY_NAME,
     create_file,
     create_files,
     fsync_directory,
@@ -63,7 +64,6 @@ from nodehost.pki.commit import FOLDER_MODE, PlannedFile
 
 CURRENT = ".nodehost-current"
 VERSION_PREFIX = ".nodehost-v-"
-_TEMPORARY = re.compile(r"^\..+\.tmp-[0-9a-f]{8}$")
 #: What follows ``.<folder>.staging-`` in a staging folder's name (no pattern per folder).
 _TOKEN = re.compile(r"[0-9a-f]{8}")
 
@@ -269,7 +269,7 @@ def clean_stale(folder: Path) -> list[str]:
                 remove_tree(entry.path)
             else:  # a symlink is removed, never followed
                 os.unlink(entry.path)
-        elif _TEMPORARY.match(entry.name) and not entry.is_dir(follow_symlinks=False):
+        elif TEMPORARY_NAME.match(entry.name) and not entry.is_dir(follow_symlinks=False):
             os.unlink(entry.path)
         else:
             continue

@@ -7,8 +7,9 @@ in exit-on-ready mode the readiness summary is printed and the host stops.
 
 Stop (SIGTERM, SIGINT, exit-on-ready, or a failed component): ``STOPPING=1``,
 then each component stops once every component that starts after it has
-stopped -- reverse order, independent ones in parallel.  A second SIGINT
-forces: every remaining process group is killed at once.
+stopped -- reverse order, independent ones in parallel.  A SIGINT during a
+stop (a second SIGINT, or one after SIGTERM) forces: every remaining process
+group is killed at once, each logged as killed because the stop was forced.
 
 Before anything starts the host takes ``<state-dir>/run/host.lock`` (one host
 per state directory), becomes a child subreaper, opens the agents' cgroups
@@ -63,7 +64,9 @@ class LifecycleHooks(Protocol):
     def component_ready(self, *, name: str, seconds: float) -> None: ...
     def component_exited(self, *, name: str, returncode: int | None, restarting: bool) -> None: ...
     def component_stopped(self, *, name: str) -> None: ...
-    def node_ready(self, *, seconds: float, status_address: str | None) -> None: ...
+    def node_ready(
+        self, *, seconds: float, status_address: str | None, keeps_running: bool = True
+    ) -> None: ...
     def metrics_collectors(self) -> list[tuple[str, Any]]: ...
     def plugin_failures(self) -> list[dict[str, Any]]: ...
 
@@ -83,7 +86,9 @@ class NoHooks:
     def component_stopped(self, *, name: str) -> None:
         """Nothing."""
 
-    def node_ready(self, *, seconds: float, status_address: str | None) -> None:
+    def node_ready(
+        self, *, seconds: float, status_address: str | None, keeps_running: bool = True
+    ) -> None:
         """Nothing."""
 
     def metrics_collectors(self) -> list[tuple[str, Any]]:
@@ -128,7 +133,6 @@ class Host:
         self.health_address: tuple[str, int] | None = None
         self._status_text = ""
         self._check_scheduled = False
-        self._interrupts = 0
         self._timers: list[asyncio.TimerHandle] = []
         self._background: list[asyncio.Task[Any]] = []
         self.server: Any = None
@@ -273,6 +277,7 @@ class Host:
         lock.acquire()
         loop = asyncio.get_running_loop()
         try:
+            self._remove_temporaries()
             self._make_state_folders()
             earlier = cgroups.recorded_base(self.state_dir)
             await self._look_around()
@@ -293,6 +298,14 @@ class Host:
         if self.failures:
             raise RuntimeFailure("\n".join(self.failures))
         return self.exit_code
+
+    def _remove_temporaries(self) -> None:
+        """Remove the temporary files a killed run left in the state directory, saying so."""
+        removed = pidfiles.remove_temporaries(self.state_dir)
+        if removed:
+            self.log.info(
+                "removed temporary files a killed run left", files=[str(p) for p in removed]
+            )
 
     def _make_state_folders(self) -> None:
         """Make every folder the plan writes in the state directory before anything starts;
@@ -375,6 +388,8 @@ class Host:
             self._timers.append(loop.call_later(self.settings.ready_timeout, self._ready_timeout))
 
     async def _end_leftovers(self) -> None:
+        """End what a killed earlier run left, saying so (which pids, how long it may take)
+        before the wait, not only after it."""
         verified, pids = pidfiles.find_leftovers(self.state_dir)
         if pids:
             for record in verified:
@@ -384,8 +399,16 @@ class Host:
                     pid=record.pid,
                     executable=record.executable,
                 )
-            grace = self.settings.stop_grace
-            killed = await pidfiles.end_processes(pids, LEFTOVER_GRACE if grace is None else grace)
+            grace = LEFTOVER_GRACE if self.settings.stop_grace is None else self.settings.stop_grace
+            below = sorted(set(pids) - {record.pid for record in verified})
+            self.log.warning(
+                "ending what an earlier run left: SIGTERM, then SIGKILL after the grace period",
+                pids=pids,
+                below_agents=below,
+                processes=[f"{pid} ({proc.executable(pid) or '?'})" for pid in pids],
+                grace=grace,
+            )
+            killed = await pidfiles.end_processes(pids, grace)
             self.log.warning("leftovers ended", pids=pids, killed=killed)
         pidfiles.clear_pid_files(self.state_dir)
 
@@ -396,7 +419,9 @@ class Host:
             agents = base / cgroups.AGENTS
             if not cgroups.populated(agents):
                 continue
-            self.log.warning("ending leftover agents", cgroup=str(agents))
+            self.log.warning(
+                "ending leftover agents", cgroup=str(agents), pids=sorted(cgroups.pids(agents))
+            )
             cgroups.kill(agents)
             await pidfiles.wait_gone(cgroups.pids(agents), pidfiles.KILL_WAIT)
 
@@ -465,11 +490,17 @@ class Host:
             self.server = None
             raise RuntimeFailure(
                 f"cannot serve health and status on {host}:{port}: "
-                f"{error.strerror or error} (choose another health address, or disable it)"
+                f"{error.strerror or error} (choose another --health-address, or "
+                "--health-address=none)"
             ) from None
         bound = f"{self.health_address[0]}:{self.health_address[1]}"
         address_file = pidfiles.run_directory(self.state_dir) / HEALTH_ADDRESS_FILE
-        write_atomic(address_file, f"{bound}\n".encode(), 0o644, sync_directory=False)
+        try:
+            write_atomic(address_file, f"{bound}\n".encode(), 0o644, sync_directory=False)
+        except OSError as error:
+            raise RuntimeFailure(
+                f"cannot write {address_file}: {error.strerror or error} (see --state-dir)"
+            ) from None
         self.log.info("serving health and status", address=bound)
 
     async def _start_profile_server(self) -> None:
@@ -505,7 +536,12 @@ class Host:
         self.log.info("node ready", seconds=round(seconds, 3))
         self.notifier.ready(f"ready: {len(self.supervisors)} component(s)")
         self._status_text = ""
-        self.call_hook("node_ready", seconds=seconds, status_address=self.status_address())
+        self.call_hook(
+            "node_ready",
+            seconds=seconds,
+            status_address=self.status_address(),
+            keeps_running=not self.settings.exit_on_ready,
+        )
         if self.settings.exit_on_ready:
             self.out.write(self.readiness_summary())
             self.out.flush()
@@ -596,11 +632,17 @@ class Host:
         self.request_stop("SIGTERM", EXIT_OK)
 
     def _on_sigint(self) -> None:
-        self._interrupts += 1
-        if self._interrupts == 1:
+        """The first SIGINT stops the node; one during a stop (after SIGINT, SIGTERM or
+        any other reason) forces it: every component is killed now, exit 1."""
+        if not self.shutdown.is_set():
             self.request_stop("SIGINT", EXIT_OK)
             return
-        self.log.warning("second SIGINT: forcing the stop, killing every component now")
+        if self.force.is_set():
+            return
+        first = (
+            "second SIGINT" if self.stop_reason == "SIGINT" else f"SIGINT after {self.stop_reason}"
+        )
+        self.log.warning(f"{first}: forcing the stop, killing every component now")
         self.exit_code = EXIT_FAILURE
         self.force.set()
 

@@ -18,7 +18,10 @@ fsync: after a power loss no process survives to be found anyway.
 Root writes here, so nothing in ``run/`` is opened through a symlink (the
 lock file with ``O_NOFOLLOW``, a pid file's temporary with ``O_EXCL``), pid
 files are read without following one, and a state directory (or ``run``
-folder) writable by group or others is refused (exit 1).
+folder) that is a symlink or writable by group or others is refused (exit 1),
+as is an entry of ``run/`` nodehost writes that is a directory, FIFO, socket
+or device.  The temporaries a killed run left are removed at the next start
+and by a teardown (:func:`remove_temporaries`).
 """
 
 from __future__ import annotations
@@ -182,9 +185,45 @@ async def wait_gone(pids: list[int], timeout: float) -> list[int]:
     return alive
 
 
+#: How deep below the state directory a killed run's temporaries are looked for: every
+#: folder nodehost writes files in (``run``, ``kubelet``, ``runtime/bin`` ...).
+TEMPORARY_DEPTH = 2
+
+
+def remove_temporaries(state_dir: str) -> list[Path]:
+    """Remove the temporary files (``.<name>.tmp-XXXXXXXX``) a killed run left in the state
+    directory and its folders down to :data:`TEMPORARY_DEPTH`; return them.
+
+    Call it holding the state directory's lock.  No symlink is followed and no
+    mount point entered (a container's root filesystem is not nodehost's).
+    """
+    from nodehost.pki.atomic import remove_temporaries as remove_in
+
+    base = Path(os.path.abspath(state_dir))
+    removed = remove_in(base)
+    folders = [base]
+    for _ in range(TEMPORARY_DEPTH):
+        folders = [child for folder in folders for child in _subfolders(folder)]
+        for folder in folders:
+            removed.extend(remove_in(folder))
+    return removed
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """The real folders in ``folder`` (no symlinks, no mount points)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False) and not os.path.ismount(entry.path):
+                found.append(Path(entry.path))
+    return found
+
+
 def clear_pid_files(state_dir: str) -> None:
-    for path in run_directory(state_dir).glob("*.pid"):
-        path.unlink(missing_ok=True)
+    """Remove every pid file, and the temporary a kill left beside one."""
+    for pattern in ("*.pid", "*.pid.tmp"):
+        for path in run_directory(state_dir).glob(pattern):
+            path.unlink(missing_ok=True)
 
 
 class UnsafeStateDirectory(Exception):
@@ -196,12 +235,48 @@ def check_state_directory(state_dir: str | Path) -> None:
 
     nodehost writes pid files and component files there as root, so the
     directory must belong to root or this user and not be writable by group
-    or others, and its ``run`` folder must be a real directory (not a
-    symlink) with the same rules.
+    or others, and it and its ``run`` folder must be real directories (not
+    symlinks); the entries of ``run`` nodehost writes must be files
+    (:func:`check_run_entries`).
     """
+    base = Path(os.path.abspath(state_dir))  # no trailing slash: lstat sees the link itself
+    run = base / RUN_DIRECTORY
+    for path in (base, run):
+        _check_folder(path, os.lstat(path))
+    check_run_entries(base)
+
+
+#: The entries of ``run/`` that nodehost writes: each must be a regular file when present.
+OWN_RUN_ENTRIES = ("*.pid", "*.tmp", LOCK_FILE, "health.address", "cgroup")
+
+
+def check_run_entries(state_dir: str | Path) -> None:
+    """Raise :class:`UnsafeStateDirectory` naming the first entry of ``run/`` that nodehost
+    writes (:data:`OWN_RUN_ENTRIES`) and that is a directory, a FIFO, a socket or a device:
+    nodehost would fail on it half-way, so it refuses before acting.  A symlink passes
+    here: it is never followed (removed, replaced or refused where it is used)."""
     run = Path(state_dir) / RUN_DIRECTORY
-    for path, info in ((Path(state_dir), os.stat(state_dir)), (run, os.lstat(run))):
-        _check_folder(path, info)
+    for pattern in OWN_RUN_ENTRIES:
+        for path in sorted(run.glob(pattern)):
+            with contextlib.suppress(FileNotFoundError):
+                kind = _file_kind(os.lstat(path).st_mode)
+                if kind is not None and not path.is_symlink():  # symlinks: never followed
+                    raise UnsafeStateDirectory(
+                        f"state directory: {path} is {kind}, not a file nodehost wrote: remove it"
+                    )
+
+
+def _file_kind(mode: int) -> str | None:
+    """What a non-regular file is (``a directory``, ``a FIFO`` ...), None for a regular one."""
+    kinds = {
+        stat.S_IFDIR: "a directory",
+        stat.S_IFIFO: "a FIFO",
+        stat.S_IFSOCK: "a socket",
+        stat.S_IFLNK: "a symbolic link",
+        stat.S_IFCHR: "a character device",
+        stat.S_IFBLK: "a block device",
+    }
+    return kinds.get(stat.S_IFMT(mode)) if not stat.S_ISREG(mode) else None
 
 
 def _check_folder(path: Path, info: os.stat_result) -> None:
@@ -243,7 +318,7 @@ def make_state_folder(state_dir: str | Path, folder: str | Path) -> bool:
     except ValueError:
         return False
     make_directories(base, STATE_DIRECTORY_MODE)
-    _check_folder(base, os.stat(base))  # the state directory itself, as check_state_directory
+    _check_folder(base, os.lstat(base))  # the state directory itself, as check_state_directory
     current = base
     for part in parts:
         current = current / part
@@ -260,6 +335,17 @@ def make_state_folder(state_dir: str | Path, folder: str | Path) -> bool:
     return True
 
 
+def last_holder(state_dir: str) -> int | None:
+    """The pid ``host.lock`` names: the nodehost that holds, or last held, the state
+    directory (read without following a symlink); None if there is none."""
+    path = run_directory(state_dir) / LOCK_FILE
+    try:
+        text = read_file(path, STATE_LIMIT, follow_symlinks=False).decode("ascii").strip()
+    except (OSError, ValueError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
 class StateLock:
     """An exclusive ``flock`` on ``<state-dir>/run/host.lock``: one host per state directory."""
 
@@ -270,14 +356,15 @@ class StateLock:
     def acquire(self) -> None:
         """Take the lock or raise :class:`RuntimeFailure` naming the holder (or the OS error).
 
-        The state directory is checked first (:func:`check_state_directory`);
-        the lock file is never opened through a symlink.
+        The state directory is checked first (:func:`check_state_directory`,
+        which refuses a lock file that is not a regular file); the lock file is
+        never opened through a symlink, nor waits on whatever it is.
         """
         state_dir = self.path.parent.parent
         try:
-            make_directories(self.path.parent, STATE_DIRECTORY_MODE)
+            make_state_folder(state_dir, self.path.parent)  # nothing made through a symlink
             check_state_directory(state_dir)
-            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
             fd = os.open(self.path, flags, 0o644)
         except UnsafeStateDirectory as error:
             raise RuntimeFailure(str(error)) from None
@@ -297,8 +384,18 @@ class StateLock:
                 f"another nodehost (pid {holder}) is running with state directory "
                 f"{self.path.parent.parent}; stop it or use another --state-dir"
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            kind = _file_kind(os.fstat(fd).st_mode)
+            if kind is not None:  # it was replaced after the check
+                raise OSError(errno.EINVAL, f"{self.path} is {kind}; remove it")
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as error:
+            os.close(fd)
+            raise RuntimeFailure(
+                f"cannot use state directory {state_dir}: {error.strerror or error} "
+                "(see --state-dir)"
+            ) from None
         self.fd = fd
 
     def release(self) -> None:

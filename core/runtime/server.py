@@ -2,7 +2,13 @@
 
 Deliberately minimal and robust: GET (and HEAD) only, one request per
 connection, the request head bounded to :data:`MAX_REQUEST_BYTES` and read
-within :data:`REQUEST_TIMEOUT` seconds, every answer closes the connection.
+within :data:`REQUEST_TIMEOUT` seconds (a connection idle, or dripping its
+request, longer is answered 408 and closed), every answer closes the
+connection.  At most :data:`MAX_CONNECTIONS` connections are open at once:
+a new one past that takes the place of the oldest still waiting for its
+request (none being answered is cut), so idle or slow clients, however many,
+neither lock a probe out nor exhaust the host's descriptors; the first time
+the limit is reached it is logged, once.
 Routes map a path to a function of the query string that returns a
 :class:`Response` (or a coroutine of one); an exception in a route is a 500,
 never a crash.
@@ -13,12 +19,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MAX_REQUEST_BYTES = 8192
 REQUEST_TIMEOUT = 5.0
+#: Connections open at once (see the module docstring).
+MAX_CONNECTIONS = 128
 
 REASONS = {
     200: "OK",
@@ -60,13 +69,29 @@ def parse_query(query: str) -> dict[str, str]:
     return parsed
 
 
-class HttpServer:
-    """Serves ``routes`` on ``host:port`` (port 0 picks a free one: see :attr:`address`)."""
+@dataclass(eq=False)
+class _Connection:
+    """One open connection: when it was accepted, whether its request is being answered."""
 
-    def __init__(self, routes: Mapping[str, Route], log: Any) -> None:
+    writer: asyncio.StreamWriter
+    opened: float = field(default_factory=time.monotonic)
+    answering: bool = False
+    evicted: bool = False
+
+
+class HttpServer:
+    """Serves ``routes`` on ``host:port`` (port 0 picks a free one: see :attr:`address`);
+    at most ``max_connections`` connections at once (see the module docstring)."""
+
+    def __init__(
+        self, routes: Mapping[str, Route], log: Any, max_connections: int = MAX_CONNECTIONS
+    ) -> None:
         self.routes = dict(routes)
         self.log = log
+        self.max_connections = max_connections
         self.server: asyncio.base_events.Server | None = None
+        self._connections: set[_Connection] = set()
+        self._limit_logged = False
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
         """Listen; raise OSError if the address cannot be bound.  Returns the bound address."""
@@ -89,24 +114,57 @@ class HttpServer:
             self.server = None
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = _Connection(writer)
+        if not self._make_room():
+            writer.transport.abort()
+            return
+        self._connections.add(connection)
         try:
-            method, response = await self._answer(reader)
+            method, response = await self._answer(reader, connection)
+            if connection.evicted:
+                return
             self._write(writer, response, head_only=method == "HEAD")
             await asyncio.wait_for(writer.drain(), REQUEST_TIMEOUT)
         except (OSError, TimeoutError):
             pass
         finally:
+            self._connections.discard(connection)
             writer.close()
 
-    async def _answer(self, reader: asyncio.StreamReader) -> tuple[str, Response]:
+    def _make_room(self) -> bool:
+        """True when a new connection may be served: below the limit, or after closing the
+        oldest connection still waiting for its request; False when every one is being
+        answered."""
+        if len(self._connections) < self.max_connections:
+            return True
+        if not self._limit_logged:
+            self._limit_logged = True
+            self.log.warning(
+                "health server: connection limit reached; the oldest idle connections are "
+                "closed to make room (logged once)",
+                limit=self.max_connections,
+            )
+        waiting = [connection for connection in self._connections if not connection.answering]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda connection: connection.opened)
+        oldest.evicted = True
+        self._connections.discard(oldest)
+        oldest.writer.transport.abort()
+        return True
+
+    async def _answer(
+        self, reader: asyncio.StreamReader, connection: _Connection
+    ) -> tuple[str, Response]:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), REQUEST_TIMEOUT)
         except TimeoutError:
             return "GET", text(408, "request timeout\n")
         except asyncio.LimitOverrunError:
             return "GET", text(431, "request too large\n")
-        except asyncio.IncompleteReadError:
+        except (asyncio.IncompleteReadError, OSError):
             return "GET", text(400, "incomplete request\n")
+        connection.answering = True
         request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
         parts = request_line.split()
         if len(parts) != 3 or not parts[2].startswith("HTTP/"):

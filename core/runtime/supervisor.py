@@ -26,6 +26,7 @@ same way: the run ends, the new plan's files are written and it starts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -192,8 +193,20 @@ class ComponentSupervisor:
             ),
             "after": list(self.planned.after),
             "foreign_listener": None if self.foreign is None else self.foreign.as_dict(),
-            "details": dict(self.run.context.details) if isinstance(self.run, TaskRun) else {},
+            "details": self._details(),
         }
+
+    def _details(self) -> dict[str, Any]:
+        """What the task reports, else the expiry of the certificates its plan names
+        (:attr:`ComponentPlan.certificates`)."""
+        if isinstance(self.run, TaskRun) and self.run.context.details:
+            return dict(self.run.context.details)
+        sources = self.planned.plan.certificates
+        if not sources:
+            return {}
+        from nodehost.pki.certs import certificate_expiry
+
+        return {"certificates": [certificate_expiry(s.name, s.path, s.pem) for s in sources]}
 
     def pid_or_task_running(self) -> bool:
         return self.run is not None and self.run.running
@@ -396,8 +409,18 @@ class ComponentSupervisor:
         if isinstance(run, ChildProcess):
             await run.terminate(self._stop_signal(), self._stop_grace(), self.host.force)
             await run.forget_pid_file()
+            self._remove_leaves()
         else:
             await run.terminate(self._stop_grace(), self.host.force)
+
+    def _remove_leaves(self) -> None:
+        """Remove what the ended process left (:attr:`ProcessSpec.leaves`), never following
+        a symlink; a directory, or a path already gone, is left alone."""
+        if not isinstance(self.spec, ProcessSpec):
+            return
+        for path in self.spec.leaves:
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+                os.unlink(path)
 
     async def _probe_until_ready(self, run: ChildProcess | TaskRun) -> None:
         assert self.spec is not None
@@ -599,9 +622,12 @@ class ComponentSupervisor:
                     self._stop_signal(), self._stop_grace(), self.host.force
                 )
                 await run.forget_pid_file()
+                self._remove_leaves()
             else:
                 graceful = await run.terminate(self._stop_grace(), self.host.force)
-            if not graceful:
+            if not graceful and self.host.force.is_set():
+                self.host.log.warning("component killed: the stop was forced", component=self.name)
+            elif not graceful:
                 self.host.log.warning(
                     "component did not stop within its grace period; killed",
                     component=self.name,

@@ -14,7 +14,8 @@ its way out -- ends both, like k3s's ``k3s-killall.sh``:
 4. what each component recorded in its :class:`~nodehost.component.TeardownSpec`
    (``kube-proxy --cleanup`` where kube-proxy is installed; the mounts below the
    kubelet's root: pod volumes, unmounted, their data left), then every mount
-   below the state directory (containers' root filesystems);
+   below the state directory (containers' root filesystems), then the temporary
+   files a killed run left (:func:`pidfiles.remove_temporaries`);
 5. the pods' attachments to the networks recorded in the state directory, by CNI
    DEL from libcni's cache (:mod:`nodehost.cni.attachments`: veths, IPAM
    reservations, the plugins' iptables rules and chains, the pods' network
@@ -62,6 +63,8 @@ async def tear_down(state_dir: str, grace: float, ledgers_too: bool = True) -> T
             report.done.append(f"removed nodehost's cgroups {base}")
     _undo_recorded(state_dir, report)
     unmount_below(state_dir, report)
+    for path in pidfiles.remove_temporaries(state_dir):
+        report.done.append(f"removed {path} (a killed run's temporary file)")
     attachments_removed = _remove_attachments(state_dir, report)
     if ledgers_too and attachments_removed:
         _clean_networks(state_dir, report)

@@ -119,8 +119,15 @@ class HookRecorder:
     def component_stopped(self, *, name: str) -> None:
         self._record("component_stopped", name=name)
 
-    def node_ready(self, *, seconds: float, status_address: str | None) -> None:
-        self._record("node_ready", seconds=seconds, status_address=status_address)
+    def node_ready(
+        self, *, seconds: float, status_address: str | None, keeps_running: bool = True
+    ) -> None:
+        self._record(
+            "node_ready",
+            seconds=seconds,
+            status_address=status_address,
+            keeps_running=keeps_running,
+        )
 
     def metrics_collectors(self) -> list[tuple[str, Any]]:
         """None: a recorder adds no metrics."""

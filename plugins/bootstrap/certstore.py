@@ -181,13 +181,6 @@ def certificate_status(name: str, pair: StoredPair | None, path: Path) -> dict[s
     """The JSON-ready expiry status of one certificate (``/status`` ``details``)."""
     if pair is None:
         return {"name": name, "file": str(path), "present": False}
-    return {
-        "name": name,
-        "file": str(path),
-        "present": True,
-        "subject": pair.certificate.subject.rfc4514_string(),
-        "not_before": pair.not_before.isoformat(),
-        "not_after": pair.not_after.isoformat(),
-        "not_after_timestamp": pair.not_after.timestamp(),
-        "remaining_seconds": round(pair.remaining_seconds(), 3),
-    }
+    from nodehost.pki.certs import expiry_fields
+
+    return expiry_fields(name, pair.certificate, str(path))

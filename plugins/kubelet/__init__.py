@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, Problem, Severity, ValidationScope, hookimpl
 from nodehost.component import (
+    CertificateSource,
     ComponentPlan,
     FileSpec,
     HttpProbe,
@@ -174,6 +175,53 @@ def security_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
     return problems
 
 
+#: The component that reports the node's certificates itself when it runs (it rotates them).
+ROTATING_COMPONENT = "bootstrap"
+
+
+def certificates(context: PlanContext) -> tuple[CertificateSource, ...]:
+    """The kubelet's serving and client certificates, whose expiry the host shows -- unless
+    the component that rotates them runs and reports them itself.
+
+    The client certificate is the ``masterKubeConfig``'s: its ``client-certificate``
+    file, or the certificate embedded as ``client-certificate-data`` (a folder made by
+    ``config create``).  A kubeconfig that cannot be read gives none.
+    """
+    if ROTATING_COMPONENT in context.selected:
+        return ()
+    found = []
+    if context.config.serving_info.cert_file:
+        found.append(CertificateSource("server", context.config.serving_info.cert_file))
+    client = _client_certificate(context.config.master_kube_config)
+    if client is not None:
+        found.append(client)
+    return tuple(found)
+
+
+def _client_certificate(kubeconfig: str) -> CertificateSource | None:
+    import base64
+    import binascii
+
+    from nodehost.errors import RuntimeFailure
+    from nodehost.pki.kubeconfig import kubeconfig_entries
+
+    if not kubeconfig:
+        return None
+    try:
+        user = kubeconfig_entries(kubeconfig)[1]
+    except (RuntimeFailure, OSError, ValueError):
+        return None
+    path, data = user.get("client-certificate"), user.get("client-certificate-data")
+    if isinstance(path, str) and path:
+        return CertificateSource("client", os.path.join(os.path.dirname(kubeconfig), path))
+    if isinstance(data, str) and data:
+        try:
+            return CertificateSource("client", kubeconfig, base64.b64decode(data, validate=True))
+        except (binascii.Error, ValueError):
+            return None
+    return None
+
+
 class Kubelet:
     """Plans the kubelet: its config file, its command line and its readiness probe."""
 
@@ -214,6 +262,7 @@ class Kubelet:
                 ),
             ),
             notes=tuple(notes),
+            certificates=certificates(context),
         )
 
     def flag_arguments(self, context: PlanContext) -> tuple[str, ...]:

@@ -101,9 +101,13 @@ def nodehost_describe_config(options: StartOptions) -> list[str] | None:
 
 
 @hookimpl
-def nodehost_node_ready(status_address: str | None) -> None:
-    """Print how to reach each local cluster this process runs."""
+def nodehost_node_ready(status_address: str | None, keeps_running: bool) -> None:
+    """Print how to reach each local cluster this process runs, unless the node is about
+    to stop (``--exit-on-ready``)."""
     import sys
+
+    if not keeps_running:
+        return
 
     from nodehost.plugins.localcluster.cluster import instructions, started
 

@@ -176,6 +176,7 @@ class Runtime:
         context: PlanContext, paths: Paths, settings: RuntimeSettings
     ) -> ComponentPlan:
         from nodehost.cni import node_network
+        from nodehost.log import verbosity
 
         check_socket_path(paths.socket)
         network = node_network(context)
@@ -190,10 +191,11 @@ class Runtime:
         )
         return ComponentPlan(
             run=ProcessSpec(
-                argv=containerd.containerd_argv(config_path),
+                argv=containerd.containerd_argv(config_path, verbosity()),
                 env={"PATH": search_path},
                 readiness=CriProbe(endpoint=paths.endpoint, interval=0.5, timeout=2.0),
                 stop_grace=containerd.STOP_GRACE,
+                leaves=(paths.socket, paths.socket + TTRPC_SUFFIX),  # the ttrpc one stays
             ),
             files=(FileSpec(config_path, content, 0o644), *launchers),
             programs=_programs_run(network, search_path),

@@ -143,9 +143,24 @@ def _first_existing(directories: Iterable[str]) -> str:
     return directories[0]
 
 
-def containerd_argv(config_path: str) -> tuple[str, ...]:
-    """The command line: everything else is in the configuration file."""
-    return ("containerd", "--config", config_path)
+def containerd_argv(config_path: str, verbosity: int = 0) -> tuple[str, ...]:
+    """The command line: the configuration file, and containerd's log level following
+    nodehost's ``-v`` (:func:`log_level`)."""
+    return ("containerd", "--config", config_path, "--log-level", log_level(verbosity))
+
+
+def log_level(verbosity: int) -> str:
+    """containerd's level for nodehost's ``-v``: ``warn`` by default (not its ~60 "loading
+    plugin" lines on every start), ``info`` from ``-v 2``, ``debug`` from ``-v 4``."""
+    from nodehost.log import DEBUG_VERBOSITY
+
+    if verbosity >= DEBUG_VERBOSITY:
+        return "debug"
+    return "info" if verbosity >= INFO_VERBOSITY else "warn"
+
+
+#: The ``-v`` from which containerd logs at info.
+INFO_VERBOSITY = 2
 
 
 def shim_programs(search_path: str) -> dict[str, str]:

@@ -96,7 +96,9 @@ def test_a_raising_validation_hook_is_an_error_when_its_component_is_selected(
     nodehost, rogue_dists, node_dir: Path
 ) -> None:
     config = str(node_dir / "node-config.yaml")
-    result = nodehost("start", f"--config={config}", "--dry-run", "--components=rogue")
+    result = nodehost(
+        "start", f"--config={config}", "--dry-run", "--components=rogue", "--log-format=console"
+    )
     assert result.code == 255
     assert f"Invalid NodeConfig {config}\n{INTERNAL}" in result.err
 
@@ -240,9 +242,9 @@ def test_a_component_whose_plan_raises_fails_validate_and_start_with_exit_1(
         "error: component planfails (plugin 'planfails' (nodehost-planfails 2.0)) failed to "
         "plan: RuntimeError: plan boom"
     )
-    for args in (
-        ["config", "validate", config],
-        ["start", f"--config={config}", "--dry-run", "--standins=always"],
+    for args in (  # console: the fake plugins' events precede the error, in one format
+        ["config", "validate", config, "--log-format=console"],
+        ["start", f"--config={config}", "--dry-run", "--standins=always", "--log-format=console"],
     ):
         result = nodehost(*args)
         assert result.code == 1, (args, result.err)

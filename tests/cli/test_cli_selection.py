@@ -57,7 +57,8 @@ def test_a_selection_with_nothing_active_is_origins_usage_error(
     config = node_dir / "node-config.yaml"
     result = nodehost_exe(
         "start", f"--config={config}", f"--disable={disabled}", f"--state-dir={tmp_path}",
-        "--health-address=none", "--exit-on-ready", env={**os.environ, "NODEHOST_NO_PLUGINS": "1"},
+        "--health-address=none", "--exit-on-ready", "--log-format=console",
+        env={**os.environ, "NODEHOST_NO_PLUGINS": "1"},
     )  # fmt: skip
     assert result.code == 2
     lines = result.err.splitlines()
@@ -120,7 +121,7 @@ def test_the_network_only_set_runs_against_kubeconfig_with_in_cluster_rules(
     args = ["start", f"--config={config}", f"--state-dir={tmp_path / 'state'}", "--no-plugins",
             "--standins=always", "--dry-run", "--json"]  # fmt: skip
     refused = nodehost(*args, "--components=dns,sdn,proxy,kubelet")
-    assert refused.code == 255 and "masterKubeConfig" in refused.err
+    assert refused.code == 255 and "masterKubeConfig" in refused.out  # --json: JSON on stdout
     planned = nodehost(*args, "--disable=kubelet", f"--kubeconfig={moved}")
     assert planned.code == 0, planned.err
     assert '"name": "proxy"' in planned.out

@@ -76,6 +76,15 @@ def test_exec_start_is_where_the_readme_installs_nodehost() -> None:
     assert unit()["Service"]["ExecStart"].split()[:2] == [f"{venv.group(1)}/bin/nodehost", "start"]
 
 
+def test_the_units_install_line_is_the_readmes() -> None:
+    readme = (ROOT / "README.rst").read_text()
+    line = re.search(r"python3 -m venv /opt/nodehost && /opt/nodehost/bin/pip install \S+", readme)
+    assert line, "the README's install line"
+    comments = [text for text in UNIT.read_text().splitlines() if text.startswith("#")]
+    header = " ".join(text.lstrip("# ") for text in comments)
+    assert line.group(0) in header
+
+
 def test_unit_start_command_is_accepted_by_nodehost() -> None:
     argv = unit()["Service"]["ExecStart"].split()[1:]
     nodehost = Path(sys.executable).parent / "nodehost"

@@ -143,7 +143,6 @@ def _remove_serial(ca: Path) -> None:
         (_break_ca_cert, r"error: signer certificate .*/ca\.crt: not a PEM certificate$"),
         (_swap_ca_key, r"error: signer key .*/ca\.key does not match signer certificate .*/ca\.crt$"),
         (_garble_serial, r"error: serial file .* does not hold a hexadecimal number: 'not-a-number'$"),
-        (_remove_serial, r'error: --signer-serial, ".*/ca\.serial\.txt" must be a valid file$'),
     ],
 )  # fmt: skip
 def test_bad_signer_material_exits_1_with_one_line_and_no_folder(
@@ -153,6 +152,44 @@ def test_bad_signer_material_exits_1_with_one_line_and_no_folder(
     result = run_config_create(config_create_args(ca_dir, tmp_path / "node1"))
     assert result.returncode == 1
     assert re.match(message, one_error_line(result)), result.stderr
+    assert not (tmp_path / "node1").exists()
+
+
+def test_a_missing_serial_file_is_a_missing_input_exit_2(
+    ca_dir, tmp_path, run_config_create, config_create_args
+) -> None:
+    _remove_serial(ca_dir)
+    result = run_config_create(config_create_args(ca_dir, tmp_path / "node1"))
+    assert result.returncode == 2
+    message = r'error: --signer-serial, ".*/ca\.serial\.txt" must be a valid file$'
+    assert re.match(message, one_error_line(result)), result.stderr
+    assert not (tmp_path / "node1").exists()
+
+
+def test_every_missing_input_is_named_at_once_before_anything_is_generated(
+    ca_dir, tmp_path, run_config_create, config_create_args
+) -> None:
+    missing = tmp_path / "missing"
+    args = [
+        *config_create_args(ca_dir, tmp_path / "node1"),
+        f"--certificate-authority={missing / 'ca.crt'}",
+        f"--node-client-certificate-authority={missing / 'client-ca.crt'}",
+        f"--server-certificate={missing / 'server.crt'}",
+        f"--server-key={missing / 'server.key'}",
+    ]
+    result = run_config_create(args)
+    assert result.returncode == 2, result.stderr
+    assert "Generating node credentials" not in result.stdout
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0] == "error: 4 input files cannot be used:"
+    for flag, name in (
+        ("--certificate-authority", "ca.crt"),
+        ("--node-client-certificate-authority", "client-ca.crt"),
+        ("--server-certificate", "server.crt"),
+        ("--server-key", "server.key"),
+    ):
+        assert [line for line in lines[1:] if flag in line and str(missing / name) in line]
     assert not (tmp_path / "node1").exists()
 
 

@@ -440,7 +440,7 @@ def test_certificate_authority_that_is_not_pem_is_a_usage_error(request_factory,
 
 def test_missing_signer_file_uses_origins_message(request_factory, tmp_path) -> None:
     with pytest.raises(
-        PKIError, match=r'^--signer-key, ".*/missing.key" must be a valid key file$'
+        UsageError, match=r'^--signer-key, ".*/missing.key" must be a valid key file$'
     ):
         create_node_folder(request_factory(signer_key=str(tmp_path / "missing.key")))
 

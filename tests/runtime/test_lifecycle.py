@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hostrun import (
     PID_FILES_ONLY,
     alive,
@@ -170,19 +171,29 @@ def test_sigint_stops_cleanly_too(host_run) -> None:
     assert run.hook_names("component_stopped") == ["kubelet"]
 
 
-def test_second_sigint_forces_the_stop(host_run) -> None:
+@pytest.mark.parametrize(
+    ("first", "said"),
+    [
+        (signal.SIGINT, "second SIGINT: forcing the stop, killing every component now"),
+        (signal.SIGTERM, "SIGINT after SIGTERM: forcing the stop, killing every component now"),
+    ],
+)
+def test_sigint_during_a_stop_forces_it_and_says_so(host_run, first, said) -> None:
     component = healthz_component(
         "stubborn", env={"NODEHOST_STANDIN_IGNORE_SIGTERM": "1"}, stop_grace=600
     )
     run = host_run([component])
     run.wait_ready()
     pid = run.hooks()[0]["pid"]
-    run.signal(signal.SIGINT)
+    run.signal(first)
     wait_for(lambda: run.events("stopping node"), what="stop to begin")
     run.signal(signal.SIGINT)
     assert run.wait() == 1
     assert not alive(pid)
-    assert run.events("second SIGINT: forcing the stop, killing every component now")
+    assert run.events(said)
+    killed = run.events("component killed: the stop was forced")
+    assert [event["component"] for event in killed] == ["stubborn"]
+    assert not run.events("component did not stop within its grace period; killed")
 
 
 def test_child_ignoring_sigterm_is_killed_after_the_grace_period(host_run) -> None:
@@ -304,6 +315,16 @@ def test_next_start_ends_what_a_killed_host_left_behind(host_run, tmp_path: Path
     assert second.wait() == 0, second.stderr()
     assert not alive(grandchild)
     assert second.events("leftovers ended")[0]["pids"] == [grandchild]
+    # said before the wait (up to the grace period), not only once it is over
+    said = [event["event"] for event in second.logs()]
+    before = "ending what an earlier run left: SIGTERM, then SIGKILL after the grace period"
+    assert said.index(before) < said.index("leftovers ended")
+    [announced] = second.events(before)
+    assert (announced["pids"], announced["below_agents"], announced["grace"]) == (
+        [grandchild],
+        [grandchild],
+        0.5,
+    )
 
 
 def test_status_names_the_pid_file_mechanism_and_why_when_cgroups_are_off(host_run) -> None:

@@ -117,3 +117,25 @@ def test_a_configuration_block_missing_fields_is_shown_as_far_as_it_goes(
     assert "config: ? (generation ?)" in lines
     assert "config rejected ? ago (generation ?, from ?)" in lines
     assert "  a\\x07" in lines
+
+
+@pytest.fixture
+def deeply_nested() -> Iterator[int]:
+    depth = 100_000
+    body = ('{"components": [], "state": ' + "[" * depth + "]" * depth + "}").encode()
+
+    def handle(connection: socket.socket, stop: threading.Event) -> None:
+        head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        connection.sendall(head.encode() + body)
+
+    yield from serve(handle)
+
+
+@pytest.mark.parametrize("args", [(), ("--json",)])
+def test_a_document_nested_too_deeply_is_one_line_not_a_traceback(
+    deeply_nested: int, args: tuple[str, ...]
+) -> None:
+    result = status(deeply_nested, *args)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert f"127.0.0.1:{deeply_nested} answered /status" in (result.stderr + result.stdout)

@@ -182,3 +182,16 @@ def test_a_contribution_that_is_not_a_list_fails_the_plan_naming_the_plugin(
     with pytest.raises(PluginError, match="plugin 'contributor' failed in nodehost_kubelet_arguments: "
                        "gave kubelet argument 'max-pods' a non-list"):  # fmt: skip
         Kubelet().plan(context)
+
+
+def test_the_serving_certificate_is_named_for_status_unless_bootstrap_reports_it(
+    make_config, make_context
+) -> None:
+    import dataclasses
+
+    config = make_config()
+    context = make_context(config)
+    names = [(c.name, c.path) for c in Kubelet().plan(context).certificates]
+    assert ("server", config.serving_info.cert_file) in names
+    rotated = dataclasses.replace(context, selected=context.selected | {"bootstrap"})
+    assert Kubelet().plan(rotated).certificates == ()

@@ -70,6 +70,13 @@ def test_exit_on_ready_starts_the_kubelet_only_after_containerd_answers(
     assert f"containerRuntimeEndpoint: unix://{state}/runtime/containerd.sock" in kubelet_config
     assert f"imageServiceEndpoint: unix://{state}/runtime/containerd.sock" in kubelet_config
     assert managed_pids(state) == []
+    # a clean stop leaves no socket (containerd leaves its ttrpc one: nodehost removes it)
+    assert sorted((state / "runtime").glob("containerd.sock*")) == []
+    # containerd logs at warn by default: not its ~60 "loading plugin" lines on every start
+    runtime_lines = [
+        e["event"] for e in events(err) if e.get("stream") and e.get("component") == "runtime"
+    ]
+    assert not [line for line in runtime_lines if "loading plugin" in line], runtime_lines[:5]
 
 
 def test_a_running_node_runs_containers_restarts_containerd_and_stops_without_leftovers(
@@ -112,6 +119,7 @@ def test_a_running_node_runs_containers_restarts_containerd_and_stops_without_le
     assert kubelet_now == kubelet, err[-6000:]  # the kubelet reconnects; not restarted
     assert managed_pids(state) == []
     assert not socket.exists()
+    assert not socket.with_name("containerd.sock.ttrpc").exists()
 
 
 def test_containerd_that_cannot_start_fails_the_node_naming_the_component_and_cause(

@@ -221,3 +221,15 @@ def test_every_bad_setting_is_reported_at_its_field(make_config) -> None:
         "containerRuntime.waitTimeout",
     ]
     assert 'did you mean "socket"?' in next(p.detail for p in problems if "sokcet" in p.path)
+
+
+@pytest.mark.parametrize(
+    ("verbosity", "level"), [(0, "warn"), (1, "warn"), (2, "info"), (4, "debug")]
+)
+def test_containerd_logs_at_the_level_nodehosts_verbosity_asks_for(
+    verbosity: int, level: str
+) -> None:
+    from nodehost.plugins.runtime.containerd import containerd_argv
+
+    argv = containerd_argv("/x/containerd.toml", verbosity)
+    assert argv[argv.index("--log-level") + 1] == level
