@@ -10,8 +10,8 @@
       - https://master-2.example.com:8443   # preference after it (https, a host, a port)
       - https://10.0.0.3:8443
       bindAddress: 127.0.0.1:6444 # where it listens: a loopback address, a port 1-65535
-      healthInterval: 500ms       # each server checked this often (+-20%)
-      healthTimeout: 1s           # a check that takes longer fails
+      healthInterval: 300ms       # each server checked this often (+-20%)
+      healthTimeout: 600ms        # a check that takes longer fails
 
 The servers, in order of preference: ``masterKubeConfig``'s, then ``servers``,
 then those learnt from the ``kubernetes`` Service's EndpointSlice (kept in
@@ -37,8 +37,8 @@ from nodehost.records import Problem, ProblemKind
 SECTION = "apiServerLoadBalancer"
 MODES = ("auto", "on", "off")
 DEFAULT_BIND = "127.0.0.1:6444"
-DEFAULT_INTERVAL = "500ms"
-DEFAULT_TIMEOUT = "1s"
+DEFAULT_INTERVAL = "300ms"
+DEFAULT_TIMEOUT = "600ms"
 #: The servers learnt from the cluster, in the component's state folder.
 STATE_FILE = "servers.json"
 #: Where a server learnt from the cluster came from.

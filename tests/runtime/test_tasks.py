@@ -33,7 +33,7 @@ class Recorder:
     def component_stopped(self, *, name):
         self.calls.append(("stopped", name))
 
-    def node_ready(self, *, seconds, status_address):
+    def node_ready(self, *, seconds, status_address, keeps_running=True):
         self.calls.append(("node ready", status_address))
 
 
