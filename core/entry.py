@@ -53,8 +53,9 @@ nodehost brings up a Kubernetes node and keeps it up.
 
 It reads an OpenShift Origin v1 NodeConfig (or generates one), validates it,
 then starts, watches and stops the node's components: kubelet, sdn, proxy,
-dns, bootstrap, runtime (containerd) and localcluster, each provided by a
-plugin ('nodehost components' lists them with any a plugin adds).
+dns, bootstrap, runtime (containerd), localcluster and apilb (the API server
+load balancer), each provided by a plugin ('nodehost components' lists them
+with any a plugin adds).
 
 Exit codes: 0 success, 1 runtime failure, 2 usage error, 255 invalid config."""
 
@@ -119,8 +120,6 @@ def main(argv: list[str] | None = None) -> None:
 def _answer(text: str) -> None:
     """Print ``text`` and exit 0; a reader that closed the pipe (``| head -1``) is exit 1,
     not a traceback."""
-    import os
-
     try:
         print(text, flush=True)
     except BrokenPipeError:
