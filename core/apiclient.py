@@ -1012,6 +1012,7 @@ class ClusterClient:
         *,
         since: str | None = None,
         give_up_after: int | None = None,
+        on_deleted: Callable[[dict[str, Any]], None] | None = None,
     ) -> AsyncGenerator[dict[str, Any], None]:
         """Every version of object ``name``, for ever: the current one, then each change.
 
@@ -1020,7 +1021,9 @@ class ClusterClient:
         Then one watch: when the server ends it, or the connection drops, it
         is resumed from the last version seen (after a backoff delay if it
         failed); only when the server says that version is gone (410) is the
-        object read (and yielded) again.  A deletion is not yielded.
+        object read (and yielded) again.  A deletion is not yielded: ``on_deleted`` (if
+        given) is called with the object's last state, and the watch goes on (a new
+        object of that name is yielded when it appears).
         ``give_up_after`` failures in a row raise :class:`ClusterUnreachable`
         naming the last one (a caller may go on with new credentials ``since``
         the last version it saw); None retries for ever.  A missing object is
@@ -1041,6 +1044,8 @@ class ClusterClient:
                         version = current.get("metadata", {}).get("resourceVersion") or version
                         if event != "DELETED":
                             yield current
+                        elif on_deleted is not None:
+                            on_deleted(current)
             except WatchEnded as ended:
                 if ended.code == 410:
                     obj = await self.get(kind, name, namespace)

@@ -78,8 +78,11 @@ class Bootstrap:
         options = context.options
         bootstrap = options.kubeconfig if options is not None and bootstrapping(options) else None
         sync = sync_settings(context)
-        task = BootstrapTask(kubeconfig, context.config.node_name, listen, bootstrap, sync)
+        watch = "kubelet" in context.selected
+        task = BootstrapTask(kubeconfig, context.config.node_name, listen, bootstrap, sync, watch)
         notes = [f"renews certificates at 70-90% of their lifetime via CSRs as {kubeconfig}"]
+        if watch:
+            notes.append("follows the Node: deleted while the node runs, it is registered again")
         if sync is not None:
             notes.append(f"follows config map {sync.where}: applies each new node-config.yaml")
         elif bootstrap is not None:
@@ -111,14 +114,17 @@ def sync_settings(context: PlanContext) -> SyncSettings | None:
 
 @dataclass(frozen=True)
 class BootstrapTask:
-    """The component's task: rotation, and the sync when ``sync`` is set (a value: two
-    plans of the same settings compare equal, so a new config leaves it running)."""
+    """The component's task: rotation, the sync when ``sync`` is set, and the Node watch
+    (:mod:`~nodehost.plugins.bootstrap.nodewatch`) when ``watch_node`` is (the kubelet is
+    selected).  A value: two plans of the same settings compare equal, so a new config
+    leaves it running."""
 
     kubeconfig: str
     node_name: str
     bind_address: str
     bootstrap: str | None
     sync: SyncSettings | None = None
+    watch_node: bool = False
 
     async def __call__(self, context: Any) -> None:
         """Run rotation and the sync side by side; the first to fail ends both."""
@@ -128,7 +134,14 @@ class BootstrapTask:
         if self.sync is not None:
             from nodehost.plugins.bootstrap.sync import ConfigSync
 
-            jobs.append(asyncio.create_task(ConfigSync(self.sync, context).run()))
+            sync = ConfigSync(self.sync, context)
+            jobs.append(asyncio.create_task(sync.run()))
+        if self.watch_node:
+            from nodehost.plugins.bootstrap.nodewatch import NodeWatch
+
+            again = sync.patch_again if self.sync is not None else lambda: None
+            watch = NodeWatch(self.kubeconfig, self.node_name, context, again)
+            jobs.append(asyncio.create_task(watch.run()))
         try:
             done, _ = await asyncio.wait(jobs, return_when=asyncio.FIRST_EXCEPTION)
             for job in done:

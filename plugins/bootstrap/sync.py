@@ -135,6 +135,7 @@ class ConfigSync:
         self.context = context
         self.log = context.log
         self.labelling: asyncio.Task[None] | None = None
+        self.last_patch: dict[str, Any] | None = None
         self.events: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
@@ -232,9 +233,15 @@ class ConfigSync:
             self.events.add(posting)
             posting.add_done_callback(self.events.discard)
         if patch is not None:
+            self.last_patch = patch
             if self.labelling is not None:
                 self.labelling.cancel()
             self.labelling = asyncio.create_task(self._patch_node(patch))
+
+    def patch_again(self) -> None:
+        """The Node was registered again (it had been deleted): give it the last patch."""
+        if self.last_patch is not None:
+            self.start_node_update(patch=self.last_patch)
 
     async def _post_event(self, event: dict[str, Any]) -> None:
         from nodehost.apiclient import ClusterError

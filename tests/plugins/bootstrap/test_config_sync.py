@@ -275,6 +275,25 @@ def test_a_node_registered_later_gets_its_labels_then(node: Node) -> None:
     assert wait_for(lambda: labels().get("late"), "the labels") == "yes"
 
 
+def test_a_node_deleted_while_it_runs_is_registered_again_and_labelled_again(
+    node: Node,
+) -> None:
+    """A kubelet registers its Node only at start: the bootstrap component's Node watch
+    restarts it when the Node is deleted, and config sync labels the new Node again."""
+
+    def annotations() -> dict[str, str]:
+        found = node.api.store.objects["nodes"].get(("", NODE_NAME))
+        return (found or {}).get("metadata", {}).get("annotations") or {}
+
+    wait_for(lambda: "node.openshift.io/md5sum" in annotations(), "config sync's annotation")
+    kubelet = node.pid("kubelet")
+    done = node.admin("delete", "node", NODE_NAME)
+    assert done.returncode == 0, done.stderr
+    wait_for(lambda: node.pid("kubelet") not in (None, kubelet), "a restarted kubelet")
+    wait_for(lambda: "node.openshift.io/md5sum" in annotations(), "the Node annotated again")
+    assert node.component("kubelet")["restarts"] >= 1
+
+
 def test_an_applied_config_is_a_node_event(node: Node) -> None:
     node.apply(changed(node.config, **{"max-pods": ["42"]}))
     node.wait_for_apply("applied", generation=2)
