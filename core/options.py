@@ -44,6 +44,7 @@ class StartOptions:
     ``local_cluster`` is ``--local-cluster DIR``: a plugin (``localcluster``)
     turns it into the other options it implies (``nodehost_start_options``).
     ``standins`` is ``--standins`` (None: not given, which means ``never``).
+    ``node_ip`` is ``--node-ip`` (None: not given; the config's ``nodeIP`` stands).
     """
 
     config: str | None = None
@@ -76,6 +77,7 @@ class StartOptions:
     extra_args: tuple[str, ...] = ()
     local_cluster: str | None = None
     standins: StandinMode | None = None
+    node_ip: str | None = None
 
     @property
     def bootstrapping(self) -> bool:
@@ -116,8 +118,19 @@ def check_start_options(options: StartOptions) -> None:
             raise UsageError("--write-flags is mutually exclusive with --bootstrap-config-name")
         if not options.bootstrap_config_namespace:
             raise UsageError("--bootstrap-config-namespace must be specified")
+    if options.node_ip is not None:
+        _check_node_ip(options.node_ip)
     if options.dry_run and options.write_flags:
         raise UsageError("--dry-run and --write-flags are mutually exclusive")
+
+
+def _check_node_ip(value: str) -> None:
+    from nodehost.nodeip import NodeIPSyntaxError, parse_node_ip
+
+    try:
+        parse_node_ip(value)
+    except NodeIPSyntaxError as error:
+        raise UsageError(f"{value!r} is not a node IP: {error}", "--node-ip") from error
 
 
 def _check_listen(value: str) -> None:
