@@ -43,7 +43,6 @@ new task labels and annotates the Node, but that apply's event is not posted
 from __future__ import annotations
 
 import asyncio
-import datetime
 import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -65,13 +64,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 MD5_ANNOTATION = "node.openshift.io/md5sum"
 GENERATION_ANNOTATION = "nodehost.io/config-generation"
-EVENT_NAMESPACE = "default"
 #: Watch failures in a row after which the client is made anew (fresh credentials).
 WATCH_FAILURES = 5
 #: Between two attempts to read the config map or patch the Node.
 RETRY_BACKOFF = Backoff(initial=1.0, maximum=60.0, jitter=0.2)
-#: The API server's limit on an event's message.
-EVENT_MESSAGE_LIMIT = 1024
 EVENTS = {
     "applied": ("Normal", "NodeConfigApplied"),
     "rejected": ("Warning", "NodeConfigRejected"),
@@ -269,25 +265,13 @@ class ConfigSync:
 
     def event(self, result: ApplyResult) -> dict[str, Any]:
         """The Node event that reports ``result`` (as the kubelet's own node events look)."""
+        from nodehost.kube.events import node_event
+
         kind, reason = EVENTS[result.result]
-        node = self.bootstrap.node_name
         message = f"config {result.result} (generation {result.generation}) from {result.origin}"
         if result.problems:
             message += ": " + "; ".join(result.problems)
-        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{node}.", "namespace": EVENT_NAMESPACE},
-            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node, "uid": node},
-            "reason": reason,
-            "message": message[:EVENT_MESSAGE_LIMIT],
-            "type": kind,
-            "source": {"component": "nodehost", "host": node},
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
+        return node_event(self.bootstrap.node_name, reason, message, kind)
 
 
 def node_patch(content: bytes, md5: str, generation: int) -> dict[str, Any]:
