@@ -49,7 +49,7 @@ from nodehost.component import (
 )
 from nodehost.config.sections import idle_section_problems
 from nodehost.errors import InvalidSetting, RuntimeFailure
-from nodehost.plugins.runtime import containerd
+from nodehost.plugins.runtime import containerd, registries
 from nodehost.plugins.runtime.settings import (
     MAX_SOCKET_PATH,
     SCHEMA,
@@ -155,7 +155,11 @@ class Runtime:
         network = node_network(context)
         config_path = os.path.join(context.state_dir, containerd.CONFIG_FILE_NAME)
         image = _pod_image(context.config)
-        content = containerd.render_config(paths, network, settings.cgroup_driver, image)
+        hosts = registry_files(settings.registries, context.state_dir)
+        hosts_dir = registries.hosts_dir(settings.registries, context.state_dir)
+        lines = registries.cri_registry_lines(settings.registries, hosts_dir if hosts else None)
+        content = containerd.render_config(paths, network, settings.cgroup_driver, image, lines)
+        config_mode = 0o600 if settings.registries.auth else 0o644
         launchers, search_path = containerd.shim_launchers(
             context.state_dir, os.environ.get("PATH", os.defpath)
         )
@@ -166,15 +170,24 @@ class Runtime:
                 readiness=GrpcHealthProbe(path=paths.socket, interval=0.5, timeout=2.0),
                 stop_grace=containerd.STOP_GRACE,
             ),
-            files=(FileSpec(config_path, content, 0o644), *launchers),
+            files=(FileSpec(config_path, content, config_mode), *hosts, *launchers),
             notes=(
                 f"writes {config_path} (root {paths.root}, state {paths.state})",
                 f"socket {paths.socket}; cgroup driver {settings.cgroup_driver}; "
                 f"pod sandbox image {image}",
                 "CNI: "
                 + (f"{network.conf_dir} (provider {network.provider})" if network else "defaults"),
+                *registries.describe(settings.registries),
             ),
         )
+
+
+def registry_files(settings: registries.Registries, component_dir: str) -> list[FileSpec]:
+    """The ``hosts.toml`` files of the registry hosts folder (:mod:`.registries`)."""
+    return [
+        FileSpec(path, content, 0o644)
+        for path, content in registries.hosts_files(settings, component_dir)
+    ]
 
 
 def check_socket_path(socket: str) -> None:

@@ -13,7 +13,9 @@ folders:
 * the CRI plugin's pod sandbox ("pause") image, ``sandbox_image``: Origin's
   pod infrastructure image, ``imageConfig.format`` expanded for ``pod``;
 * runc's cgroup driver: ``SystemdCgroup`` true only for the ``systemd`` driver;
-* CRI's runc root under ``state`` instead of ``/run/containerd/runc``.
+* CRI's runc root under ``state`` instead of ``/run/containerd/runc``;
+* the CRI registry's lines (``registry``: its hosts folder and credentials,
+  :mod:`.registries`), when there are any.
 
 containerd's shims are workloads, not agents (:mod:`nodehost.runtime.workloads`):
 containerd finds a shim on its ``PATH``, whose first folder,
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from nodehost.cni import DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork
 from nodehost.component import FileSpec
@@ -53,9 +55,14 @@ def toml_string(text: str) -> str:
 
 
 def render_config(
-    paths: Paths, network: CniNetwork | None, cgroup_driver: str, sandbox_image: str
+    paths: Paths,
+    network: CniNetwork | None,
+    cgroup_driver: str,
+    sandbox_image: str,
+    registry: Sequence[str] = (),
 ) -> bytes:
-    """The containerd configuration (version 2): ``paths``, network, driver, pause image."""
+    """The containerd configuration (version 2): ``paths``, network, driver, pause image,
+    and the CRI ``registry`` lines."""
     conf_dir = network.conf_dir if network else DEFAULT_CONF_DIR
     bin_dirs = network.bin_dirs if network else DEFAULT_BIN_DIRS
     cri = 'plugins."io.containerd.grpc.v1.cri"'
@@ -98,6 +105,7 @@ def render_config(
         f"  SystemdCgroup = {'true' if cgroup_driver == 'systemd' else 'false'}",
         f"  Root = {toml_string(os.path.join(paths.state, 'runc'))}",
         "",
+        *registry,
     ]
     return "\n".join(lines).encode()
 
