@@ -49,7 +49,7 @@ from nodehost.component import (
 )
 from nodehost.config.sections import idle_section_problems
 from nodehost.errors import InvalidSetting, RuntimeFailure
-from nodehost.plugins.runtime import containerd, registries
+from nodehost.plugins.runtime import containerd, proxy, registries
 from nodehost.plugins.runtime.settings import (
     MAX_SOCKET_PATH,
     SCHEMA,
@@ -160,13 +160,16 @@ class Runtime:
         lines = registries.cri_registry_lines(settings.registries, hosts_dir if hosts else None)
         content = containerd.render_config(paths, network, settings.cgroup_driver, image, lines)
         config_mode = 0o600 if settings.registries.auth else 0o644
+        proxy_env = proxy.environment(
+            settings.proxy, context.config, proxy.subnets(network.conflist if network else None)
+        )
         launchers, search_path = containerd.shim_launchers(
             context.state_dir, os.environ.get("PATH", os.defpath)
         )
         return ComponentPlan(
             run=ProcessSpec(
                 argv=containerd.containerd_argv(config_path),
-                env={"PATH": search_path},
+                env={"PATH": search_path, **proxy_env},
                 readiness=GrpcHealthProbe(path=paths.socket, interval=0.5, timeout=2.0),
                 stop_grace=containerd.STOP_GRACE,
             ),
@@ -178,6 +181,7 @@ class Runtime:
                 "CNI: "
                 + (f"{network.conf_dir} (provider {network.provider})" if network else "defaults"),
                 *registries.describe(settings.registries),
+                *proxy.describe(settings.proxy, proxy_env),
             ),
         )
 

@@ -15,6 +15,7 @@
                                             # is PID 1 and cgroupfs when it is not
       registries: {mirrors: ..., configs: ...}  # registry mirrors, TLS, credentials
                                                 # (:mod:`.registries`)
+      proxy: {httpProxy: ..., httpsProxy: ..., noProxy: ...}  # containerd's only (:mod:`.proxy`)
 
 The runtime is *external* when ``containerRuntime.endpoint`` is set, else when
 ``kubeletArguments`` name a ``container-runtime-endpoint``, else when
@@ -30,6 +31,7 @@ from typing import Any
 
 from nodehost.config.defaults import is_default_docker_shim_socket
 from nodehost.config.sections import SectionReader, section_schema
+from nodehost.plugins.runtime import proxy as runtime_proxy
 from nodehost.plugins.runtime import registries as registry
 
 SECTION = "containerRuntime"
@@ -72,6 +74,7 @@ SCHEMA = section_schema(
             "is PID 1).",
         },
         registry.KEY: registry.SCHEMA,
+        runtime_proxy.KEY: runtime_proxy.SCHEMA,
     },
 )
 TTRPC_SUFFIX = ".ttrpc"
@@ -120,6 +123,7 @@ class RuntimeSettings:
     socket: str | None
     cgroup_driver: str
     registries: registry.Registries = field(default_factory=registry.Registries)
+    proxy: runtime_proxy.Proxy = field(default_factory=runtime_proxy.Proxy)
 
     def paths(self, component_dir: str) -> Paths:
         """The managed runtime's paths; ``component_dir`` is ``<state-dir>/runtime``."""
@@ -149,6 +153,7 @@ def read_settings(config: Any) -> tuple[RuntimeSettings, SectionReader]:
     root, state, socket = (reader.absolute_path(key) for key in ("root", "state", "socket"))
     driver = reader.choice("cgroupDriver", CGROUP_DRIVERS)
     registries = registry.read_registries(reader)
+    proxy = runtime_proxy.read_proxy(reader, os.environ)
     reader.unknown_keys()
     external = _external(reader, config, endpoint, wait)
     if socket and len(socket) > MAX_SOCKET_PATH:
@@ -161,6 +166,7 @@ def read_settings(config: Any) -> tuple[RuntimeSettings, SectionReader]:
         socket=socket,
         cgroup_driver=driver or kubelet_cgroup_driver(config) or host_cgroup_driver(),
         registries=registries,
+        proxy=proxy,
     )
     return settings, reader
 
