@@ -62,6 +62,7 @@ from nodehost.plugins.runtime.settings import (
 )
 
 NAME = "runtime"
+IMAGES = "images"
 
 
 @hookimpl
@@ -74,7 +75,16 @@ def nodehost_components() -> list[ComponentRecord]:
             validation_scope=ValidationScope.NETWORK,
             config_sections=(SECTION,),
             config_schema={SECTION: SCHEMA},
-        )
+        ),
+        ComponentRecord(
+            name=IMAGES,
+            summary="Image archives imported into the managed containerd before the kubelet "
+            "starts; the pod infrastructure image checked.",
+            component=IMAGES_COMPONENT,
+            after=(NAME,),
+            before=("kubelet",),
+            validation_scope=ValidationScope.NETWORK,
+        ),
     ]
 
 
@@ -82,10 +92,14 @@ def nodehost_components() -> list[ComponentRecord]:
 def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
     """Every problem of the ``containerRuntime`` section, when the runtime is selected; its
     bad content whenever it is set (:func:`idle_section_problems`)."""
+    settings, reader = read_settings(config)
     if NAME not in selected:
         runs_when = f"the {NAME} component is selected"
-        return idle_section_problems(config, SECTION, read_settings(config)[1].problems, runs_when)
-    return read_settings(config)[1].problems
+        return idle_section_problems(config, SECTION, reader.problems, runs_when)
+    if settings.image_archives is not None and IMAGES not in selected:
+        why = f"it is used only when the {IMAGES} component is selected"
+        return [*reader.problems, Problem.no_effect(f"{SECTION}.imageArchives", why)]
+    return reader.problems
 
 
 @hookimpl(optionalhook=True)
@@ -214,6 +228,58 @@ def check_socket_path(socket: str) -> None:
 
 
 RUNTIME = Runtime()
+
+
+class Images:
+    """Plans the import of image archives into the managed containerd (:mod:`.images`)."""
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        from nodehost.plugins.runtime.images import ImportTask, notes
+
+        default_selection = context.options is None or (
+            getattr(context.options, "components", None) is None
+            and getattr(context.options, "enable", None) is None
+        )
+        if default_selection and not context.dependents:
+            return ComponentPlan(inactive_reason="no selected component runs after it")
+        if NAME not in context.selected:
+            return ComponentPlan(
+                inactive_reason=f"the {NAME} component is not selected (images go into the "
+                "containerd nodehost runs)"
+            )
+        settings, reader = read_settings(context.config)
+        if reader.problems:
+            raise InvalidSetting(*reader.problems)
+        if settings.external is not None:
+            return ComponentPlan(
+                inactive_reason=f"the container runtime is external ({settings.external.endpoint})"
+            )
+        node_dir = os.path.dirname(context.state_dir)
+        runtime_dir = os.path.join(node_dir, NAME)
+        task = ImportTask(
+            socket=settings.paths(runtime_dir).socket,
+            archives=settings.image_archives or os.path.join(node_dir, "images"),
+            record=os.path.join(context.state_dir, "imported.json"),
+            pod_image=_pod_image(context.config),
+            hosts_dir=(
+                registries.hosts_dir(settings.registries, runtime_dir)
+                if settings.registries.hosts()
+                else None
+            ),
+            make_folder=settings.image_archives is None,
+        )
+        return ComponentPlan(
+            run=TaskSpec(
+                run=task,
+                readiness=ReportedProbe(),
+                stop_grace=5.0,
+                description=f"import image archives from {task.archives}; check {task.pod_image}",
+            ),
+            notes=notes(task),
+        )
+
+
+IMAGES_COMPONENT = Images()
 
 
 def _wait_task(external: External) -> Any:

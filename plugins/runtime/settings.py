@@ -16,6 +16,8 @@
       registries: {mirrors: ..., configs: ...}  # registry mirrors, TLS, credentials
                                                 # (:mod:`.registries`)
       proxy: {httpProxy: ..., httpsProxy: ..., noProxy: ...}  # containerd's only (:mod:`.proxy`)
+      imageArchives: /srv/images            # archives imported before the kubelet starts
+                                            # (default <state-dir>/images; :mod:`.images`)
 
 The runtime is *external* when ``containerRuntime.endpoint`` is set, else when
 ``kubeletArguments`` name a ``container-runtime-endpoint``, else when
@@ -75,6 +77,11 @@ SCHEMA = section_schema(
         },
         registry.KEY: registry.SCHEMA,
         runtime_proxy.KEY: runtime_proxy.SCHEMA,
+        "imageArchives": {
+            "type": "string",
+            "description": "A folder of image archives (docker save, OCI layout; *.tar) imported "
+            "before the kubelet starts (absolute; default <state-dir>/images).",
+        },
     },
 )
 TTRPC_SUFFIX = ".ttrpc"
@@ -124,6 +131,7 @@ class RuntimeSettings:
     cgroup_driver: str
     registries: registry.Registries = field(default_factory=registry.Registries)
     proxy: runtime_proxy.Proxy = field(default_factory=runtime_proxy.Proxy)
+    image_archives: str | None = None
 
     def paths(self, component_dir: str) -> Paths:
         """The managed runtime's paths; ``component_dir`` is ``<state-dir>/runtime``."""
@@ -154,6 +162,7 @@ def read_settings(config: Any) -> tuple[RuntimeSettings, SectionReader]:
     driver = reader.choice("cgroupDriver", CGROUP_DRIVERS)
     registries = registry.read_registries(reader)
     proxy = runtime_proxy.read_proxy(reader, os.environ)
+    archives = reader.absolute_path("imageArchives")
     reader.unknown_keys()
     external = _external(reader, config, endpoint, wait)
     if socket and len(socket) > MAX_SOCKET_PATH:
@@ -167,6 +176,7 @@ def read_settings(config: Any) -> tuple[RuntimeSettings, SectionReader]:
         cgroup_driver=driver or kubelet_cgroup_driver(config) or host_cgroup_driver(),
         registries=registries,
         proxy=proxy,
+        image_archives=archives,
     )
     return settings, reader
 

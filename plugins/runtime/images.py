@@ -1,0 +1,199 @@
+"""The ``images`` component: image archives imported into containerd before the kubelet starts.
+
+For air-gapped nodes.  ``containerRuntime.imageArchives`` names a folder
+(default ``<state-dir>/images``) of image archives -- ``docker save`` output or
+OCI image layout tarballs, ``*.tar`` -- and once the managed containerd answers
+(the component starts after ``runtime`` and before ``kubelet``; it makes the
+default folder):
+
+1. every archive not imported before is imported into containerd's ``k8s.io``
+   namespace (the kubelet's, through CRI) with ``ctr images import``, and each
+   image it holds is labelled ``io.cri-containerd.pinned=pinned`` so that the
+   kubelet's image garbage collection keeps it.  Archives are remembered by the
+   SHA-256 of their content in ``<state-dir>/images/imported.json`` (the
+   ``images`` component's folder): an archive is imported once, a changed one
+   again;
+2. the pod infrastructure image (``imageConfig.format`` expanded for ``pod``)
+   must then be in containerd, or be pullable (``ctr images pull`` with the
+   registry hosts folder of :mod:`.registries`).  If it is neither, the
+   component is not ready -- and the kubelet does not start -- with one line
+   naming the image and the folder to put its archive in; it looks again (the
+   folder too) with a growing delay, so dropping the archive in is enough.
+
+An archive that does not import is a problem of its own (named, with ctr's
+message) and is tried again on the next look.  Ready once both steps are done;
+then it idles until stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nodehost.backoff import Backoff
+
+NAMESPACE = "k8s.io"
+PIN_LABEL = "io.cri-containerd.pinned=pinned"
+RECORD = "imported.json"
+ARCHIVE_SUFFIXES = (".tar",)
+#: Between two looks while not ready.
+RETRY = Backoff(initial=2.0, maximum=30.0, jitter=0.1)
+#: How long one ctr call may take (an import of a large archive included).
+CTR_TIMEOUT = 600.0
+_UNPACKING = re.compile(r"^unpacking (\S+) \(")
+
+
+@dataclass(frozen=True)
+class ImportTask:
+    """The coroutine of the module docstring, as a value (equal settings, equal task)."""
+
+    socket: str
+    archives: str
+    record: str
+    pod_image: str
+    hosts_dir: str | None = None
+    make_folder: bool = False
+
+    async def __call__(self, context: Any) -> None:
+        if self.make_folder:  # the default folder, under the state directory: there to be seen
+            await asyncio.to_thread(os.makedirs, self.archives, 0o755, True)
+        attempt = 0
+        while True:
+            problems = await self.look(context)
+            if not problems:
+                context.report({"archives": self.archives, "pod_image": self.pod_image}, [])
+                context.status(f"images ready; pod infrastructure image {self.pod_image} present")
+                context.ready()
+                await asyncio.Event().wait()  # ready for good; stop cancels
+            context.report({"archives": self.archives, "pod_image": self.pod_image}, problems)
+            context.status(problems[0])
+            attempt += 1
+            await asyncio.sleep(RETRY.delay(attempt))
+
+    async def look(self, context: Any) -> list[str]:
+        """Import what is new, then check the pod image; the problems left (none: ready)."""
+        problems = await self.import_new(context)
+        if not await self.pod_image_available(context):
+            problems.append(
+                f"pod infrastructure image {self.pod_image} is not in containerd and cannot be "
+                f"pulled: put an archive holding it (docker save or OCI layout, *.tar) in "
+                f"{self.archives}"
+            )
+        return problems
+
+    async def import_new(self, context: Any) -> list[str]:
+        """Import each archive whose digest is not in the record; problems of those that fail."""
+        record = read_record(self.record)
+        problems = []
+        for path in archives_in(self.archives):
+            digest = await asyncio.to_thread(file_digest, path)
+            if digest in record:
+                continue
+            done, output = await self.ctr("images", "import", path)
+            if not done:
+                problems.append(f"cannot import {path}: {output}")
+                continue
+            names = imported_names(output)
+            for name in names:
+                await self.ctr("images", "label", name, PIN_LABEL)
+            record[digest] = {"file": os.path.basename(path), "images": names}
+            write_record(self.record, record)
+            context.log.info("image archive imported", archive=path, images=names)
+        return problems
+
+    async def pod_image_available(self, context: Any) -> bool:
+        """Whether containerd has the pod image, or pulls it now."""
+        done, output = await self.ctr("images", "ls", "-q")
+        if done and normalized(self.pod_image) in output.split():
+            return True
+        hosts = ["--hosts-dir", self.hosts_dir] if self.hosts_dir else []
+        pulled, output = await self.ctr("images", "pull", *hosts, self.pod_image)
+        if not pulled:
+            context.log.debug("pod infrastructure image not pulled", detail=output[-500:])
+        return pulled
+
+    async def ctr(self, *args: str) -> tuple[bool, str]:
+        """Run ``ctr`` against the socket in ``k8s.io``: (exit 0, its output)."""
+        argv = ["ctr", "--address", self.socket, "--namespace", NAMESPACE, *args]
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+            )
+        except OSError as error:
+            return False, f"cannot run ctr: {error.strerror or error}"
+        try:
+            out, _ = await asyncio.wait_for(process.communicate(), CTR_TIMEOUT)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            return False, f"ctr {' '.join(args[:2])} did not finish in {CTR_TIMEOUT:g}s"
+        return process.returncode == 0, out.decode(errors="replace").strip()
+
+
+def normalized(image: str) -> str:
+    """``image`` as containerd names it: ``nginx`` is ``docker.io/library/nginx:latest``."""
+    first, slash, _ = image.partition("/")
+    if not slash or ("." not in first and ":" not in first and first != "localhost"):
+        image = "docker.io/" + (image if slash else f"library/{image}")
+    last = image.rsplit("/", 1)[-1]
+    return image if ":" in last or "@" in last else f"{image}:latest"
+
+
+def archives_in(folder: str) -> list[str]:
+    """The archive files directly in ``folder``, sorted (none when it does not exist)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [
+        os.path.join(folder, name)
+        for name in names
+        if name.endswith(ARCHIVE_SUFFIXES) and os.path.isfile(os.path.join(folder, name))
+    ]
+
+
+def file_digest(path: str) -> str:
+    """``sha256:<hex>`` of the file's content."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def imported_names(output: str) -> list[str]:
+    """The image names ``ctr images import`` reports (``unpacking NAME (sha256:...)``)."""
+    return [match.group(1) for line in output.splitlines() if (match := _UNPACKING.match(line))]
+
+
+def read_record(path: str) -> dict[str, Any]:
+    """The archives imported so far, by digest; empty when there is no (readable) record."""
+    from nodehost.fileread import read_text
+
+    try:
+        data = json.loads(read_text(path, 4 * 1024 * 1024))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_record(path: str, record: dict[str, Any]) -> None:
+    from nodehost.pki.atomic import write_atomic
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(Path(path), json.dumps(record, indent=2, sort_keys=True).encode(), 0o644)
+
+
+def notes(task: ImportTask) -> tuple[str, ...]:
+    """Plan notes: where archives are read from, where they are remembered, the pod image."""
+    return (
+        f"imports image archives (*.tar) from {task.archives} into containerd ({NAMESPACE}), "
+        f"pinned; remembered in {task.record}",
+        f"needs the pod infrastructure image {task.pod_image} (present, pullable or in an archive)",
+    )
