@@ -135,7 +135,7 @@ class Runtime:
             getattr(context.options, "components", None) is None
             and getattr(context.options, "enable", None) is None
         )
-        if default_selection and not context.dependents:
+        if default_selection and not context.dependents - {IMAGES}:  # images only serve them
             return ComponentPlan(
                 inactive_reason="no selected component runs after it (name runtime in "
                 "--components to run the container runtime alone)"

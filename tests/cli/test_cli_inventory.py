@@ -9,7 +9,9 @@ def test_components_lists_builtins_with_groups_and_order(nodehost) -> None:
     result = nodehost("components", "--no-plugins")
     assert result.code == 0, result.err
     rows = {line.split()[0]: line for line in result.out.splitlines()[1:]}
-    assert set(rows) == {"bootstrap", "dns", "kubelet", "localcluster", "proxy", "runtime", "sdn"}
+    assert set(rows) == {
+        "bootstrap", "dns", "images", "kubelet", "localcluster", "proxy", "runtime", "sdn"
+    }
     assert "network" in rows["sdn"] and "(plugins)" in rows["sdn"]
     assert " auto " in rows["bootstrap"]
     assert " auto " in rows["localcluster"] and "(before all)" in rows["localcluster"]
