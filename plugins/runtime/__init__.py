@@ -267,6 +267,8 @@ class Images:
                 else None
             ),
             make_folder=settings.image_archives is None,
+            registries=settings.registries,
+            pod_image_required=not _standin_kubelet(context.options),
         )
         return ComponentPlan(
             run=TaskSpec(
@@ -287,6 +289,14 @@ def _wait_task(external: External) -> Any:
     from nodehost.plugins.runtime.external import wait_task
 
     return wait_task(external)
+
+
+def _standin_kubelet(options: Any) -> bool:
+    """Whether ``--standins`` makes the kubelet nodehost's stand-in (which runs no pods)."""
+    import shutil
+
+    standins = getattr(options, "standins", None) or "never"
+    return standins == "always" or (standins == "missing" and shutil.which("kubelet") is None)
 
 
 def _pod_image(config: Any) -> str:

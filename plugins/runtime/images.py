@@ -14,7 +14,8 @@ default folder):
    ``images`` component's folder): an archive is imported once, a changed one
    again;
 2. the pod infrastructure image (``imageConfig.format`` expanded for ``pod``)
-   must then be in containerd, or be pullable (``ctr images pull`` with the
+   must then be in containerd -- unless the kubelet is nodehost's stand-in
+   (``--standins``), which runs no pods -- or be pullable (``ctr images pull`` with the
    registry hosts folder of :mod:`.registries`).  If it is neither, the
    component is not ready -- and the kubelet does not start -- with one line
    naming the image and the folder to put its archive in; it looks again (the
@@ -22,21 +23,25 @@ default folder):
 
 An archive that does not import is a problem of its own (named, with ctr's
 message) and is tried again on the next look.  Ready once both steps are done;
-then it idles until stopped.
+then it idles until stopped.  Meanwhile, from its start, each registry mirror
+(:mod:`.registries`) is asked for ``/v2/`` once: ``/status`` shows the answers
+(``details.mirrors``) and a mirror that does not answer is a warning line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nodehost.backoff import Backoff
+from nodehost.plugins.runtime.registries import Registries, probe_mirrors
 
 NAMESPACE = "k8s.io"
 PIN_LABEL = "io.cri-containerd.pinned=pinned"
@@ -46,6 +51,8 @@ ARCHIVE_SUFFIXES = (".tar",)
 RETRY = Backoff(initial=2.0, maximum=30.0, jitter=0.1)
 #: How long one ctr call may take (an import of a large archive included).
 CTR_TIMEOUT = 600.0
+#: How long the pull of the pod infrastructure image may take.
+PULL_TIMEOUT = 60.0
 _UNPACKING = re.compile(r"^unpacking (\S+) \(")
 
 
@@ -59,27 +66,55 @@ class ImportTask:
     pod_image: str
     hosts_dir: str | None = None
     make_folder: bool = False
+    registries: Registries = field(default_factory=Registries)
+    pod_image_required: bool = True
 
     async def __call__(self, context: Any) -> None:
         if self.make_folder:  # the default folder, under the state directory: there to be seen
             await asyncio.to_thread(os.makedirs, self.archives, 0o755, True)
-        attempt = 0
-        while True:
-            problems = await self.look(context)
-            if not problems:
-                context.report({"archives": self.archives, "pod_image": self.pod_image}, [])
-                context.status(f"images ready; pod infrastructure image {self.pod_image} present")
-                context.ready()
-                await asyncio.Event().wait()  # ready for good; stop cancels
-            context.report({"archives": self.archives, "pod_image": self.pod_image}, problems)
-            context.status(problems[0])
-            attempt += 1
-            await asyncio.sleep(RETRY.delay(attempt))
+        mirrors = asyncio.create_task(self.mirror_answers(context))
+        try:
+            attempt = 0
+            while True:
+                problems = await self.look(context)
+                context.report(self.details(mirrors), problems)
+                if not problems:
+                    break
+                context.status(problems[0])
+                attempt += 1
+                await asyncio.sleep(RETRY.delay(attempt))
+            context.status(f"images ready; pod infrastructure image {self.pod_image} present")
+            context.ready()
+            await mirrors
+            context.report(self.details(mirrors), [])
+            await asyncio.Event().wait()  # ready for good; stop cancels
+        finally:
+            mirrors.cancel()
+
+    def details(self, mirrors: asyncio.Task[list[dict[str, Any]]]) -> dict[str, Any]:
+        """``/status`` details: the folder, the pod image, how each mirror answered (once known)."""
+        found: dict[str, Any] = {"archives": self.archives, "pod_image": self.pod_image}
+        if mirrors.done() and not mirrors.cancelled() and mirrors.exception() is None:
+            found["mirrors"] = mirrors.result()
+        return found
+
+    async def mirror_answers(self, context: Any) -> list[dict[str, Any]]:
+        """Ask each registry mirror for ``/v2/`` (:mod:`.registries`); a warning per silent one."""
+        answers = await asyncio.to_thread(probe_mirrors, self.registries)
+        for answer in answers:
+            if not answer.ok:
+                context.log.warning(
+                    "registry mirror does not answer",
+                    registry=answer.registry,
+                    endpoint=answer.endpoint,
+                    detail=answer.detail,
+                )
+        return [dataclasses.asdict(answer) for answer in answers]
 
     async def look(self, context: Any) -> list[str]:
         """Import what is new, then check the pod image; the problems left (none: ready)."""
         problems = await self.import_new(context)
-        if not await self.pod_image_available(context):
+        if self.pod_image_required and not await self.pod_image_available(context):
             problems.append(
                 f"pod infrastructure image {self.pod_image} is not in containerd and cannot be "
                 f"pulled: put an archive holding it (docker save or OCI layout, *.tar) in "
@@ -113,12 +148,14 @@ class ImportTask:
         if done and normalized(self.pod_image) in output.split():
             return True
         hosts = ["--hosts-dir", self.hosts_dir] if self.hosts_dir else []
-        pulled, output = await self.ctr("images", "pull", *hosts, self.pod_image)
+        pulled, output = await self.ctr(
+            "images", "pull", *hosts, self.pod_image, timeout=PULL_TIMEOUT
+        )
         if not pulled:
             context.log.debug("pod infrastructure image not pulled", detail=output[-500:])
         return pulled
 
-    async def ctr(self, *args: str) -> tuple[bool, str]:
+    async def ctr(self, *args: str, timeout: float = CTR_TIMEOUT) -> tuple[bool, str]:
         """Run ``ctr`` against the socket in ``k8s.io``: (exit 0, its output)."""
         argv = ["ctr", "--address", self.socket, "--namespace", NAMESPACE, *args]
         try:
@@ -128,11 +165,11 @@ class ImportTask:
         except OSError as error:
             return False, f"cannot run ctr: {error.strerror or error}"
         try:
-            out, _ = await asyncio.wait_for(process.communicate(), CTR_TIMEOUT)
+            out, _ = await asyncio.wait_for(process.communicate(), timeout)
         except TimeoutError:
             process.kill()
             await process.wait()
-            return False, f"ctr {' '.join(args[:2])} did not finish in {CTR_TIMEOUT:g}s"
+            return False, f"ctr {' '.join(args[:2])} did not finish in {timeout:g}s"
         return process.returncode == 0, out.decode(errors="replace").strip()
 
 
@@ -195,5 +232,8 @@ def notes(task: ImportTask) -> tuple[str, ...]:
     return (
         f"imports image archives (*.tar) from {task.archives} into containerd ({NAMESPACE}), "
         f"pinned; remembered in {task.record}",
-        f"needs the pod infrastructure image {task.pod_image} (present, pullable or in an archive)",
+        f"needs the pod infrastructure image {task.pod_image} (present, pullable or in an archive)"
+        if task.pod_image_required
+        else f"does not need the pod infrastructure image {task.pod_image}: the kubelet is a "
+        "stand-in",
     )

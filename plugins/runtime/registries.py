@@ -401,7 +401,8 @@ def _probe(registry: str, url: str, tls: Tls | None, timeout: float) -> MirrorAn
 
     request = urllib.request.Request(url + "/v2/", method="GET")
     try:
-        with urllib.request.urlopen(request, timeout=timeout, context=_ssl_context(tls)) as answer:
+        context = _ssl_context(tls)
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as answer:
             code = answer.status
     except urllib.error.HTTPError as error:
         code = error.code

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,15 @@ def test_the_plan_reads_the_default_folder_and_names_the_pod_image(
     assert task.record == str(tmp_path / "state" / "images" / "imported.json")
     assert task.socket == str(tmp_path / "state" / "runtime" / "containerd.sock")
     assert task.pod_image == "openshift/origin-pod:v3.11.0"
+
+
+def test_a_standin_kubelet_needs_no_pod_image(make_config, make_context) -> None:
+    from types import SimpleNamespace
+
+    selected = frozenset({"runtime", "images", "kubelet"})
+    options = SimpleNamespace(components="runtime,images,kubelet", enable=None, standins="always")
+    plan = IMAGES_COMPONENT.plan(make_context(make_config(), selected=selected, options=options))
+    assert plan.run.run.pod_image_required is False  # type: ignore[union-attr]
 
 
 def test_an_external_runtime_gets_no_import(make_config, make_context) -> None:
@@ -76,8 +86,16 @@ def start(node_folder, short_dir: Path, plugin_env) -> NodeRun:
     config.write_text(
         config.read_text().replace("openshift/origin-${component}:${version}", IMAGE_FORMAT)
     )
+    # The stand-in given as the kubelet's program: a stand-in chosen by --standins runs no pods
+    # and needs no pod image, so the images component would not ask for one.
+    standin = Path(sys.executable).parent / "nodehost-standin-kubelet"
     return NodeRun.start(
-        config, components=COMPONENTS, state_dir=short_dir / "state", env=plugin_env
+        config,
+        components=COMPONENTS,
+        state_dir=short_dir / "state",
+        env=plugin_env,
+        standins="never",
+        args=[f"--binary=kubelet={standin}"],
     )
 
 

@@ -5,18 +5,18 @@ pushed there is pulled through the node's containerd (CRI) by its original name 
 from __future__ import annotations
 
 import os
-import signal
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
 from realregistry import Registry, cri_pull, push
-from realruntime import NODEHOST, ctr, oci_image, wait_for
+from realruntime import oci_image, oci_image_tar
 
 from nodehost.plugins.runtime import RUNTIME, nodehost_validate_config
 from nodehost.plugins.runtime.registries import probe_mirrors
 from nodehost.plugins.runtime.settings import read_settings
+from nodehost.testing.noderun import NodeRun
 
 SELECTED = frozenset({"runtime", "kubelet"})
 UPSTREAM = "registry.nodehost.invalid"  # never resolves: only the mirror can serve it
@@ -157,11 +157,13 @@ def test_an_image_is_pulled_by_its_original_name_through_the_mirror(
     )
     state = short_dir / "state"
     socket = state / "runtime" / "containerd.sock"
-    argv = [NODEHOST, "start", f"--config={config}", f"--state-dir={state}"]
-    argv += ["--components=runtime", "--health-address=127.0.0.1:0"]
-    host = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=plugin_env)
+    (state / "images").mkdir(parents=True)
+    oci_image_tar(state / "images", "docker.io/openshift/origin-pod:v3.11.0", "pod.tar")
+    node = NodeRun.start(config, components="runtime,images", state_dir=state, env=plugin_env)
     try:
-        wait_for(lambda: ctr(socket, "version").returncode == 0, 60, "containerd to answer")
+        node.ready()
+        mirrors = node.component("images")["details"]["mirrors"]
+        assert [(m["endpoint"], m["ok"]) for m in mirrors] == [(registry.url, True)]
         reference = cri_pull(socket, f"{UPSTREAM}/team/busybox:1")
         assert reference.startswith("sha256:")
         listed = subprocess.run(
@@ -174,13 +176,10 @@ def test_an_image_is_pulled_by_its_original_name_through_the_mirror(
         assert f"/v2/team/busybox/manifests/1?ns={UPSTREAM} " in registry.requests()
         assert stat.S_IMODE((state / "runtime" / "containerd.toml").stat().st_mode) == 0o600
     finally:
-        host.send_signal(signal.SIGTERM)
-        _, err = host.communicate(timeout=60)
-    assert host.returncode == 0, err[-3000:]
-    assert "pull-s3cret" not in err
+        assert node.stop() == 0
+    assert "pull-s3cret" not in node.stderr()
 
 
-@pytest.mark.needs("docker-registry")
 def test_probe_mirrors_says_which_endpoints_answer(registry: Registry, make_config) -> None:
     dead = f"http://127.0.0.1:{registry.port + 1 if registry.port < 65535 else 1}"
     config = make_config(
