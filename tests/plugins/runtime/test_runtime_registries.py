@@ -17,6 +17,7 @@ from nodehost.plugins.runtime import RUNTIME, nodehost_validate_config
 from nodehost.plugins.runtime.registries import probe_mirrors
 from nodehost.plugins.runtime.settings import read_settings
 from nodehost.testing.noderun import NodeRun
+from nodehost.testing.ports import free_port
 
 SELECTED = frozenset({"runtime", "kubelet"})
 UPSTREAM = "registry.nodehost.invalid"  # never resolves: only the mirror can serve it
@@ -143,13 +144,14 @@ def test_an_image_is_pulled_by_its_original_name_through_the_mirror(
 ) -> None:
     push(registry, "team/busybox", "1", oci_image())
     mirror = registry.url
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     config = node_folder(
         f"""\
         containerRuntime:
           registries:
             mirrors:
               {UPSTREAM}:
-                endpoint: ["{mirror}"]
+                endpoint: ["{mirror}", "{dead}"]
             configs:
               127.0.0.1:{registry.port}:
                 auth: {{username: puller, password: pull-s3cret}}
@@ -163,7 +165,9 @@ def test_an_image_is_pulled_by_its_original_name_through_the_mirror(
     try:
         node.ready()
         mirrors = node.component("images")["details"]["mirrors"]
-        assert [(m["endpoint"], m["ok"]) for m in mirrors] == [(registry.url, True)]
+        assert [(m["endpoint"], m["ok"]) for m in mirrors] == [(registry.url, True), (dead, False)]
+        [silent] = [e for e in node.logs() if e["event"] == "registry mirror does not answer"]
+        assert silent["endpoint"] == dead
         reference = cri_pull(socket, f"{UPSTREAM}/team/busybox:1")
         assert reference.startswith("sha256:")
         listed = subprocess.run(
