@@ -15,6 +15,11 @@ Node (``IsKubeletLabel`` in ``pkg/kubelet/apis/well_known_labels.go``: the
 :data:`KUBELET_LABEL_NAMESPACES`).  A taint is ``key[=value]:Effect`` with an
 effect of :data:`~nodehost.kube.goparse.TAINT_EFFECTS` (``ParseTaints``), and no
 two taints share a key and effect (the API server refuses such a Node).
+
+A restricted label in ``kubeletArguments.node-labels`` -- Origin's installers
+wrote ``node-role.kubernetes.io/compute=true`` there, which Origin's kubelet
+took and a current one refuses at start -- is a warning and is not passed to
+the kubelet (:func:`without_restricted_labels`); from ``--node-label`` it is an error.
 """
 
 from __future__ import annotations
@@ -46,6 +51,11 @@ KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 
 def label_problem(pair: str) -> str | None:
     """Why one ``key[=value]`` label may not be registered by a kubelet; None if it may."""
+    return label_syntax_problem(pair) or restricted_label_problem(pair)
+
+
+def label_syntax_problem(pair: str) -> str | None:
+    """Why ``key[=value]`` is not a label at all (``IsQualifiedName``, ``IsValidLabelValue``)."""
     key, _, value = (part.strip() for part in pair.partition("="))
     if not is_qualified_name(key):
         return (
@@ -58,6 +68,12 @@ def label_problem(pair: str) -> str | None:
             f"label value {value!r} must be at most 63 alphanumeric characters, '-', '_' or '.', "
             "starting and ending alphanumeric (or empty)"
         )
+    return None
+
+
+def restricted_label_problem(pair: str) -> str | None:
+    """Why a kubelet may not set this label on its own Node (its namespace), or None."""
+    key = pair.partition("=")[0].strip()
     if _is_kubernetes_label(key) and not _is_kubelet_label(key):
         return (
             f"a kubelet may not set {key!r} on its Node: labels in the 'kubernetes.io' and "
@@ -65,6 +81,16 @@ def label_problem(pair: str) -> str | None:
             f"({', '.join(KUBELET_LABEL_NAMESPACES)}) or be one of {', '.join(KUBELET_LABELS)}"
         )
     return None
+
+
+def without_restricted_labels(values: Sequence[str]) -> list[str]:
+    """``node-labels`` values without the pairs a current kubelet refuses (empty ones dropped)."""
+    kept = []
+    for value in values:
+        pairs = [p for p in value.split(",") if p.strip() and not restricted_label_problem(p)]
+        if pairs:
+            kept.append(",".join(pairs))
+    return kept
 
 
 def taint_problem(spec: str) -> str | None:

@@ -158,9 +158,14 @@ def registration_problems(arguments: Mapping[str, Sequence[str]]) -> list[Proble
     labels_path = f"kubeletArguments.{nodelabels.LABELS_FLAG}"
     problems = []
     for pair in nodelabels.label_pairs(arguments.get(nodelabels.LABELS_FLAG) or ()):
-        problem = nodelabels.label_problem(pair)
+        problem = nodelabels.label_syntax_problem(pair)
         if problem:
             problems.append(Problem.invalid(labels_path, pair, problem))
+            continue
+        restricted = nodelabels.restricted_label_problem(pair)
+        if restricted:
+            why = f"{restricted}; not passed to the kubelet (label the Node after it registers)"
+            problems.append(Problem.invalid(labels_path, pair, why, severity=Severity.WARNING))
     taints = nodelabels.taint_specs(arguments.get(nodelabels.TAINTS_FLAG) or ())
     problems.extend(
         Problem.invalid(

@@ -30,7 +30,6 @@ then it idles until stopped.  Meanwhile, from its start, each registry mirror
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import hashlib
 import json
@@ -38,10 +37,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost.backoff import Backoff
 from nodehost.plugins.runtime.registries import Registries, probe_mirrors
+
+if TYPE_CHECKING:  # pragma: no cover
+    import asyncio
 
 NAMESPACE = "k8s.io"
 PIN_LABEL = "io.cri-containerd.pinned=pinned"
@@ -70,6 +72,8 @@ class ImportTask:
     pod_image_required: bool = True
 
     async def __call__(self, context: Any) -> None:
+        import asyncio  # the host's loop runs it; planning (config validate) needs none
+
         if self.make_folder:  # the default folder, under the state directory: there to be seen
             await asyncio.to_thread(os.makedirs, self.archives, 0o755, True)
         mirrors = asyncio.create_task(self.mirror_answers(context))
@@ -100,6 +104,8 @@ class ImportTask:
 
     async def mirror_answers(self, context: Any) -> list[dict[str, Any]]:
         """Ask each registry mirror for ``/v2/`` (:mod:`.registries`); a warning per silent one."""
+        import asyncio
+
         answers = await asyncio.to_thread(probe_mirrors, self.registries)
         for answer in answers:
             if not answer.ok:
@@ -124,6 +130,8 @@ class ImportTask:
 
     async def import_new(self, context: Any) -> list[str]:
         """Import each archive whose digest is not in the record; problems of those that fail."""
+        import asyncio
+
         record = read_record(self.record)
         problems = []
         for path in archives_in(self.archives):
@@ -157,6 +165,8 @@ class ImportTask:
 
     async def ctr(self, *args: str, timeout: float = CTR_TIMEOUT) -> tuple[bool, str]:
         """Run ``ctr`` against the socket in ``k8s.io``: (exit 0, its output)."""
+        import asyncio
+
         argv = ["ctr", "--address", self.socket, "--namespace", NAMESPACE, *args]
         try:
             process = await asyncio.create_subprocess_exec(

@@ -52,9 +52,11 @@ def test_the_same_taint_twice_is_a_usage_error(nodehost, node_dir: Path) -> None
 
 def test_config_validate_names_the_labels_field(nodehost, write_config, node_dir) -> None:
     text = (node_dir / "node-config.yaml").read_text()
-    config = write_config(text + '  node-labels: ["k8s.io/x=1"]\n', "labels.yaml")
+    config = write_config(text + '  node-labels: ["k8s.io/x=1,bad key=1"]\n', "labels.yaml")
     result = nodehost("config", "validate", str(config))
     assert result.code == 255
-    assert '  kubeletArguments.node-labels: Invalid value: "k8s.io/x=1": a kubelet may not' in (
-        result.err
+    assert '  kubeletArguments.node-labels: Invalid value: "bad key=1": label key' in result.err
+    assert (
+        'labels.yaml: kubeletArguments.node-labels: Invalid value: "k8s.io/x=1": a kubelet may not'
+        in result.err
     )

@@ -82,13 +82,29 @@ def test_flags_join_the_file_labels_last_and_taints_into_one_value() -> None:
     assert merge_node_flags(arguments, [], []) == arguments
 
 
-def test_file_labels_the_kubelet_refuses_are_problems_with_their_path(make_config) -> None:
-    problems = problems_of(make_config, **{"node-labels": ["ok=1,node-role.kubernetes.io/x="]})
+def test_a_file_label_that_is_not_a_label_is_an_error_with_its_path(make_config) -> None:
+    problems = problems_of(make_config, **{"node-labels": ["ok=1,-bad=x"]})
     assert len(problems) == 1
     assert problems[0].startswith(
-        'kubeletArguments.node-labels: Invalid value: "node-role.kubernetes.io/x=": '
-        "a kubelet may not set 'node-role.kubernetes.io/x' on its Node"
+        "kubeletArguments.node-labels: Invalid value: \"-bad=x\": label key '-bad' must be"
     )
+
+
+def test_a_restricted_file_label_is_a_warning_and_not_passed_on(make_config) -> None:
+    """Origin's installers wrote node-role.kubernetes.io labels; a current kubelet exits on them."""
+    from nodehost.plugins.kubelet.arguments import kubelet_arguments
+
+    config = make_config(
+        kubeletArguments={"node-labels": ["node-role.kubernetes.io/compute=true,a=1"]}
+    )
+    found = nodehost_validate_config(config=config, scope=ValidationScope.NODE, selected=SELECTED)
+    assert [(p.is_error, p.path, p.value) for p in found] == [
+        (False, "kubeletArguments.node-labels", "node-role.kubernetes.io/compute=true")
+    ]
+    assert found[0].detail.endswith("not passed to the kubelet (label the Node after it registers)")
+    assert kubelet_arguments(config, {}).arguments["node-labels"] == ["a=1"]
+    only = make_config(kubeletArguments={"node-labels": ["k8s.io/x=1"]})
+    assert "node-labels" not in kubelet_arguments(only, {}).arguments
 
 
 def test_a_taint_given_twice_is_a_problem_with_its_path(make_config) -> None:
