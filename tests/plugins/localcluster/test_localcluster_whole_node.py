@@ -175,7 +175,16 @@ def test_the_readme_command_as_written_brings_every_component_up_and_exits_0(
     assert done.returncode == 0, done.stderr[-3000:]
     ready = done.stdout.split("node ready after", 1)[1]
     rows = {line.split()[0] for line in ready.splitlines()[2:] if line.strip()}
-    assert rows == {"localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "kubelet"}
+    assert rows == {
+        "localcluster",
+        "bootstrap",
+        "sdn",
+        "dns",
+        "proxy",
+        "runtime",
+        "images",
+        "kubelet",
+    }
     assert processes_naming(str(cluster_dir)) == []
 
 
@@ -196,7 +205,7 @@ def test_the_readme_command_runs_the_whole_node_until_sigterm(
 
     status = node_status(nodehost_bin, node["status"])
     states = {c["name"]: (c["state"], c["ready"]) for c in status["components"]}
-    wanted = {"localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "kubelet"}
+    wanted = {"localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "images", "kubelet"}
     assert set(states) == wanted
     assert all(states[name] == ("ready", True) for name in wanted), states
     assert status["ready"] is True
