@@ -201,9 +201,11 @@ def resolve_config(
     scope: ValidationScope | None = None,
     *,
     path: str | None = None,
+    choose_ip: bool = True,
 ) -> ResolvedConfig:
     """Steps 1-6 of the module docstring; raises ``ConfigInvalid`` on any error, and
-    ``RuntimeFailure`` when the node IP cannot be chosen on this host.
+    ``RuntimeFailure`` when the node IP cannot be chosen on this host.  Without
+    ``choose_ip`` step 6 is left out (``nodehost network``: the pod network alone).
 
     ``scope`` overrides step 4's choice (``nodehost network`` validates as
     Origin's ``start network`` does: ``NETWORK``).  With ``path`` step 1 loads
@@ -216,8 +218,10 @@ def resolve_config(
     config, scope, errors, warnings = check_obtained(obtained, options, inventory, selected, scope)
     if errors:
         raise ConfigInvalid(config.source, errors)
-    node_ip = choose_node_ip(config)
-    config = with_node_ip(config, node_ip, dns_from_node=obtained.config.dns_ip == "0.0.0.0")
+    node_ip = choose_node_ip(config) if choose_ip else None
+    if node_ip is not None:
+        dns_from_node = obtained.config.dns_ip == "0.0.0.0"
+        config = with_node_ip(config, node_ip, dns_from_node=dns_from_node)
     actions = tuple(obtained.actions)
     return ResolvedConfig(config, selected, scope, tuple(warnings), actions, node_ip)
 
