@@ -10,7 +10,14 @@ def test_components_lists_builtins_with_groups_and_order(nodehost) -> None:
     assert result.code == 0, result.err
     rows = {line.split()[0]: line for line in result.out.splitlines()[1:]}
     assert set(rows) == {
-        "bootstrap", "dns", "images", "kubelet", "localcluster", "proxy", "runtime", "sdn"
+        "bootstrap",
+        "dns",
+        "images",
+        "kubelet",
+        "localcluster",
+        "proxy",
+        "runtime",
+        "sdn",
     }
     assert "network" in rows["sdn"] and "(plugins)" in rows["sdn"]
     assert " auto " in rows["bootstrap"]
