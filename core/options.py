@@ -44,6 +44,9 @@ class StartOptions:
     ``local_cluster`` is ``--local-cluster DIR``: a plugin (``localcluster``)
     turns it into the other options it implies (``nodehost_start_options``).
     ``standins`` is ``--standins`` (None: not given, which means ``never``).
+    ``node_ip`` is ``--node-ip`` (None: not given; the config's ``nodeIP`` stands).
+    ``node_labels`` / ``node_taints`` are ``--node-label`` / ``--node-taint``
+    (:mod:`nodehost.kube.nodelabels`).
     """
 
     config: str | None = None
@@ -76,6 +79,9 @@ class StartOptions:
     extra_args: tuple[str, ...] = ()
     local_cluster: str | None = None
     standins: StandinMode | None = None
+    node_ip: str | None = None
+    node_labels: tuple[str, ...] = ()
+    node_taints: tuple[str, ...] = ()
 
     @property
     def bootstrapping(self) -> bool:
@@ -116,8 +122,40 @@ def check_start_options(options: StartOptions) -> None:
             raise UsageError("--write-flags is mutually exclusive with --bootstrap-config-name")
         if not options.bootstrap_config_namespace:
             raise UsageError("--bootstrap-config-namespace must be specified")
+    if options.node_ip is not None:
+        _check_node_ip(options.node_ip)
+    _check_node_labels(options.node_labels, options.node_taints)
     if options.dry_run and options.write_flags:
         raise UsageError("--dry-run and --write-flags are mutually exclusive")
+
+
+def _check_node_ip(value: str) -> None:
+    from nodehost.nodeip import NodeIPSyntaxError, parse_node_ip
+
+    try:
+        parse_node_ip(value)
+    except NodeIPSyntaxError as error:
+        raise UsageError(f"{value!r} is not a node IP: {error}", "--node-ip") from error
+
+
+def _check_node_labels(labels: tuple[str, ...], taints: tuple[str, ...]) -> None:
+    """Each ``--node-label`` and ``--node-taint`` as the kubelet checks it; ``UsageError``."""
+    if not labels and not taints:
+        return
+    from nodehost.kube.nodelabels import duplicate_taints, label_problem, taint_problem
+
+    for label in labels:
+        problem = label_problem(label)
+        if problem:
+            raise UsageError(f"{label!r}: {problem}", "--node-label")
+    for taint in taints:
+        problem = taint_problem(taint)
+        if problem:
+            raise UsageError(f"{taint!r}: {problem}", "--node-taint")
+    for taint in duplicate_taints(taints):
+        raise UsageError(
+            f"{taint!r}: a taint with this key and effect is given twice", "--node-taint"
+        )
 
 
 def _check_listen(value: str) -> None:

@@ -28,6 +28,7 @@ from nodehost.selection import start_order
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.inventory import Inventory
     from nodehost.manager import Provided
+    from nodehost.nodeip import NodeIP
     from nodehost.options import StartOptions
     from nodehost.records import ComponentRecord
     from nodehost.resolve import ResolvedConfig
@@ -57,12 +58,19 @@ class Plan:
     """The components to run, in a valid start order (dependencies first).
 
     ``state_dir`` is where the host keeps pid files and components keep their
-    generated files; ``config_source`` names the NodeConfig the plan came from.
+    generated files; ``config_source`` names the NodeConfig the plan came from;
+    ``node_ip`` is the node IP chosen on this host (:mod:`nodehost.nodeip`),
+    None when the plan was made without choosing one (``config validate``);
+    ``node_name`` and ``kubeconfig`` (the config's ``masterKubeConfig``) are whom
+    the host's own Node events are about and how it posts them.
     """
 
     components: tuple[PlannedComponent, ...]
     state_dir: str
     config_source: str
+    node_ip: NodeIP | None = None
+    node_name: str = ""
+    kubeconfig: str = ""
 
     def get(self, name: str) -> PlannedComponent:
         for component in self.components:
@@ -138,7 +146,15 @@ def build_plan(
                 standin=standin,
             )
         )
-    result = Plan(tuple(planned), state_dir, resolved.config.source)
+    config = resolved.config
+    result = Plan(
+        tuple(planned),
+        state_dir,
+        config.source,
+        resolved.node_ip,
+        config.node_name,
+        config.master_kube_config,
+    )
     if require_active:
         check_active(result, inventory.catalog.names)
     return result

@@ -7,13 +7,22 @@ the start options and the inventory:
    and the signer CA (``--write-config`` / no ``--config``), or one a plugin
    obtains (``nodehost_obtain_config``: bootstrap);
 2. ``--listen`` given -> ``servingInfo.bindAddress``;
-3. ``dnsIP: 0.0.0.0`` -> the node IP, else the default local IPv4 address;
+3. ``--node-ip`` given -> ``nodeIP``; ``--node-label``/``--node-taint`` join
+   ``kubeletArguments``; ``dnsIP: 0.0.0.0`` -> the node IP, else the default
+   local IPv4 address;
 4. pick the validation scope (:func:`scope_for`): only for exactly the
    network-only selection the node name falls back to ``--hostname``,
    ``masterKubeConfig`` becomes ``--kubeconfig`` ("" means the in-cluster
    service account) and the in-cluster rules apply;
 5. validate with the core's rules and every plugin's; any error raises
-   :class:`~nodehost.errors.ConfigInvalid` listing all of them.
+   :class:`~nodehost.errors.ConfigInvalid` listing all of them;
+6. (``start``, ``--dry-run``, ``--write-flags`` and a running node's re-plan only,
+   :func:`resolve_config`) choose the node IP on this host
+   (:func:`nodehost.nodeip.resolve_node_ip`): ``nodeIP`` becomes the chosen
+   address (``V4,V6`` for a pair), and ``dnsIP: 0.0.0.0`` its first address.  An
+   address that is not on a local interface, or a selector that matches none, is a
+   :class:`~nodehost.errors.RuntimeFailure` naming it and listing the candidates:
+   a fact of this host, not of the file, so ``config validate`` checks only the syntax.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ IN_CLUSTER = ValidationScope.IN_CLUSTER
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
     from nodehost.inventory import Inventory
+    from nodehost.nodeip import NodeIP
     from nodehost.options import StartOptions
 
 
@@ -44,6 +54,7 @@ class ResolvedConfig:
     scope: ValidationScope
     warnings: tuple[Problem, ...]
     actions: tuple[str, ...] = ()  # what a dry run did not do (nodehost.dryrun)
+    node_ip: NodeIP | None = None  # step 6's choice (None before it)
 
 
 def selection_for(options: StartOptions, inventory: Inventory) -> frozenset[str]:
@@ -203,8 +214,11 @@ def resolve_config(
     scope: ValidationScope | None = None,
     *,
     path: str | None = None,
+    choose_ip: bool = True,
 ) -> ResolvedConfig:
-    """Steps 1-5 of the module docstring; raises ``ConfigInvalid`` on any error.
+    """Steps 1-6 of the module docstring; raises ``ConfigInvalid`` on any error, and
+    ``RuntimeFailure`` when the node IP cannot be chosen on this host.  Without
+    ``choose_ip`` step 6 is left out (``nodehost network``: the pod network alone).
 
     ``scope`` overrides step 4's choice (``nodehost network`` validates as
     Origin's ``start network`` does: ``NETWORK``).  With ``path`` step 1 loads
@@ -217,7 +231,29 @@ def resolve_config(
     config, scope, errors, warnings = check_obtained(obtained, options, inventory, selected, scope)
     if errors:
         raise ConfigInvalid(config.source, errors)
-    return ResolvedConfig(config, selected, scope, tuple(warnings), tuple(obtained.actions))
+    node_ip = choose_node_ip(config) if choose_ip else None
+    if node_ip is not None:
+        dns_from_node = obtained.config.dns_ip == "0.0.0.0"
+        config = with_node_ip(config, node_ip, dns_from_node=dns_from_node)
+    actions = tuple(obtained.actions)
+    return ResolvedConfig(config, selected, scope, tuple(warnings), actions, node_ip)
+
+
+def choose_node_ip(config: NodeConfig) -> NodeIP:
+    """Step 6: the node IP ``config.node_ip`` means here; ``RuntimeFailure`` saying why not."""
+    from nodehost.errors import RuntimeFailure
+    from nodehost.nodeip import NodeIPError, resolve_node_ip
+
+    try:
+        return resolve_node_ip(config.node_ip)
+    except (NodeIPError, OSError) as error:
+        raise RuntimeFailure(f"{config.source}: {error}") from None
+
+
+def with_node_ip(config: NodeConfig, node_ip: NodeIP, *, dns_from_node: bool) -> NodeConfig:
+    """``config`` with ``nodeIP`` the chosen address (and ``dnsIP`` when it was 0.0.0.0)."""
+    dns_ip = node_ip.first if dns_from_node else config.dns_ip
+    return dataclasses.replace(config, node_ip=node_ip.value, dns_ip=dns_ip)
 
 
 def check_config(
@@ -306,7 +342,8 @@ def _generated_unwritten(options: StartOptions, inventory: Inventory) -> Obtaine
 
 
 def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:
-    """Steps 2-3: ``--listen``, ``--recursive-resolv-conf`` and the ``dnsIP: 0.0.0.0`` rule.
+    """Steps 2-3: ``--listen``, ``--recursive-resolv-conf``, ``--node-ip``, ``--node-label``,
+    ``--node-taint`` (:func:`nodehost.kube.nodelabels.merge_node_flags`), ``dnsIP: 0.0.0.0``.
 
     ``--recursive-resolv-conf`` fills ``dnsRecursiveResolvConf`` of a config built
     from flags (Origin's ``BuildSerializeableNodeConfig``); with ``--config``
@@ -323,10 +360,21 @@ def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:
     if options.recursive_resolv_conf and not options.config:
         resolv_conf = os.path.abspath(options.recursive_resolv_conf)
         config = dataclasses.replace(config, dns_recursive_resolv_conf=resolv_conf)
+    if options.node_ip is not None:
+        config = dataclasses.replace(config, node_ip=options.node_ip)
+    if options.node_labels or options.node_taints:
+        from nodehost.kube.nodelabels import merge_node_flags
+
+        arguments = merge_node_flags(
+            config.kubelet_arguments, options.node_labels, options.node_taints
+        )
+        config = dataclasses.replace(config, kubelet_arguments=arguments)
     if config.dns_ip == "0.0.0.0":
         from nodehost.hostaddr import default_local_ipv4
+        from nodehost.nodeip import literal_first
 
-        config = dataclasses.replace(config, dns_ip=config.node_ip or default_local_ipv4())
+        dns_ip = literal_first(config.node_ip) or default_local_ipv4()
+        config = dataclasses.replace(config, dns_ip=dns_ip)
     return config
 
 

@@ -35,6 +35,7 @@ def test_builtin_components_are_all_known() -> None:
         "dns",
         "bootstrap",
         "runtime",
+        "images",
         "localcluster",
         "apilb",
     }

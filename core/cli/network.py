@@ -183,7 +183,9 @@ class NetworkTarget:
             state_dir=state_dir,
         )
         selected = selection_for(options, inventory)
-        resolved = resolve_config(options, inventory, selected, ValidationScope.NETWORK)
+        resolved = resolve_config(
+            options, inventory, selected, ValidationScope.NETWORK, choose_ip=False
+        )
         echo_warnings(resolved.config.source, resolved.warnings)
         state = default_state_dir(state_dir)
         return cls(inventory, resolved, options, name, state)

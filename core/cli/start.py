@@ -85,6 +85,28 @@ CONFIG_OPTIONS = [
         help="Serving address, [scheme://]host[:port].",
     ),
     click.option(
+        "--node-ip",
+        metavar="ADDR",
+        help="The node IP, over the config's nodeIP: an address, a pair V4,V6, iface:NAME or "
+        "cidr:NET (default: the source address of the default route).",
+    ),
+    click.option(
+        "--node-label",
+        "node_labels",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="A label the kubelet registers the node with; repeatable; joins "
+        "kubeletArguments.node-labels (a flag's key wins).",
+    ),
+    click.option(
+        "--node-taint",
+        "node_taints",
+        multiple=True,
+        metavar="KEY[=VALUE]:EFFECT",
+        help="A taint the kubelet registers the node with (NoSchedule, PreferNoSchedule or "
+        "NoExecute); repeatable; joins kubeletArguments.register-with-taints.",
+    ),
+    click.option(
         "--volume-dir",
         default=DEFAULT_VOLUME_DIR,
         show_default=True,
@@ -371,6 +393,9 @@ def start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         extra_args=tuple(flags.get("extra_args", ())),
         local_cluster=flags["local_cluster"] or None,
         standins=flags["standins"] if _given(ctx, "standins") else None,
+        node_ip=flags["node_ip"],
+        node_labels=tuple(flags["node_labels"]),
+        node_taints=tuple(flags["node_taints"]),
         **optional,
     )
 
@@ -495,6 +520,8 @@ def _flags_line(inventory: Inventory, resolved: ResolvedConfig, options: StartOp
 def render_plan(plan: Plan) -> str:
     """The human-readable plan printed by ``--dry-run``."""
     lines = [f"Plan for {plan.config_source} (state in {plan.state_dir}):"]
+    if plan.node_ip is not None:
+        lines.append(f"node IP: {plan.node_ip.value} ({plan.node_ip.chosen_by})")
     for index, component in enumerate(plan.components, 1):
         origin = component.plugin + (
             f" ({component.distribution})" if component.distribution else ""
@@ -538,7 +565,13 @@ def plan_as_dict(plan: Plan) -> dict[str, Any]:
                 "standin": component.standin,
             }
         )
-    return {"config": plan.config_source, "state_dir": plan.state_dir, "components": components}
+    node_ip = None if plan.node_ip is None else plan.node_ip.as_dict()
+    return {
+        "config": plan.config_source,
+        "state_dir": plan.state_dir,
+        "node_ip": node_ip,
+        "components": components,
+    }
 
 
 def _run(

@@ -145,7 +145,27 @@ def render_table(document: dict[str, Any]) -> str:
         f"plugin failure: {shown(failure.get('line'))}"
         for failure in map(_mapping, _items(document.get("plugin_failures")))
     ]
-    return "\n".join([*lines, format_table(rows), *details, *_config_lines(document), *failures])
+    return "\n".join(
+        [
+            *lines,
+            *_node_ip_lines(document),
+            format_table(rows),
+            *details,
+            *_config_lines(document),
+            *failures,
+        ]
+    )
+
+
+def _node_ip_lines(document: dict[str, Any]) -> list[str]:
+    """``node IP: A (how chosen)`` and the problem, if any; nothing from an older host."""
+    node_ip = _mapping(document.get("node_ip"))
+    if not node_ip:
+        return []
+    addresses = ",".join(shown(address) for address in _items(node_ip.get("addresses")))
+    line = f"node IP: {addresses or '?'} ({shown(node_ip.get('chosen_by'))})"
+    problem = node_ip.get("problem")
+    return [line + (f"; UNAVAILABLE: {shown(problem)}" if problem else "")]
 
 
 def _detail_lines(components: list[dict[str, Any]]) -> list[str]:

@@ -51,6 +51,11 @@ class SectionReader:
         self._read.add(key)
         return self.raw.get(key)
 
+    def raw_value(self, key: str) -> Any:
+        """The value at ``key`` as loaded (None when unset), marked as read: for a nested
+        mapping that a reader of its own (at ``path(key)``) reads."""
+        return self._get(key)
+
     def invalid(self, key: str, value: Any, detail: str) -> None:
         """Record that ``value`` at ``key`` is wrong (``<section>.<key>: Invalid value``)."""
         shown = value if isinstance(value, (str, int, float, bool)) else str(value)

@@ -86,7 +86,7 @@ def _identity(config: NodeConfig) -> list[Problem]:
     if not config.node_name and not _has_bootstrap(config):
         problems.append(Problem.required("nodeName"))
     if config.node_ip:
-        problems += specified_ip(config.node_ip, "nodeIP")
+        problems += node_ip_syntax(config.node_ip, "nodeIP")
     return problems
 
 
@@ -341,6 +341,17 @@ def specified_ip(value: str, field_path: str) -> list[Problem]:
         return [Problem.invalid(field_path, value, "must be a valid IP")]
     if is_unspecified(ip):
         return [Problem.invalid(field_path, value, "cannot be an unspecified IP")]
+    return []
+
+
+def node_ip_syntax(value: str, field_path: str) -> list[Problem]:
+    """An address, a dual-stack pair or a selector (:func:`nodehost.nodeip.parse_node_ip`)."""
+    from nodehost.nodeip import NodeIPSyntaxError, parse_node_ip
+
+    try:
+        parse_node_ip(value)
+    except NodeIPSyntaxError as error:
+        return [Problem.invalid(field_path, value, str(error))]
     return []
 
 

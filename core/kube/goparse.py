@@ -239,17 +239,19 @@ def _quoted_csv_field(text: str, index: int, start: int) -> tuple[str, int]:
 
 _QUALIFIED_NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
-def _qualified_name_ok(key: str) -> bool:
+def is_qualified_name(key: str) -> bool:
+    """apimachinery's ``IsQualifiedName``: ``[DNS-subdomain prefix/]name``, name 1-63 characters."""
     prefix, slash, name = key.rpartition("/")
     if slash and (not prefix or len(prefix) > 253 or not re.fullmatch(_DNS_SUBDOMAIN, prefix)):
         return False
     return 0 < len(name) <= 63 and bool(re.fullmatch(_QUALIFIED_NAME, name))
 
 
-def _label_value_ok(value: str) -> bool:
+def is_label_value(value: str) -> bool:
+    """apimachinery's ``IsValidLabelValue``: empty, or 1-63 characters of a qualified name."""
     return value == "" or (len(value) <= 63 and bool(re.fullmatch(_QUALIFIED_NAME, value)))
 
 
@@ -259,10 +261,10 @@ def parse_taint(spec: str) -> dict[str, str]:
     if len(parts) != 2:
         raise FlagError(f"invalid taint spec: {spec}")
     key_value, effect = parts
-    if effect not in _TAINT_EFFECTS:
+    if effect not in TAINT_EFFECTS:
         raise FlagError(f"invalid taint effect: {effect}, unsupported taint effect")
     key, *rest = key_value.split("=")
-    if len(rest) > 1 or (rest and not _label_value_ok(rest[0])) or not _qualified_name_ok(key):
+    if len(rest) > 1 or (rest and not is_label_value(rest[0])) or not is_qualified_name(key):
         raise FlagError(f"invalid taint spec: {spec}")
     taint = {"key": key, "effect": effect}
     if rest and rest[0]:

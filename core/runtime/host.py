@@ -21,7 +21,8 @@ containers) are left running by a stop; ``nodehost teardown`` ends them.
 A new configuration (SIGHUP re-reads the config file; a task may hand one
 over with ``apply_config``) is validated, written and applied to the
 components whose plan changed, and rolled back if they do not become ready
-(:mod:`nodehost.runtime.reconfigure`).
+(:mod:`nodehost.runtime.reconfigure`).  Once the components are started the
+host follows the node IP (:mod:`nodehost.runtime.nodeipwatch`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from nodehost.errors import EXIT_FAILURE, EXIT_OK, PluginError, RuntimeFailure
 from nodehost.pki.atomic import write_atomic
 from nodehost.plan import Plan
 from nodehost.runtime import cgroups, pidfiles, proc
+from nodehost.runtime.nodeipwatch import NodeIPFollower
 from nodehost.runtime.notify import Notifier
 from nodehost.runtime.process import Launcher, Reaper
 from nodehost.runtime.reconfigure import ApplyResult, ConfigApplier, Replanner
@@ -144,6 +146,7 @@ class Host:
         self._guardian_gone: asyncio.Future[int] | None = None
         self._state_changed = asyncio.Event()
         self.applier = ConfigApplier(self, replanner, settings.config_rollback_after, log)
+        self.node_ip = NodeIPFollower(self)
 
     # --- HostServices for the supervisors -------------------------------------------
 
@@ -238,6 +241,7 @@ class Host:
             ),
             "config": self.plan.config_source,
             "configuration": self.applier.status(),
+            "node_ip": self.node_ip.status(),
             "state_dir": self.state_dir,
             "agents": self.agent_tracking(),
             "components": [s.status() for s in self.supervisors.values()],
@@ -286,7 +290,9 @@ class Host:
                 await self._prepare(earlier)
                 self._start_components()
                 self._apply_deferred_hangup()
+                self.node_ip.start(loop)
                 await self.shutdown.wait()
+                await self.node_ip.close()
                 await self._stop_components()
                 await self._release_guardian()
                 if self.settings.exit_on_ready:
@@ -346,6 +352,7 @@ class Host:
         loop.add_signal_handler(signal.SIGHUP, self._on_sighup)
 
     async def _uninstall(self, loop: asyncio.AbstractEventLoop) -> None:
+        await self.node_ip.close()
         for timer in self._timers:
             timer.cancel()
         await self._release_guardian()

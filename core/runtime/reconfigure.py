@@ -69,6 +69,7 @@ UNCHANGED = "unchanged"
 #: The results that count as an apply (``unchanged`` is not one).
 RESULTS = (APPLIED, REJECTED, ROLLED_BACK, ROLLBACK_FAILED)
 CONFIG_MODE = 0o600
+CANNOT_REREAD = "this host cannot re-read its configuration"
 
 
 @dataclass(frozen=True)
@@ -185,11 +186,35 @@ class ConfigApplier:
             self._record(result)
             return result
 
+    async def follow_host(self, origin: str) -> ApplyResult:
+        """Plan the running configuration again because the host changed (its node IP).
+
+        Nothing is written and nothing rolls back (the old plan's host is gone):
+        the new plan is adopted, the components whose plan changed are
+        restarted in start order, and the result is ``applied`` (``problems``:
+        those not ready in time), ``unchanged`` (nothing changed, nothing
+        restarted) or ``rejected`` (the configuration no longer plans here; the
+        old plan keeps running).  Not counted as an apply; the caller logs it.
+        """
+        async with self._lock:
+            if self.replanner is None or self.content is None:
+                return self._result(REJECTED, origin, (CANNOT_REREAD,))
+            try:
+                plan, _ = await self._validate(self.content)
+                changed = changed_components(self.host.plan, plan)
+            except Exception as error:  # a plugin's bug too: said, never a crash
+                return self._result(REJECTED, origin, self._problems(error))
+            self.host.plan = plan
+            if not changed:
+                return self._result(UNCHANGED, origin)
+            restarted, problems = await self._restart(plan, changed, (), absorb=False)
+            return self._result(APPLIED, origin, tuple(problems), tuple(restarted))
+
     # --- the flow ---------------------------------------------------------------------
 
     async def _apply(self, content: bytes | None, origin: str) -> ApplyResult:
         if self.replanner is None or self.content is None:
-            return self._result(REJECTED, origin, ("this host cannot re-read its configuration",))
+            return self._result(REJECTED, origin, (CANNOT_REREAD,))
         if content is None:
             try:
                 content = _read_config(self.path)

@@ -109,6 +109,7 @@ PARTS: dict[str, Part] = {
             f"{_APT} containerd runc",
         ),
         Part("busybox", _programs("busybox"), f"{_APT} busybox-static"),
+        Part("docker-registry", _programs("docker-registry"), f"{_APT} docker-registry"),
         Part("strace", _programs("strace"), f"{_APT} strace"),
         Part(
             "node-exporter",

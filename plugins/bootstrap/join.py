@@ -282,9 +282,12 @@ async def act_as_node(
 
 async def post_rejoin_event(settings: BootstrapSettings, lost: str) -> None:
     """A ``NodeRejoined`` Warning event on the Node saying why (best effort)."""
-    from nodehost.plugins.bootstrap.events import post_event, rejoined_event
+    from nodehost.kube.events import post_event
+    from nodehost.plugins.bootstrap.events import rejoined_event
 
-    failure = await post_event(settings.node_kubeconfig, rejoined_event(settings.node_name, lost))
+    failure = await post_event(
+        str(settings.node_kubeconfig), rejoined_event(settings.node_name, lost)
+    )
     if failure is not None:
         from nodehost.log import print_message
 

@@ -212,7 +212,8 @@ class CertificateRotation:
     async def _rejoined(self, lost: str, context: Any) -> None:
         """After a rejoin: ``node.kubeconfig`` trusts the bootstrap kubeconfig's CA (it may be
         the rotated one), and the ``NodeRejoined`` Warning event is posted (best effort)."""
-        from nodehost.plugins.bootstrap.events import post_event, rejoined_event
+        from nodehost.kube.events import post_event
+        from nodehost.plugins.bootstrap.events import rejoined_event
         from nodehost.plugins.bootstrap.join import bootstrap_cluster, write_node_kubeconfig
 
         settings = self.settings
@@ -222,7 +223,7 @@ class CertificateRotation:
         write_node_kubeconfig(settings.node_kubeconfig, cluster, current)
         context.files_changed([str(settings.node_kubeconfig)])
         failure = await post_event(
-            settings.node_kubeconfig, rejoined_event(settings.node_name, lost)
+            str(settings.node_kubeconfig), rejoined_event(settings.node_name, lost)
         )
         if failure is not None:
             context.log.warning("cannot post the NodeRejoined event", error=failure)

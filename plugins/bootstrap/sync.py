@@ -284,13 +284,13 @@ class ConfigSync:
 
     def event(self, result: ApplyResult) -> dict[str, Any]:
         """The Node event that reports ``result`` (as the kubelet's own node events look)."""
-        from nodehost.plugins.bootstrap.events import node_event
+        from nodehost.kube.events import node_event
 
         kind, reason = EVENTS[result.result]
         message = f"config {result.result} (generation {result.generation}) from {result.origin}"
         if result.problems:
             message += ": " + "; ".join(result.problems)
-        return node_event(self.bootstrap.node_name, kind, reason, message)
+        return node_event(self.bootstrap.node_name, reason, message, kind)
 
 
 def node_patch(content: bytes, md5: str, generation: int) -> dict[str, Any]:

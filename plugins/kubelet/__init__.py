@@ -96,7 +96,8 @@ def nodehost_addhooks(pluginmanager: Any) -> None:
 def nodehost_validate_config(
     config: Any, scope: ValidationScope, selected: frozenset[str]
 ) -> list[Problem]:
-    """Rule 13 and the removed-flag warnings; §7.2 and reserved keys if the kubelet runs."""
+    """Rule 13 and the removed-flag warnings; §7.2, files, node labels and taints and
+    reserved keys if the kubelet runs."""
     arguments = config.kubelet_arguments
     problems: list[Problem] = []
     if scope >= ValidationScope.IN_CLUSTER:
@@ -104,6 +105,7 @@ def nodehost_validate_config(
     if "kubelet" in selected:
         problems.extend(security_problems(arguments))
         problems.extend(file_problems(arguments))
+        problems.extend(registration_problems(arguments))
         problems.extend(
             Problem.forbidden(f"kubeletArguments.{key}", why)
             for key, why in RESERVED_KEYS.items()
@@ -148,6 +150,34 @@ def file_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
         values = arguments.get(key) or ()
         if values and values[-1]:
             problems.extend(validate_file(values[-1], f"kubeletArguments.{key}"))
+    return problems
+
+
+def registration_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
+    """The node labels and taints the kubelet would refuse (:mod:`nodehost.kube.nodelabels`;
+    a taint that does not parse is rule 13's)."""
+    from nodehost.kube import nodelabels
+
+    labels_path = f"kubeletArguments.{nodelabels.LABELS_FLAG}"
+    problems = []
+    for pair in nodelabels.label_pairs(arguments.get(nodelabels.LABELS_FLAG) or ()):
+        problem = nodelabels.label_syntax_problem(pair)
+        if problem:
+            problems.append(Problem.invalid(labels_path, pair, problem))
+            continue
+        restricted = nodelabels.restricted_label_problem(pair)
+        if restricted:
+            why = f"{restricted}; not passed to the kubelet (label the Node after it registers)"
+            problems.append(Problem.invalid(labels_path, pair, why, severity=Severity.WARNING))
+    taints = nodelabels.taint_specs(arguments.get(nodelabels.TAINTS_FLAG) or ())
+    problems.extend(
+        Problem.invalid(
+            f"kubeletArguments.{nodelabels.TAINTS_FLAG}",
+            spec,
+            "a taint with this key and effect is given twice",
+        )
+        for spec in nodelabels.duplicate_taints(taints)
+    )
     return problems
 
 

@@ -190,8 +190,18 @@ def merge_arguments(
 
 
 def kubelet_arguments(config: Any, contributions: Mapping[str, Sequence[str]]) -> KubeletArguments:
-    """The kubelet's merged arguments for ``config`` and the plugins' ``contributions``."""
-    return merge_arguments(default_arguments(config), contributions, config.kubelet_arguments)
+    """The kubelet's merged arguments for ``config`` and the plugins' ``contributions``,
+    without the node labels a current kubelet refuses (:mod:`nodehost.kube.nodelabels`)."""
+    from nodehost.kube.nodelabels import LABELS_FLAG, without_restricted_labels
+
+    merged = merge_arguments(default_arguments(config), contributions, config.kubelet_arguments)
+    if LABELS_FLAG not in merged.arguments:
+        return merged
+    arguments = dict(merged.arguments)
+    labels = without_restricted_labels(arguments.pop(LABELS_FLAG))
+    if labels:
+        arguments[LABELS_FLAG] = labels
+    return KubeletArguments(arguments, merged.translations)
 
 
 def missing_security(arguments: Mapping[str, Sequence[str]]) -> list[str]:

@@ -55,7 +55,7 @@ from nodehost.component import (
 )
 from nodehost.config.sections import idle_section_problems
 from nodehost.errors import InvalidSetting, RuntimeFailure
-from nodehost.plugins.runtime import containerd
+from nodehost.plugins.runtime import containerd, proxy, registries
 from nodehost.plugins.runtime.settings import (
     MAX_SOCKET_PATH,
     SCHEMA,
@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni import CniNetwork
 
 NAME = "runtime"
+IMAGES = "images"
 
 
 @hookimpl
@@ -83,7 +84,16 @@ def nodehost_components() -> list[ComponentRecord]:
             validation_scope=ValidationScope.NETWORK,
             config_sections=(SECTION,),
             config_schema={SECTION: SCHEMA},
-        )
+        ),
+        ComponentRecord(
+            name=IMAGES,
+            summary="Image archives imported into the managed containerd before the kubelet "
+            "starts; the pod infrastructure image checked.",
+            component=IMAGES_COMPONENT,
+            after=(NAME,),
+            before=("kubelet",),
+            validation_scope=ValidationScope.NETWORK,
+        ),
     ]
 
 
@@ -91,10 +101,14 @@ def nodehost_components() -> list[ComponentRecord]:
 def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
     """Every problem of the ``containerRuntime`` section, when the runtime is selected; its
     bad content whenever it is set (:func:`idle_section_problems`)."""
+    settings, reader = read_settings(config)
     if NAME not in selected:
         runs_when = f"the {NAME} component is selected"
-        return idle_section_problems(config, SECTION, read_settings(config)[1].problems, runs_when)
-    return read_settings(config)[1].problems
+        return idle_section_problems(config, SECTION, reader.problems, runs_when)
+    if settings.image_archives is not None and IMAGES not in selected:
+        why = f"it is used only when the {IMAGES} component is selected"
+        return [*reader.problems, Problem.no_effect(f"{SECTION}.imageArchives", why)]
+    return reader.problems
 
 
 @hookimpl(optionalhook=True)
@@ -147,7 +161,7 @@ class Runtime:
             getattr(context.options, "components", None) is None
             and getattr(context.options, "enable", None) is None
         )
-        if default_selection and not context.dependents:
+        if default_selection and not context.dependents - {IMAGES}:  # images only serve them
             return ComponentPlan(
                 inactive_reason="no selected component runs after it (name runtime in "
                 "--components to run the container runtime alone)"
@@ -182,9 +196,16 @@ class Runtime:
         network = node_network(context)
         config_path = os.path.join(context.state_dir, containerd.CONFIG_FILE_NAME)
         image = _pod_image(context.config)
+        hosts = registry_files(settings.registries, context.state_dir)
+        hosts_dir = registries.hosts_dir(settings.registries, context.state_dir)
+        lines = registries.cri_registry_lines(settings.registries, hosts_dir if hosts else None)
         restrict_oom = not containerd.can_lower_oom_score_adj()
         content = containerd.render_config(
-            paths, network, settings.cgroup_driver, image, restrict_oom
+            paths, network, settings.cgroup_driver, image, restrict_oom, lines
+        )
+        config_mode = 0o600 if settings.registries.auth else 0o644
+        proxy_env = proxy.environment(
+            settings.proxy, context.config, proxy.subnets(network.conflist if network else None)
         )
         launchers, search_path = containerd.shim_launchers(
             context.state_dir, os.environ.get("PATH", os.defpath)
@@ -192,12 +213,12 @@ class Runtime:
         return ComponentPlan(
             run=ProcessSpec(
                 argv=containerd.containerd_argv(config_path, verbosity()),
-                env={"PATH": search_path},
+                env={"PATH": search_path, **proxy_env},
                 readiness=CriProbe(endpoint=paths.endpoint, interval=0.5, timeout=2.0),
                 stop_grace=containerd.STOP_GRACE,
                 leaves=(paths.socket, paths.socket + TTRPC_SUFFIX),  # the ttrpc one stays
             ),
-            files=(FileSpec(config_path, content, 0o644), *launchers),
+            files=(FileSpec(config_path, content, config_mode), *hosts, *launchers),
             programs=_programs_run(network, search_path),
             notes=(
                 f"writes {config_path} (root {paths.root}, state {paths.state})",
@@ -210,8 +231,18 @@ class Runtime:
                     if restrict_oom
                     else ()
                 ),
+                *registries.describe(settings.registries),
+                *proxy.describe(settings.proxy, proxy_env),
             ),
         )
+
+
+def registry_files(settings: registries.Registries, component_dir: str) -> list[FileSpec]:
+    """The ``hosts.toml`` files of the registry hosts folder (:mod:`.registries`)."""
+    return [
+        FileSpec(path, content, 0o644)
+        for path, content in registries.hosts_files(settings, component_dir)
+    ]
 
 
 def check_socket_path(socket: str) -> None:
@@ -236,11 +267,75 @@ def check_socket_path(socket: str) -> None:
 RUNTIME = Runtime()
 
 
+class Images:
+    """Plans the import of image archives into the managed containerd (:mod:`.images`)."""
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        from nodehost.plugins.runtime.images import ImportTask, notes
+
+        default_selection = context.options is None or (
+            getattr(context.options, "components", None) is None
+            and getattr(context.options, "enable", None) is None
+        )
+        if default_selection and not context.dependents:
+            return ComponentPlan(inactive_reason="no selected component runs after it")
+        if NAME not in context.selected:
+            return ComponentPlan(
+                inactive_reason=f"the {NAME} component is not selected (images go into the "
+                "containerd nodehost runs)"
+            )
+        settings, reader = read_settings(context.config)
+        if reader.problems:
+            raise InvalidSetting(*reader.problems)
+        if settings.external is not None:
+            return ComponentPlan(
+                inactive_reason=f"the container runtime is external ({settings.external.endpoint})"
+            )
+        node_dir = os.path.dirname(context.state_dir)
+        runtime_dir = os.path.join(node_dir, NAME)
+        task = ImportTask(
+            socket=settings.paths(runtime_dir).socket,
+            archives=settings.image_archives or os.path.join(node_dir, "images"),
+            record=os.path.join(context.state_dir, "imported.json"),
+            pod_image=_pod_image(context.config),
+            hosts_dir=(
+                registries.hosts_dir(settings.registries, runtime_dir)
+                if settings.registries.hosts()
+                else None
+            ),
+            make_folder=settings.image_archives is None,
+            registries=settings.registries,
+            pod_image_required=not _standin_kubelet(context.options),
+        )
+        return ComponentPlan(
+            run=TaskSpec(
+                run=task,
+                readiness=ReportedProbe(),
+                stop_grace=5.0,
+                description=f"import image archives from {task.archives}; check {task.pod_image}",
+            ),
+            notes=notes(task),
+        )
+
+
+IMAGES_COMPONENT = Images()
+
+
 def _wait_task(external: External) -> Any:
     """The waiting task; imported late because ``external`` needs asyncio."""
     from nodehost.plugins.runtime.external import wait_task
 
     return wait_task(external)
+
+
+def _standin_kubelet(options: Any) -> bool:
+    """Whether ``--standins`` makes the kubelet nodehost's stand-in (which runs no pods)."""
+    standins = getattr(options, "standins", None) or "never"
+    if standins != "missing":
+        return standins == "always"
+    import shutil  # not on the paths that judge a file (config validate)
+
+    return shutil.which("kubelet") is None
 
 
 def _pod_image(config: Any) -> str:

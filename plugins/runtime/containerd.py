@@ -16,7 +16,9 @@ folders:
   (:func:`can_lower_oom_score_adj`): pods' OOM scores are kept at or above
   containerd's own, since runc could not lower them and no pod would start;
 * runc's cgroup driver: ``SystemdCgroup`` true only for the ``systemd`` driver;
-* CRI's runc root under ``state`` instead of ``/run/containerd/runc``.
+* CRI's runc root under ``state`` instead of ``/run/containerd/runc``;
+* the CRI registry's lines (``registry``: its hosts folder and credentials,
+  :mod:`.registries`), when there are any.
 
 containerd's shims are workloads, not agents (:mod:`nodehost.runtime.workloads`):
 containerd finds a shim on its ``PATH``, whose first folder,
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from nodehost.cni import DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork
 from nodehost.component import FileSpec
@@ -61,10 +63,11 @@ def render_config(
     cgroup_driver: str,
     sandbox_image: str,
     restrict_oom_score_adj: bool = False,
+    registry: Sequence[str] = (),
 ) -> bytes:
-    """The containerd configuration (version 2): ``paths``, network, driver, pause image, and
+    """The containerd configuration (version 2): ``paths``, network, driver, pause image,
     whether pods' ``oom_score_adj`` is kept at or above containerd's own
-    (:func:`can_lower_oom_score_adj`)."""
+    (:func:`can_lower_oom_score_adj`), and the CRI ``registry`` lines."""
     conf_dir = network.conf_dir if network else DEFAULT_CONF_DIR
     bin_dirs = network.bin_dirs if network else DEFAULT_BIN_DIRS
     cri = 'plugins."io.containerd.grpc.v1.cri"'
@@ -108,6 +111,7 @@ def render_config(
         f"  SystemdCgroup = {'true' if cgroup_driver == 'systemd' else 'false'}",
         f"  Root = {toml_string(os.path.join(paths.state, 'runc'))}",
         "",
+        *registry,
     ]
     return "\n".join(lines).encode()
 

@@ -13,6 +13,11 @@
       cgroupDriver: cgroupfs                # systemd or cgroupfs; default: the kubelet's
                                             # cgroup-driver argument, else systemd when systemd
                                             # is PID 1 and cgroupfs when it is not
+      registries: {mirrors: ..., configs: ...}  # registry mirrors, TLS, credentials
+                                                # (:mod:`.registries`)
+      proxy: {httpProxy: ..., httpsProxy: ..., noProxy: ...}  # containerd's only (:mod:`.proxy`)
+      imageArchives: /srv/images            # archives imported before the kubelet starts
+                                            # (default <state-dir>/images; :mod:`.images`)
 
 The runtime is *external* when ``containerRuntime.endpoint`` is set, else when
 ``kubeletArguments`` name a ``container-runtime-endpoint``, else when
@@ -23,11 +28,13 @@ starts no containerd and the ``runtime`` component waits for that socket.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nodehost.config.defaults import is_default_docker_shim_socket
 from nodehost.config.sections import SectionReader, section_schema
+from nodehost.plugins.runtime import proxy as runtime_proxy
+from nodehost.plugins.runtime import registries as registry
 
 SECTION = "containerRuntime"
 CGROUP_DRIVERS = ("systemd", "cgroupfs")
@@ -67,6 +74,13 @@ SCHEMA = section_schema(
             "enum": list(CGROUP_DRIVERS),
             "description": "runc's cgroup driver (default: the kubelet's, else systemd when it "
             "is PID 1).",
+        },
+        registry.KEY: registry.SCHEMA,
+        runtime_proxy.KEY: runtime_proxy.SCHEMA,
+        "imageArchives": {
+            "type": "string",
+            "description": "A folder of image archives (docker save, OCI layout; *.tar) imported "
+            "before the kubelet starts (absolute; default <state-dir>/images).",
         },
     },
 )
@@ -115,6 +129,9 @@ class RuntimeSettings:
     state: str | None
     socket: str | None
     cgroup_driver: str
+    registries: registry.Registries = field(default_factory=registry.Registries)
+    proxy: runtime_proxy.Proxy = field(default_factory=runtime_proxy.Proxy)
+    image_archives: str | None = None
 
     def paths(self, component_dir: str) -> Paths:
         """The managed runtime's paths; ``component_dir`` is ``<state-dir>/runtime``."""
@@ -143,6 +160,9 @@ def read_settings(config: Any) -> tuple[RuntimeSettings, SectionReader]:
     mode = reader.choice("paths", PATH_MODES, "state")
     root, state, socket = (reader.absolute_path(key) for key in ("root", "state", "socket"))
     driver = reader.choice("cgroupDriver", CGROUP_DRIVERS)
+    registries = registry.read_registries(reader)
+    proxy = runtime_proxy.read_proxy(reader, os.environ)
+    archives = reader.absolute_path("imageArchives")
     reader.unknown_keys()
     external = _external(reader, config, endpoint, wait)
     if socket and len(socket) > MAX_SOCKET_PATH:
@@ -154,6 +174,9 @@ def read_settings(config: Any) -> tuple[RuntimeSettings, SectionReader]:
         state=state,
         socket=socket,
         cgroup_driver=driver or kubelet_cgroup_driver(config) or host_cgroup_driver(),
+        registries=registries,
+        proxy=proxy,
+        image_archives=archives,
     )
     return settings, reader
 

@@ -21,7 +21,7 @@ import pytest
 from nodehost.testing import parts
 from nodehost.testing.apiserver import TestApiServer
 
-ORIGIN = "error: at least one node component must be enabled (apilb, bootstrap, dns, kubelet, localcluster, proxy, runtime, sdn)"
+ORIGIN = "error: at least one node component must be enabled (apilb, bootstrap, dns, images, kubelet, localcluster, proxy, runtime, sdn)"
 
 
 def free_port(kind: int = socket.SOCK_STREAM) -> int:

@@ -27,6 +27,7 @@ def node_config(tmp_path: Path) -> tuple[Path, int]:
     port = free_udp_port()
     raw = yaml.safe_load((EXAMPLE / "node-config.yaml").read_text())
     raw.update(dnsBindAddress=f"127.0.0.1:{port}", dnsNameservers=[f"127.0.0.1:{free_udp_port()}"])
+    raw["nodeIP"] = "127.0.0.1"  # the example's address is not this machine's
     # --components=dns validates as a node (Origin) and keeps masterKubeConfig, which points
     # at no API server here: serve no cluster records rather than wait for one.
     raw["dnsServerConfig"] = {"recordSources": []}

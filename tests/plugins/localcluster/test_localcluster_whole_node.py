@@ -178,7 +178,8 @@ def test_the_readme_command_as_written_brings_every_component_up_and_exits_0(
     ready = done.stdout.split("node ready after", 1)[1]
     rows = {line.split()[0] for line in ready.splitlines()[2:] if line.strip()}
     assert rows == {
-        "localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "kubelet", "apilb",
+        "localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "images", "kubelet",
+        "apilb",
     }  # apilb inactive: the local cluster has one API server  # fmt: skip
     assert processes_naming(str(cluster_dir)) == []
 
@@ -200,7 +201,7 @@ def test_the_readme_command_runs_the_whole_node_until_sigterm(
 
     status = node_status(nodehost_bin, node["status"])
     states = {c["name"]: (c["state"], c["ready"]) for c in status["components"]}
-    wanted = {"localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "kubelet"}
+    wanted = {"localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "images", "kubelet"}
     assert set(states) == wanted | {"apilb"}  # inactive: the local cluster has one API server
     assert all(states[name] == ("ready", True) for name in wanted), states
     assert status["ready"] is True

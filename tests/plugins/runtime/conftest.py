@@ -79,7 +79,7 @@ def make_context(tmp_path: Path) -> Callable[..., PlanContext]:
         state_dir: str | None = None,
         dependents: frozenset[str] = frozenset({"kubelet"}),
     ) -> PlanContext:
-        (record,) = nodehost_components()
+        record = nodehost_components()[0]
         return PlanContext(
             config=config,
             options=options,

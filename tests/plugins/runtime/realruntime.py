@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +57,16 @@ def ctr(socket: Path, *args: str, timeout: float = 30) -> subprocess.CompletedPr
 IMAGE = "docker.io/library/nodehost-test:latest"
 
 
-def oci_image_tar(folder: Path) -> Path:
-    """An OCI image archive of busybox-static (one layer), for ``ctr image import``."""
+@dataclass(frozen=True)
+class OciImage:
+    """A one-layer busybox-static image: its blobs by digest and its manifest's descriptor."""
+
+    blobs: dict[str, bytes]
+    manifest: dict[str, Any]
+
+
+def oci_image() -> OciImage:
+    """busybox-static as an OCI image (one layer, ``/bin/sh`` its command)."""
     import hashlib
     import io
     import json
@@ -90,24 +99,37 @@ def oci_image_tar(folder: Path) -> Path:
     }
     manifest = {
         "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "mediaType": MANIFEST_TYPE,
         "config": blob(json.dumps(config).encode(), "application/vnd.oci.image.config.v1+json"),
         "layers": [blob(layer_data, "application/vnd.oci.image.layer.v1.tar")],
     }
-    entry = blob(json.dumps(manifest).encode(), "application/vnd.oci.image.manifest.v1+json")
+    return OciImage(blobs, blob(json.dumps(manifest).encode(), MANIFEST_TYPE))
+
+
+MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
+
+
+def oci_image_tar(folder: Path, name: str = IMAGE, file_name: str = "image.tar") -> Path:
+    """An OCI image layout archive of :func:`oci_image` named ``name`` (``ctr image import``)."""
+    import io
+    import json
+    import tarfile
+
+    image = oci_image()
+    entry = dict(image.manifest)
     entry["annotations"] = {
-        "io.containerd.image.name": IMAGE,
-        "org.opencontainers.image.ref.name": "latest",
+        "io.containerd.image.name": name,
+        "org.opencontainers.image.ref.name": name.rsplit(":", 1)[-1],
     }
     files = {
         "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),
         "index.json": json.dumps({"schemaVersion": 2, "manifests": [entry]}).encode(),
-        **{f"blobs/sha256/{digest[7:]}": data for digest, data in blobs.items()},
+        **{f"blobs/sha256/{digest[7:]}": data for digest, data in image.blobs.items()},
     }
-    path = folder / "image.tar"
+    path = folder / file_name
     with tarfile.open(path, "w") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
+        for member, data in files.items():
+            info = tarfile.TarInfo(member)
             info.size = len(data)
             archive.addfile(info, io.BytesIO(data))
     return path

@@ -1,0 +1,199 @@
+"""``containerRuntime.registries``: read and checked with field paths, rendered into containerd's
+registry hosts folder and credentials, and proven with a real registry on loopback: an image
+pushed there is pulled through the node's containerd (CRI) by its original name via the mirror."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from realregistry import Registry, cri_pull, push
+from realruntime import oci_image, oci_image_tar
+
+from nodehost.plugins.runtime import RUNTIME, nodehost_validate_config
+from nodehost.plugins.runtime.registries import probe_mirrors
+from nodehost.plugins.runtime.settings import read_settings
+from nodehost.testing.noderun import NodeRun
+from nodehost.testing.ports import free_port
+
+SELECTED = frozenset({"runtime", "kubelet"})
+UPSTREAM = "registry.nodehost.invalid"  # never resolves: only the mirror can serve it
+
+
+def problems(make_config, registries: object) -> list[str]:
+    config = make_config(containerRuntime={"registries": registries})
+    return [p.render() for p in nodehost_validate_config(config=config, selected=SELECTED)]
+
+
+def test_a_mirror_with_credentials_and_tls_renders_hosts_files_and_a_private_config(
+    make_config, make_context, tmp_path: Path
+) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("placeholder\n")
+    config = make_config(
+        containerRuntime={
+            "registries": {
+                "mirrors": {"docker.io": {"endpoint": ["https://mirror.example:5000"]}},
+                "configs": {
+                    "mirror.example:5000": {
+                        "auth": {"username": "puller", "password": "s3cret"},
+                        "tls": {"ca_file": str(ca)},
+                    }
+                },
+            }
+        }
+    )
+    plan = RUNTIME.plan(make_context(config))
+    files = {os.path.relpath(f.path, tmp_path / "state" / "runtime"): f for f in plan.files}
+    [hosts] = [name for name in files if name.endswith("docker.io/hosts.toml")]
+    assert files[hosts].content.decode().splitlines()[1:] == [
+        'server = "https://registry-1.docker.io"',
+        "",
+        '[host."https://mirror.example:5000"]',
+        '  capabilities = ["pull", "resolve"]',
+        f'  ca = "{ca}"',
+    ]
+    containerd_toml = files["containerd.toml"]
+    assert containerd_toml.mode == 0o600  # it holds the credentials
+    text = containerd_toml.content.decode()
+    assert (
+        f'config_path = "{tmp_path / "state" / "runtime" / os.path.dirname(os.path.dirname(hosts))}"'
+        in text
+    )
+    assert (
+        '[plugins."io.containerd.grpc.v1.cri".registry.configs."mirror.example:5000".auth]' in text
+    )
+    assert 'password = "s3cret"' in text
+    assert not any("s3cret" in note for note in plan.notes)
+    assert "s3cret" not in repr(read_settings(config)[0])
+
+
+def test_without_registries_nothing_changes(make_config, make_context) -> None:
+    plan = RUNTIME.plan(make_context(make_config()))
+    [config] = [f for f in plan.files if f.path.endswith("containerd.toml")]
+    assert config.mode == 0o644 and b"registry" not in config.content
+
+
+def test_bad_registries_are_problems_with_their_field_paths(make_config, tmp_path: Path) -> None:
+    found = problems(
+        make_config,
+        {
+            "mirrors": {
+                "docker.io": {"endpoint": ["ftp://x", "https://ok.example"], "rewrite": {"a": "b"}},
+                "bad host!": {"endpoint": []},
+                "quay.io": {},
+            },
+            "configs": {
+                "a.example": {"auth": {"username": "u"}, "tls": {"ca_file": "relative.pem"}},
+                "b.example": {"auth": {"auth": "bm90LWJhc2ljCg==", "identitytoken": "t"}},
+                "c.example": {"tls": {"cert_file": str(tmp_path / "missing.pem")}, "extra": 1},
+            },
+            "mirror": {},
+        },
+    )
+    registries = "containerRuntime.registries"
+    assert found == [
+        f'{registries}.mirrors.bad host!: Invalid value: "bad host!": must be a registry host: '
+        "host[:port]",
+        f'{registries}.mirrors.docker.io.endpoint[0]: Invalid value: "ftp://x": must be an '
+        "http:// or https:// URL",
+        f"{registries}.mirrors.docker.io.rewrite: Forbidden: not supported: containerd's registry "
+        "hosts have no rewrite (only k3s' patched containerd does); push the images under the "
+        "names they are pulled by",
+        f"{registries}.mirrors.quay.io.endpoint: Required value",
+        f"{registries}.configs.a.example.auth.password: Required value",
+        f'{registries}.configs.a.example.tls.ca_file: Invalid value: "relative.pem": must be an '
+        "absolute path",
+        f"{registries}.configs.b.example.auth: Forbidden: give exactly one of: username and "
+        "password, auth, identitytoken",
+        f'{registries}.configs.c.example.tls.cert_file: Invalid value: "{tmp_path}/missing.pem": '
+        f"could not read file: stat {tmp_path}/missing.pem: no such file or directory",
+        f"{registries}.configs.c.example.tls: Forbidden: cert_file needs key_file",
+        f"{registries}.configs.c.example.extra: Forbidden: unknown field",
+        f'{registries}.mirror: Forbidden: unknown field; did you mean "mirrors"?',
+    ]
+
+
+def test_an_auth_that_is_not_base64_of_a_pair_is_refused_without_showing_it(make_config) -> None:
+    found = problems(make_config, {"configs": {"r.example": {"auth": {"auth": "c2VjcmV0"}}}})
+    assert found == [
+        'containerRuntime.registries.configs.r.example.auth.auth: Invalid value: "(hidden)": '
+        "must be base64 of username:password"
+    ]
+
+
+# --- a real registry -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def registry(short_dir: Path):
+    server = Registry(short_dir / "registry", credentials=("puller", "pull-s3cret"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.needs("root", "containerd", "busybox", "docker-registry", "nodehost-script")
+@pytest.mark.usefixtures("outside_guard")
+def test_an_image_is_pulled_by_its_original_name_through_the_mirror(
+    registry: Registry, node_folder, short_dir: Path, plugin_env
+) -> None:
+    push(registry, "team/busybox", "1", oci_image())
+    mirror = registry.url
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    config = node_folder(
+        f"""\
+        containerRuntime:
+          registries:
+            mirrors:
+              {UPSTREAM}:
+                endpoint: ["{mirror}", "{dead}"]
+            configs:
+              127.0.0.1:{registry.port}:
+                auth: {{username: puller, password: pull-s3cret}}
+        """
+    )
+    state = short_dir / "state"
+    socket = state / "runtime" / "containerd.sock"
+    (state / "images").mkdir(parents=True)
+    oci_image_tar(state / "images", "docker.io/openshift/origin-pod:v3.11.0", "pod.tar")
+    node = NodeRun.start(config, components="runtime,images", state_dir=state, env=plugin_env)
+    try:
+        node.ready()
+        mirrors = node.component("images")["details"]["mirrors"]
+        assert [(m["endpoint"], m["ok"]) for m in mirrors] == [(registry.url, True), (dead, False)]
+        [silent] = [e for e in node.logs() if e["event"] == "registry mirror does not answer"]
+        assert silent["endpoint"] == dead
+        reference = cri_pull(socket, f"{UPSTREAM}/team/busybox:1")
+        assert reference.startswith("sha256:")
+        listed = subprocess.run(
+            ["ctr", "--address", str(socket), "--namespace", "k8s.io", "images", "ls", "-q"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert f"{UPSTREAM}/team/busybox:1" in listed.stdout.split()
+        assert f"/v2/team/busybox/manifests/1?ns={UPSTREAM} " in registry.requests()
+        assert stat.S_IMODE((state / "runtime" / "containerd.toml").stat().st_mode) == 0o600
+    finally:
+        assert node.stop() == 0
+    assert "pull-s3cret" not in node.stderr()
+
+
+def test_probe_mirrors_says_which_endpoints_answer(registry: Registry, make_config) -> None:
+    dead = f"http://127.0.0.1:{registry.port + 1 if registry.port < 65535 else 1}"
+    config = make_config(
+        containerRuntime={"registries": {"mirrors": {UPSTREAM: {"endpoint": [registry.url, dead]}}}}
+    )
+    answers = probe_mirrors(read_settings(config)[0].registries, timeout=5)
+    first = answers[0]
+    assert (first.endpoint, first.ok, first.detail) == (
+        registry.url,
+        True,
+        "answers /v2/ (HTTP 401)",
+    )
+    assert answers[1].ok is False and answers[1].detail.startswith("does not answer /v2/: ")
