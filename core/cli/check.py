@@ -88,7 +88,10 @@ def _run_checks(ctx: click.Context, flags: dict[str, Any], *, quiet: bool) -> li
         if not os.path.isfile(earlier):
             return [_unobtained(unobtained)]
         options = dataclasses.replace(options, config=earlier, bootstrap_config_name="")
-    resolved = resolve_config(dataclasses.replace(options, dry_run=True), inventory, selected)
+    # The node IP is chosen by its own check (a line, not a failure before every check).
+    resolved = resolve_config(
+        dataclasses.replace(options, dry_run=True), inventory, selected, choose_ip=False
+    )
     if not quiet:
         echo_warnings(resolved.config.source, resolved.warnings)
     plan, lines = plan_for_checks(

@@ -21,7 +21,8 @@ judges what the kubelet would really be given:
 
 With a stand-in kubelet (``--standins``), the checks of what only the real
 kubelet needs of the host (cgroups, driver, swap) are skipped, saying so.
-The node IP's check (``kubelet.node-ip``) is wired by :func:`node_ip_check`.
+The node IP's check (``kubelet.node-ip``, :func:`node_ip_check`) chooses it as ``start``
+will, with :mod:`nodehost.nodeip`.
 """
 
 from __future__ import annotations
@@ -266,12 +267,23 @@ def node_name_check(node_name: str) -> Check:
 
 
 def node_ip_check(context: CheckContext) -> Check | None:
-    """``kubelet.node-ip``: the node IP is on a local interface.
+    """``kubelet.node-ip``: the node IP (``nodeIP`` or ``--node-ip``: an address, a pair,
+    a selector, or unset for the default route's source) is on a local interface.
 
-    The place for the node-IP resolution library (wired at merge); until then
-    no line, rather than a line that checks nothing.
+    Outside the preflight only: ``start`` chooses the node IP before the preflight and
+    stops there, with the same words, when it cannot.
     """
-    return None
+    if context.preflight:
+        return None
+    from nodehost.nodeip import NodeIPError, resolve_node_ip
+
+    name = "kubelet.node-ip"
+    try:
+        chosen = resolve_node_ip(context.config.node_ip)
+    except (NodeIPError, ValueError) as error:
+        fix = "set nodeIP (or --node-ip) to an address of this host, iface:NAME or cidr:NET"
+        return Check.error(name, str(error), fix)
+    return Check.ok(name, f"{chosen.value} ({chosen.chosen_by})")
 
 
 def program_check(program: tuple[str, bool] | None) -> Check:

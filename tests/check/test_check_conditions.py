@@ -272,3 +272,21 @@ def test_runc_missing_from_path_is_an_error(check_node, run_check, tmp_path) -> 
     line = run.checks["runtime.runc"]
     assert line["result"] == "error" and line["fix"] == "install runc (apt-get install runc)"
     assert run.checks["runtime.containerd"]["result"] == "ok"
+
+
+def test_a_node_ip_on_no_local_interface_is_an_error_listing_the_candidates(
+    check_node, run_check
+) -> None:
+    run = run_check(check_node, "--components=kubelet", "--node-ip=203.0.113.77")
+    line = run.checks["kubelet.node-ip"]
+    assert line["result"] == "error"
+    assert line["found"].startswith("nodeIP 203.0.113.77 is not an address of any local interface")
+    assert "127.0.0.1 (lo)" in line["found"] or "candidates" in line["found"]
+    assert "nodeIP (or --node-ip)" in line["fix"]
+    assert run.code == 1
+
+
+def test_a_node_ip_selector_is_checked_as_start_chooses_it(check_node, run_check) -> None:
+    line = run_check(check_node, "--components=kubelet", "--node-ip=iface:lo").checks
+    assert line["kubelet.node-ip"]["result"] == "ok"
+    assert line["kubelet.node-ip"]["found"].startswith("127.0.0.1 (")
