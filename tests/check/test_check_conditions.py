@@ -290,3 +290,63 @@ def test_a_node_ip_selector_is_checked_as_start_chooses_it(check_node, run_check
     line = run_check(check_node, "--components=kubelet", "--node-ip=iface:lo").checks
     assert line["kubelet.node-ip"]["result"] == "ok"
     assert line["kubelet.node-ip"]["found"].startswith("127.0.0.1 (")
+
+
+def in_mount_namespace(binds: dict[str, Path]) -> list[str]:
+    """A command prefix running the check in a private mount namespace where each target
+    path shows the given file or folder instead (the host's files are never touched)."""
+    script = "".join(f'mount --bind "{source}" "{target}" && ' for target, source in binds.items())
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", script + 'exec "$@"', "-"]
+
+
+@pytest.mark.needs("mount-namespace", "cni-plugins")
+def test_br_netfilter_off_is_a_warning_saying_how_to_turn_it_on(
+    check_node, run_check, tmp_path
+) -> None:
+    from nodehost.cni.plugins import DEFAULT_BIN_DIRS
+    from nodehost.plugins.sdn.checks import BRIDGE_NF
+
+    if not os.path.exists(BRIDGE_NF):
+        pytest.skip("br_netfilter is not loaded here: the 'not loaded' warning is what runs")
+    off = tmp_path / "bridge-nf-call-iptables"
+    off.write_text("0\n")
+    bin_dir = next(d for d in DEFAULT_BIN_DIRS if os.path.isfile(os.path.join(d, "bridge")))
+    _bridge_network(check_node, Path(bin_dir), tmp_path / "net.d")
+    prefix = in_mount_namespace({BRIDGE_NF: off})
+    line = run_check(check_node, "--components=sdn", prefix=prefix).checks["sdn.br-netfilter"]
+    assert line["result"] == "warning"
+    assert line["found"].startswith("bridge-nf-call-iptables is 0")
+    assert "sysctl -w net.bridge.bridge-nf-call-iptables=1" in line["fix"]
+
+
+@pytest.mark.needs("mount-namespace")
+def test_overlayfs_neither_registered_nor_a_module_is_an_error(
+    check_node, run_check, tmp_path
+) -> None:
+    import platform
+
+    filesystems = tmp_path / "filesystems"
+    filesystems.write_text(
+        "".join(
+            line
+            for line in Path("/proc/filesystems").read_text().splitlines(keepends=True)
+            if "overlay" not in line
+        )
+    )
+    binds = {"/proc/filesystems": filesystems}
+    module = Path("/lib/modules") / platform.release() / "kernel" / "fs" / "overlayfs"
+    if module.is_dir():
+        (tmp_path / "empty").mkdir()
+        binds["/lib/modules"] = tmp_path / "empty"
+    run = run_check(check_node, "--components=runtime", prefix=in_mount_namespace(binds))
+    line = run.checks["runtime.overlayfs"]
+    assert line["result"] == "error"
+    assert "overlay is neither registered nor a module of this kernel" in line["found"]
+    assert run.code == 1
+
+
+def test_an_unsynchronised_clock_is_a_warning() -> None:
+    pytest.skip(
+        "cannot be provoked here: marking the kernel clock unsynchronised (adjtimex "
+        "STA_UNSYNC) changes the host's time keeping for everything else on it"
+    )
