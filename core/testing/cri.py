@@ -165,6 +165,12 @@ class CriClient:
         answer = self._call("ListContainers", b"")
         return [_text(item, 1) for number, item in fields(answer) if number == 1]  # type: ignore[arg-type]
 
+    def pull_image(self, image: str) -> str:
+        """``PullImage`` as the kubelet asks it (the runtime's registry configuration applies:
+        mirrors, credentials); the image reference the runtime stored."""
+        request = encode_field(1, encode_message((1, image)))
+        return _text(self._call("PullImage", request, IMAGE_SERVICE), 1)
+
     def image_present(self, image: str) -> bool:
         """``ImageStatus``: whether the runtime has ``image`` (no pull)."""
         request = encode_field(1, encode_message((1, image)))

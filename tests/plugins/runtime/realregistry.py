@@ -6,13 +6,12 @@
 * :func:`push` uploads an :class:`~realruntime.OciImage` with the registry API
   (blob uploads, then the manifest);
 * :func:`cri_pull` asks a containerd for ``runtime.v1.ImageService/PullImage``
-  over its socket: the pull the kubelet makes, resolved through the CRI
-  plugin's registry configuration (the health check's HTTP/2 call, another method).
+  over its socket (:class:`nodehost.testing.cri.CriClient`): the pull the kubelet
+  makes, resolved through the CRI plugin's registry configuration.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import subprocess
 import time
@@ -22,8 +21,6 @@ from pathlib import Path
 
 from realruntime import MANIFEST_TYPE, OciImage
 
-from nodehost.protowire import encode_varint, fields
-from nodehost.runtime.grpchealth import READ_SIZE, HealthCall, grpc_message, request_headers
 from nodehost.testing.ports import free_port
 
 PULL_PATH = "/runtime.v1.ImageService/PullImage"
@@ -122,47 +119,11 @@ def _call(
     return urllib.request.urlopen(request, timeout=30)
 
 
-class PullCall(HealthCall):
-    """``PullImage`` for one image name, on the health call's HTTP/2 machinery."""
-
-    def __init__(self, image: str) -> None:
-        super().__init__("")
-        self.image = image
-
-    def start(self) -> bytes:
-        self.connection.initiate_connection()
-        self.stream = self.connection.get_next_available_stream_id()
-        headers = [(k, PULL_PATH if k == ":path" else v) for k, v in request_headers()]
-        self.connection.send_headers(self.stream, headers)
-        spec = _string_field(1, self.image)  # ImageSpec{image}
-        request = b"\x0a" + encode_varint(len(spec)) + spec  # PullImageRequest{image}
-        self.connection.send_data(self.stream, grpc_message(request), end_stream=True)
-        return self.connection.data_to_send()
-
-
-def _string_field(number: int, text: str) -> bytes:
-    data = text.encode()
-    return bytes([number << 3 | 2]) + encode_varint(len(data)) + data
-
-
-async def _pull(socket: str, image: str) -> str:
-    reader, writer = await asyncio.open_unix_connection(socket)
-    try:
-        call = PullCall(image)
-        writer.write(call.start())
-        await writer.drain()
-        while not call.done:
-            writer.write(call.receive(await reader.read(READ_SIZE)))
-        body = call.result()
-    finally:
-        writer.close()
-    message = body[5 : 5 + int.from_bytes(body[1:5], "big")]
-    return next((bytes(v).decode() for n, v in fields(message) if n == 1), "")
-
-
 def cri_pull(socket: Path, image: str, timeout: float = 120.0) -> str:
     """Pull ``image`` through containerd's CRI plugin at ``socket``; the image reference.
 
     Raises :class:`~nodehost.runtime.grpchealth.GrpcStatusError` when the pull fails.
     """
-    return asyncio.run(asyncio.wait_for(_pull(str(socket), image), timeout))
+    from nodehost.testing.cri import CriClient
+
+    return CriClient(f"unix://{socket}", timeout).pull_image(image)
