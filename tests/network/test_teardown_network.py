@@ -39,6 +39,7 @@ def run_scene(node_folder: NodeFolder, tmp_path: Path, *extra: str) -> dict[str,
         {
             "networkConfig": {"networkPluginName": "bridge"},
             "bridgeNetwork": {"podCIDR": "10.244.31.0/24", "cniConfDir": str(tmp_path / "net.d")},
+            "nodeIP": "127.0.0.1",  # the scene's namespace has loopback and no default route
         }
     )
     done = subprocess.run(

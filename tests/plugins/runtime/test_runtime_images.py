@@ -167,7 +167,7 @@ def test_a_missing_pod_image_holds_the_kubelet_until_its_archive_is_dropped_in(
             entry = node.component("images")
             return entry["reason"] if "cannot be pulled" in (entry.get("reason") or "") else None
 
-        reason = wait_for(problem, 60, "the images component to say what is missing")
+        reason = wait_for(problem, "the images component to say what is missing", 60)
         assert reason == (
             f"pod infrastructure image {POD_IMAGE} is not in containerd and cannot be pulled: "
             f"put an archive holding it (docker save or OCI layout, *.tar) in {folder}"

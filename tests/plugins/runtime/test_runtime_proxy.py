@@ -138,7 +138,7 @@ def test_only_containerd_runs_with_the_proxy(node_folder, short_dir: Path, plugi
     host = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=plugin_env)
     try:
         pids = {
-            name: wait_for(lambda name=name: _pid(state, name), 60, f"{name} to run")
+            name: wait_for(lambda name=name: _pid(state, name), f"{name} to run", 60)
             for name in ("runtime", "kubelet")
         }
         containerd, kubelet = (_environ(pids[name]) for name in ("runtime", "kubelet"))
