@@ -959,11 +959,14 @@ class ClusterClient:
 
     async def _before_deadline(self, operation: Callable[[], Awaitable[T]]) -> T:
         """``operation()``, ended at the client's deadline (:class:`_TransportError`): a
-        server that answers a byte at a time does not hold a request past it."""
-        if self.deadline is None:
+        server that answers a byte at a time does not hold a request past it.  A call made
+        after the deadline has passed still gets its one attempt (bounded by
+        :attr:`timeout`), as a call always had: the phase that ran out decides what then."""
+        remaining = None if self.deadline is None else self.deadline - time.monotonic()
+        if remaining is None or remaining <= 0:
             return await operation()
         try:
-            async with asyncio.timeout(max(0.0, self.deadline - time.monotonic())):
+            async with asyncio.timeout(remaining):
                 return await operation()
         except TimeoutError:
             raise _TransportError("no complete answer before the deadline") from None
