@@ -14,10 +14,15 @@ the DNS records in step:
 * a watch request asks the server to end it after :data:`WATCH_SECONDS`; the
   next one resumes from the last version seen (as client-go's reflector does);
 * a watch that fails -- dropped connection, an unreachable server, an error
-  answer -- is resumed from the last version seen after a backoff delay (with
-  jitter, so a fleet of nodes does not reconnect in step), without listing
-  again; only ``410 Gone`` (the server no longer has that version's history)
-  means a resync: list again and write only the differences;
+  answer, a stream ended at once without an event, a stream silent past the
+  client's idle limit -- is resumed from the last version seen after a backoff
+  delay (with jitter, so a fleet of nodes does not reconnect in step), without
+  listing again; only ``410 Gone`` (the server no longer has that version's
+  history) means a resync: list again (after a backoff delay too) and write
+  only the differences;
+* an object of the wrong shape (:mod:`nodehost.apiobject`) is ignored with
+  one log line, the records keep what they had; EndpointSlice addresses that
+  are not IPs of the slice's family are left out, one log line per slice;
 * each watch event is one upsert or delete of one service or of one service's
   endpoints, so the DNS cache drops exactly the answers that depend on it;
 * ``sink.synced()`` once both first lists are written (the DNS component is
@@ -451,10 +456,13 @@ class KubernetesSource:
             except _WatchFailed as failure:
                 healthy = time.monotonic() - started > HEALTHY_WATCH
                 failures = 1 if healthy else failures + 1
-                if failure.gone:
+                if failure.gone:  # list again, after a delay: a server that says 410 to
+                    delay = client.backoff.delay(failures)  # every watch is not relisted at once
                     self._log("info", "API watch history expired; listing again",
-                              resource=kind.label, reason=str(failure))  # fmt: skip
+                              resource=kind.label, reason=str(failure),
+                              retry_in=round(delay, 2))  # fmt: skip
                     progress.version = ""
+                    await asyncio.sleep(delay)
                     continue
                 if failure.refused:
                     self._refused(str(failure))

@@ -573,3 +573,42 @@ def test_every_udp_answer_is_capped_at_1232_bytes_whatever_the_clients_buffer(
             answer = sock.recv(65535)
         assert len(answer) <= 1232
         assert dns.message.from_wire(answer).flags & dns.flags.TC
+
+
+@pytest.mark.parametrize("mode", ["gone", "empty", "garbage"])
+def test_every_failed_watch_and_every_relist_waits_a_backoff_delay(api, monkeypatch, mode) -> None:
+    """410 on every watch was 36 relists a second; an empty or garbage 200 thousands of
+    watches: each new watch or list of a resource comes after a backoff sleep (counted: the
+    sleeps of a delay the backoff gave)."""
+    import asyncio
+
+    import nodehost.apiclient
+    from nodehost.backoff import Backoff
+
+    backoff = Backoff(initial=0.00123, maximum=0.0099)
+    monkeypatch.setattr(nodehost.apiclient, "RETRY_BACKOFF", backoff)
+    schedule = {backoff.delay(attempt) for attempt in range(1, 10)}
+    slept: list[float] = []
+    sleep = asyncio.sleep
+
+    async def counted_sleep(delay: float, *args: Any) -> Any:
+        if delay in schedule:
+            slept.append(delay)
+        return await sleep(delay, *args)
+
+    monkeypatch.setattr(asyncio, "sleep", counted_sleep)
+    services = "/api/v1/services"
+
+    def asked() -> int:
+        return sum(1 for _m, path, _u in list(api.requests) if path.startswith(services))
+
+    async def misbehave() -> tuple[int, int]:
+        api.misbehave(mode, services, watches=True)
+        api.drop_watches()  # the watch opened before the rule ends now
+        start, sleeps = asked(), len(slept)
+        while asked() - start < 30:
+            await sleep(0.005)
+        return asked() - start, len(slept) - sleeps
+
+    requests, sleeps = _run_source(api, ClusterRecords(), misbehave)
+    assert sleeps >= requests // 2 - 1  # a round is a list and a watch, or a watch
