@@ -150,6 +150,7 @@ class ConfigSync:
     async def follow(self, latest: Latest) -> None:
         """Put every version of the config map into ``latest``, resuming as the docstring says."""
         from nodehost.apiclient import ClusterClient, ClusterError
+        from nodehost.apiobject import version_of
 
         version: str | None = None
         failures = 0
@@ -165,7 +166,7 @@ class ConfigSync:
                         give_up_after=WATCH_FAILURES,
                     ):
                         failures = 0
-                        version = config_map["metadata"].get("resourceVersion") or version
+                        version = version_of(config_map, version or "") or None
                         latest.put(config_map)
             except ClusterError as error:
                 failures += 1
@@ -184,16 +185,33 @@ class ConfigSync:
     # --- one version --------------------------------------------------------------------
 
     async def sync(self, config_map: dict[str, Any]) -> None:
-        """Apply one version's ``node-config.yaml``; an event, then labels if it runs."""
-        raw = (config_map.get("data") or {}).get(NODE_CONFIG)
-        if not isinstance(raw, str):
+        """Apply one version's ``node-config.yaml``; an event, then labels if it runs.  A
+        version of the wrong shape (no ``metadata`` or another name, ``data`` a list, the
+        key not a string) is ignored with one log line: the running config stays."""
+        from nodehost.apiobject import MalformedObject, mapping, name_of, text, version_of
+
+        try:
+            name = name_of(config_map)
+            if name != self.bootstrap.config_map:
+                raise MalformedObject(f"metadata.name is {name!r}, not the config map followed")
+            raw = mapping(config_map.get("data"), "data").get(NODE_CONFIG)
+            raw = None if raw is None else text(raw, f"data.{NODE_CONFIG}")
+        except MalformedObject as error:
+            self.log.warning(
+                "config sync: config map ignored: not the shape of a ConfigMap; the running "
+                "config stays",
+                config_map=self.where,
+                problem=str(error),
+            )
+            return
+        if raw is None:
             self.log.warning(
                 f"config sync: config map has no {NODE_CONFIG}; nothing to apply",
                 config_map=self.where,
             )
             return
         md5 = hashlib.md5(raw.encode(), usedforsecurity=False).hexdigest()
-        version = config_map["metadata"].get("resourceVersion", "?")
+        version = version_of(config_map, "?")
         origin = f"config map {self.where} (resourceVersion {version}, md5 {md5})"
         content = self.node_config(raw)
         result = await self.context.apply_config(content, origin)

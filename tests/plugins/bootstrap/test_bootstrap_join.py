@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import yaml
 from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, error_lines, run_start, wait_until
 
@@ -240,6 +241,24 @@ def test_a_missing_config_map_fails_naming_it(api, start_args, start_env, node_d
     assert done.returncode == 1
     [line] = error_lines(done.stderr)
     assert "config map openshift-node/node-config not found" in line
+    assert not (node_dir / "node-config.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [(["node-config.yaml"], "data is a list"), ({"node-config.yaml": 5}, "data.node-config.yaml")],
+)
+def test_a_config_map_of_the_wrong_shape_fails_naming_the_field(
+    api, start_args, start_env, node_dir: Path, data, problem
+) -> None:
+    """``data`` a list or a value not a string (a proxy can say anything): one line, exit 1."""
+    api.store.put("configmaps", {"metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE},
+                                 "data": data})  # fmt: skip
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 1
+    [line] = error_lines(done.stderr)
+    assert "config map openshift-node/node-config is not the shape of a ConfigMap" in line
+    assert problem in line and "Traceback" not in done.stderr
     assert not (node_dir / "node-config.yaml").exists()
 
 

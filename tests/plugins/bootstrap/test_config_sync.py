@@ -449,3 +449,31 @@ def test_metrics_show_the_generation_and_the_last_apply(node: Node) -> None:
     assert samples[("nodehost_config_applies_total", (("result", "applied"),))] == 1
     stamp = samples[("nodehost_config_last_apply_timestamp_seconds", ())]
     assert abs(stamp - time.time()) < 3600
+
+
+# --- a misbehaving API server -------------------------------------------------------------------
+
+MALFORMED_CONFIG_MAPS = [
+    {"data": {"node-config.yaml": "x"}},  # no metadata
+    {"metadata": None, "data": {"node-config.yaml": "x"}},
+    {"metadata": {"name": CONFIG_MAP}, "data": ["a", "b"]},
+    {"metadata": [], "data": {"node-config.yaml": 5}},
+]
+
+
+def test_malformed_config_map_versions_are_ignored_and_the_node_runs_on(node: Node) -> None:
+    """A watch event whose config map has no metadata, null metadata or data as a list: one
+    log line each, the running config stays, and the next good version is applied."""
+    wait_for(lambda: watches(node.api), "the config map watch")
+    for config_map in MALFORMED_CONFIG_MAPS:
+        line = json.dumps({"type": "MODIFIED", "object": config_map}).encode()
+        node.api.misbehave("event", CONFIG_MAP_PATH, watches=True, body=line, count=1)
+    node.api.drop_watches()
+    wait_for(lambda: len(watches(node.api)) > len(MALFORMED_CONFIG_MAPS) + 1, "the events")
+    assert node.ready() and node.last_apply() is None  # nothing applied, nothing rolled back
+    node.apply(changed(node.config, **{"max-pods": ["42"]}))
+    node.wait_for_apply("applied", generation=2)
+    stderr = stop(node)
+    assert "Traceback" not in stderr
+    ignored = stderr.count("config map ignored: not the shape of a ConfigMap")
+    assert ignored == len(MALFORMED_CONFIG_MAPS), stderr[-3000:]
