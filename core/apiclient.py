@@ -754,11 +754,8 @@ class _Http:
             self._idle.append(connection)
         else:
             connection.close()
-        code, headers = (
-            head.status_code,
-            (_header(head, b"retry-after"), _header(head, b"location")),
-        )
-        return code, bytes(data), *headers
+        retry_after, location = _header(head, b"retry-after"), _header(head, b"location")
+        return head.status_code, bytes(data), retry_after, location
 
     async def _timed(
         self, method: str, target: str, body: bytes | None, renew: bool

@@ -743,13 +743,25 @@ class _Handler(BaseHTTPRequestHandler):
                             mode == "trickle" else 0.0)  # fmt: skip
         elif mode == "silent":
             self.stream([])
-            with contextlib.suppress(OSError):
-                while self.api.up and self.rfile.read(1):
-                    pass  # until the client closes (or the server goes down)
-            self.close_connection = True
+            self.stay_silent()
         else:  # event
             self.stream([rule.body.rstrip(b"\n") + b"\n"])
             self.chunk(b"")
+
+    def stay_silent(self) -> None:
+        """Send nothing until the client closes, the server goes down or its watches are
+        dropped (:meth:`TestApiServer.drop_watches`)."""
+        store = self.api.store
+        generation = store.watch_generation
+        self.connection.settimeout(0.2)
+        with contextlib.suppress(OSError):
+            while self.api.up and store.watch_generation == generation:
+                try:
+                    if not self.connection.recv(1):
+                        break
+                except TimeoutError:
+                    continue
+        self.close_connection = True
 
     def raw_answer(self, body: bytes, interval: float) -> None:
         """200 with ``body`` (a trickle: 1,000 bytes, one each ``interval`` seconds)."""

@@ -10,7 +10,9 @@ it, as the node (``node.kubeconfig``):
 * it **watches** the config map (one watch from its resourceVersion, resumed
   from the last version seen after a drop; no polling).  After a few failures
   in a row it makes a new client -- rotation may have renewed the node's
-  client certificate -- and goes on from the same version;
+  client certificate -- and goes on from the same version.  Every retry, here
+  and when patching the Node, waits the API client's backoff
+  (``nodehost.apiclient.RETRY_BACKOFF``: 0.5 s doubling to 8 s, +-50 %);
 * each version's ``node-config.yaml`` gets the same CLI and bootstrap
   overrides as at start (:func:`~nodehost.plugins.bootstrap.join.rewrite_node_config`)
   and goes to the host (``TaskContext.apply_config``), which validates it as
@@ -48,7 +50,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nodehost.backoff import Backoff
 from nodehost.plugins.bootstrap.join import (
     NODE_CONFIG,
     BootstrapSettings,
@@ -68,8 +69,6 @@ GENERATION_ANNOTATION = "nodehost.io/config-generation"
 EVENT_NAMESPACE = "default"
 #: Watch failures in a row after which the client is made anew (fresh credentials).
 WATCH_FAILURES = 5
-#: Between two attempts to read the config map or patch the Node.
-RETRY_BACKOFF = Backoff(initial=1.0, maximum=60.0, jitter=0.2)
 #: The API server's limit on an event's message.
 EVENT_MESSAGE_LIMIT = 1024
 EVENTS = {
@@ -149,7 +148,7 @@ class ConfigSync:
 
     async def follow(self, latest: Latest) -> None:
         """Put every version of the config map into ``latest``, resuming as the docstring says."""
-        from nodehost.apiclient import ClusterClient, ClusterError
+        from nodehost.apiclient import RETRY_BACKOFF, ClusterClient, ClusterError
         from nodehost.apiobject import version_of
 
         version: str | None = None
@@ -257,7 +256,7 @@ class ConfigSync:
 
     async def _patch_node(self, patch: dict[str, Any]) -> None:
         """Merge ``patch`` into the Node, retrying (a Node not registered yet included)."""
-        from nodehost.apiclient import ClusterError, ClusterRefused
+        from nodehost.apiclient import RETRY_BACKOFF, ClusterError, ClusterRefused
 
         node = self.bootstrap.node_name
         attempt = 0
