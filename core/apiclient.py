@@ -71,8 +71,10 @@ WATCH_GRACE = 30.0
 #: A watch stream silent this long is ended and re-established from the last version seen
 #: (a stream a proxy or a server keeps open without sending what happens would hide changes).
 WATCH_IDLE_LIMIT = 120.0
-#: A watch that ends sooner than this without an event counts as a failure (backoff before
-#: the next), as client-go's reflector treats "very short watch" ends.
+#: A watch the server ends sooner than this counts as a failure (backoff before the next),
+#: as client-go's reflector treats "very short watch" ends; only events of a watch open
+#: this long reset a backoff (a server that sends one event and ends the stream, again
+#: and again, is asked ever more slowly).
 SHORT_WATCH = 1.0
 #: How long an exec credential plugin may run.
 EXEC_TIMEOUT = 30.0
@@ -1072,9 +1074,9 @@ class ClusterClient:
         nothing arrives for :attr:`watch_idle` seconds (:class:`WatchEnded`, code 0).
         Raises :class:`WatchEnded` for an error answer or ``ERROR`` event (its code), a
         line that is not a watch event, a failed or dropped connection, a redirect, and a
-        stream that ended within :data:`SHORT_WATCH` without an event (a server answering
-        an empty 200 at once must not be asked again at once); :class:`ClusterTLSError`
-        for an untrusted server."""
+        stream the server ended within :data:`SHORT_WATCH` (after yielding its events: a
+        server answering an empty 200 at once must not be asked again at once);
+        :class:`ClusterTLSError` for an untrusted server."""
         if server_timeout is None:
             server_timeout = int(WATCH_TIMEOUT * (1.0 + random.random()))
         query = {"watch": "true", "timeoutSeconds": str(server_timeout)}
@@ -1100,8 +1102,8 @@ class ClusterClient:
         except _TransportError as error:
             self._raise_tls(error)
             raise WatchEnded(what, str(error)) from None
-        if not events and time.monotonic() - started < SHORT_WATCH:
-            raise WatchEnded(what, "the server ended the watch at once without an event")
+        if time.monotonic() - started < SHORT_WATCH:  # a real server holds it for minutes
+            raise WatchEnded(what, f"the server ended the watch at once ({events} event(s))")
 
     async def wait_for(
         self,
@@ -1141,11 +1143,14 @@ class ClusterClient:
             version = version_of(obj)
             try:
                 watch = self.watch(kind, namespace, name=name, version=version)
+                opened = time.monotonic()
                 async with contextlib.aclosing(watch):
                     async for _event, current in watch:
-                        attempt = 0
+                        if time.monotonic() - opened >= SHORT_WATCH:
+                            attempt = 0
                         if done(current):
                             return current
+                attempt = 0  # ended by its timeout: a healthy watch
             except WatchEnded as error:
                 attempt += 1
                 delay = self.backoff.delay(attempt)
@@ -1187,12 +1192,15 @@ class ClusterClient:
         while True:
             try:
                 watch = self.watch(kind, namespace, name=name, version=version)
+                opened = time.monotonic()
                 async with contextlib.aclosing(watch):
                     async for event, current in watch:
-                        failures = gone = 0
+                        if time.monotonic() - opened >= SHORT_WATCH:
+                            failures = gone = 0
                         version = version_of(current, version or "")
                         if event != "DELETED":
                             yield current
+                failures = gone = 0  # ended by its timeout: a healthy watch
             except WatchEnded as ended:
                 if ended.code == 410:  # read it again, after a delay: a server that says
                     gone += 1  # 410 to every watch is not asked 36 times a second

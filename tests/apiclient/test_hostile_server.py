@@ -210,10 +210,13 @@ def test_a_redirect_says_where_to_and_that_it_is_not_followed(api) -> None:
 
 @pytest.mark.parametrize(
     "event",
-    [{"type": "MODIFIED", "object": []}, {"type": "MODIFIED"}, [], "x"],
-    ids=["object-list", "no-object", "list", "string"],
-)
+    [{"type": "MODIFIED", "object": []}, {"type": "MODIFIED"}, [], "x",
+     {"type": "MODIFIED", "object": {"metadata": {"name": "node-config"}, "data": []}}],
+    ids=["object-list", "no-object", "list", "string", "one-event-then-the-end"],
+)  # fmt: skip
 def test_a_watch_event_that_is_not_an_event_is_a_failure_with_backoff(api, event) -> None:
+    """Also a good event in a stream the server ends at once, again and again: the
+    follow is asked ever more slowly (a real server holds a watch for minutes)."""
     api.misbehave("event", CONFIG_MAPS, watches=True, body=json.dumps(event).encode())
     backoff = counting()
     asyncio.run(run_until_requests(api, CONFIG_MAPS, 20, follow_config_map(client(api, backoff))))
