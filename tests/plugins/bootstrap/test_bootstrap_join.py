@@ -262,6 +262,19 @@ def test_a_config_map_of_the_wrong_shape_fails_naming_the_field(
     assert not (node_dir / "node-config.yaml").exists()
 
 
+def test_the_bootstrap_timeout_bounds_a_server_trickling_a_byte_a_second(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    """``--bootstrap-timeout 5s`` against a server sending one byte a second ran past 90 s
+    (the timeout was per read): the deadline ends the request in flight, exit 1, one line.
+    (``run_start``'s 40 s bounds a failure only.)"""
+    api.misbehave("trickle", "/apis/certificates.k8s.io", interval=1.0)
+    done = run_start(start_args("--exit-on-ready", "--bootstrap-timeout=3s"), start_env)
+    assert done.returncode == 1
+    [line] = error_lines(done.stderr)
+    assert "no complete answer" in line and "Traceback" not in done.stderr
+
+
 def test_a_wrong_certificate_authority_fails_at_once(
     api, start_args, start_env, node_dir: Path, tmp_path: Path
 ) -> None:
