@@ -11,8 +11,10 @@ the DNS records in step:
 * per resource: list (in pages of :data:`LIST_PAGE`, each page turned into
   the DNS model at once, so a large cluster neither holds the event loop nor
   keeps its API objects in memory), then watch from the list's ``resourceVersion``;
-* a watch request asks the server to end it after :data:`WATCH_SECONDS`; the
-  next one resumes from the last version seen (as client-go's reflector does);
+* a watch request asks the server to end it after a random 5 to 10 minutes
+  (the API client's ``timeoutSeconds``; ``watch_seconds`` fixes it), and the
+  client ends it itself 30 s later if the server does not; the next one
+  resumes from the last version seen (as client-go's reflector does);
 * a watch that fails -- dropped connection, an unreachable server, an error
   answer, a stream ended at once without an event, a stream silent past the
   client's idle limit -- is resumed from the last version seen after a backoff
@@ -69,8 +71,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 NAME = "kubernetes"
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
-WATCH_SECONDS = 300
-WATCH_GRACE = 30.0
 LIST_PAGE = 500
 REFUSED_RETRY = 30.0
 HEALTHY_WATCH = 10.0  # a watch that lasted this long resets the backoff
@@ -368,7 +368,7 @@ class KubernetesSource:
         kubeconfig: str,
         *,
         log: Any = None,
-        watch_seconds: int = WATCH_SECONDS,
+        watch_seconds: int | None = None,
         refused_retry: float = REFUSED_RETRY,
     ) -> None:
         self.kubeconfig = kubeconfig
@@ -503,7 +503,6 @@ class KubernetesSource:
     async def _watch(self, client: Any, kind: _Kind, mirror: Mirror, progress: _Progress) -> None:
         """Apply the events of ``kind`` after ``progress.version`` (kept up to date); raises
         :class:`_WatchFailed`."""
-        import asyncio
 
         from nodehost.apiclient import ClusterTLSError, WatchEnded
 
@@ -511,16 +510,13 @@ class KubernetesSource:
             stream = client.watch(kind.kind, version=progress.version,
                                   server_timeout=self.watch_seconds)  # fmt: skip
             try:
-                async with asyncio.timeout(self.watch_seconds + WATCH_GRACE):
-                    async for event, obj in stream:
-                        self._recovered()
-                        progress.version = version_of(obj, progress.version)
-                        if event in ("ADDED", "MODIFIED", "DELETED"):
-                            item = self._convert(kind, obj, event)
-                            if item is not None:
-                                kind.apply(mirror, event, item)
-            except TimeoutError:
-                continue
+                async for event, obj in stream:
+                    self._recovered()
+                    progress.version = version_of(obj, progress.version)
+                    if event in ("ADDED", "MODIFIED", "DELETED"):
+                        item = self._convert(kind, obj, event)
+                        if item is not None:
+                            kind.apply(mirror, event, item)
             except WatchEnded as ended:  # an error answer, an ERROR event, a lost connection
                 code = ended.code
                 raise _WatchFailed(ended.reason, gone=code == 410, refused=code in (401, 403),

@@ -612,3 +612,26 @@ def test_every_failed_watch_and_every_relist_waits_a_backoff_delay(api, monkeypa
 
     requests, sleeps = _run_source(api, ClusterRecords(), misbehave)
     assert sleeps >= requests // 2 - 1  # a round is a list and a watch, or a watch
+
+
+def test_the_sources_watches_ask_for_client_gos_spread_server_timeout(api) -> None:
+    """Each watch asks ``timeoutSeconds`` between 5 and 10 minutes (client-go's spread), not
+    one value for a whole fleet."""
+    import asyncio
+
+    from nodehost.apiclient import WATCH_TIMEOUT
+
+    def watches() -> list[str]:
+        return [path for _m, path, _u in list(api.requests) if "watch=" in path]
+
+    async def watching() -> list[int]:
+        while len(watches()) < 2:
+            await asyncio.sleep(0.01)
+        api.drop_watches()  # two more, resumed
+        while len(watches()) < 4:
+            await asyncio.sleep(0.01)
+        return [int(re.search(r"timeoutSeconds=(\d+)", path)[1]) for path in watches()]
+
+    timeouts = _run_source(api, ClusterRecords(), watching)
+    assert all(WATCH_TIMEOUT <= value < 2 * WATCH_TIMEOUT for value in timeouts), timeouts
+    assert len(set(timeouts)) > 1, timeouts
