@@ -11,10 +11,14 @@ always verified, against the kubeconfig's CA (the system's CAs when it names
 none), unless the kubeconfig itself says ``insecure-skip-tls-verify: true``
 for a cluster without a CA.
 
-Every call has a timeout (:attr:`ClusterClient.timeout`: to connect, and for
-each read and write) and is retried with exponential backoff and jitter on
-connection errors, 429 (after the server's ``Retry-After``) and 5xx, until the
-client's deadline.  Other answers are final and raise :class:`ClusterRefused`
+Every request has a timeout for the whole exchange (:attr:`ClusterClient.timeout`:
+connecting, sending and every read together) and ends at the client's deadline;
+a call is retried with exponential backoff and jitter on connection errors, an
+answer that is not a JSON object, 429 (after the server's ``Retry-After``, never
+sooner than the backoff) and 5xx, until the client's deadline.  Redirects are
+not followed.  Watches carry ``timeoutSeconds`` (spread as client-go spreads
+it), end themselves a little after it and after :data:`WATCH_IDLE_LIMIT`
+seconds of silence; one the server ends at once is a failure.  Other answers are final and raise :class:`ClusterRefused`
 (carrying the HTTP code, the API's reason and message).  A certificate the
 client cannot verify raises :class:`ClusterTLSError` at once: retrying cannot
 fix a wrong CA.  An answer is read up to :data:`BODY_LIMIT` bytes, a watch
