@@ -18,8 +18,9 @@ answer that is not a JSON object, 429 (after the server's ``Retry-After``, never
 sooner than the backoff) and 5xx, until the client's deadline.  Redirects are
 not followed.  Watches carry ``timeoutSeconds`` (spread as client-go spreads
 it), end themselves a little after it and after :data:`WATCH_IDLE_LIMIT`
-seconds of silence; one the server ends at once is a failure.  Other answers are final and raise :class:`ClusterRefused`
-(carrying the HTTP code, the API's reason and message).  A certificate the
+seconds of silence; one the server ends at once is a failure.  Other answers
+are final and raise :class:`ClusterRefused` (carrying the HTTP code, the API's
+reason and message).  A certificate the
 client cannot verify raises :class:`ClusterTLSError` at once: retrying cannot
 fix a wrong CA.  An answer is read up to :data:`BODY_LIMIT` bytes, a watch
 event up to :data:`EVENT_LIMIT`.
