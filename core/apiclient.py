@@ -11,11 +11,16 @@ always verified, against the kubeconfig's CA (the system's CAs when it names
 none), unless the kubeconfig itself says ``insecure-skip-tls-verify: true``
 for a cluster without a CA.
 
-Every call has a timeout (:attr:`ClusterClient.timeout`: to connect, and for
-each read and write) and is retried with exponential backoff and jitter on
-connection errors, 429 (after the server's ``Retry-After``) and 5xx, until the
-client's deadline.  Other answers are final and raise :class:`ClusterRefused`
-(carrying the HTTP code, the API's reason and message).  A certificate the
+Every request has a timeout for the whole exchange (:attr:`ClusterClient.timeout`:
+connecting, sending and every read together) and ends at the client's deadline;
+a call is retried with exponential backoff and jitter on connection errors, an
+answer that is not a JSON object, 429 (after the server's ``Retry-After``, never
+sooner than the backoff) and 5xx, until the client's deadline.  Redirects are
+not followed.  Watches carry ``timeoutSeconds`` (spread as client-go spreads
+it), end themselves a little after it and after :data:`WATCH_IDLE_LIMIT`
+seconds of silence; one the server ends at once is a failure.  Other answers
+are final and raise :class:`ClusterRefused` (carrying the HTTP code, the API's
+reason and message).  A certificate the
 client cannot verify raises :class:`ClusterTLSError` at once: retrying cannot
 fix a wrong CA.  An answer is read up to :data:`BODY_LIMIT` bytes, a watch
 event up to :data:`EVENT_LIMIT`, and parsed by the one bounded JSON loader
@@ -36,6 +41,7 @@ import base64
 import contextlib
 import json
 import os
+import random
 import ssl
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
@@ -45,6 +51,7 @@ from urllib.parse import quote, unquote, urlencode, urlsplit
 
 import h11
 
+from nodehost.apiobject import version_of
 from nodehost.backoff import Backoff
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import TEXT_LIMIT, FileState, file_state
@@ -64,6 +71,19 @@ _READ_SIZE = 65536
 _IDLE_LIMIT = 4  # connections kept open between requests
 #: The longest a server's ``Retry-After`` is honoured for, in seconds.
 RETRY_AFTER_LIMIT = 60.0
+#: A watch asks the server to end it after a random time in ``[WATCH_TIMEOUT, 2*WATCH_TIMEOUT)``
+#: seconds (``timeoutSeconds``), as client-go's reflector spreads its 5-minute minimum, and
+#: ends it itself :data:`WATCH_GRACE` seconds later if the server does not.
+WATCH_TIMEOUT = 300
+WATCH_GRACE = 30.0
+#: A watch stream silent this long is ended and re-established from the last version seen
+#: (a stream a proxy or a server keeps open without sending what happens would hide changes).
+WATCH_IDLE_LIMIT = 120.0
+#: A watch the server ends sooner than this counts as a failure (backoff before the next),
+#: as client-go's reflector treats "very short watch" ends; only events of a watch open
+#: this long reset a backoff (a server that sends one event and ends the stream, again
+#: and again, is asked ever more slowly).
+SHORT_WATCH = 1.0
 #: How long an exec credential plugin may run.
 EXEC_TIMEOUT = 30.0
 #: Methods a kept connection the server closed may be sent again on a new one (a POST the
@@ -164,6 +184,19 @@ class _TransportError(Exception):
     """The connection failed, dropped or timed out; the cause is chained."""
 
 
+class _NameMismatch(_TransportError):
+    """The server's certificate is trusted but does not hold the name asked for; ``names``
+    are the names it holds (read from a second, unverified handshake)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        super().__init__("the certificate does not hold the server's name")
+        self.names = names
+
+
+#: OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH.
+_NAME_MISMATCH = frozenset({62, 64})
+
+
 class _CredentialError(ValueError):
     """The credentials cannot make a request (a bad token, an exec plugin that cannot run):
     final, not retried.  Its message never holds a credential."""
@@ -185,6 +218,15 @@ class _StatusError(Exception):
         if not self.api:
             return f"HTTP {self.code}"
         return f"{self.code} {self.reason}: {self.message or f'HTTP {self.code}'}"
+
+
+class _Redirected(Exception):
+    """A 3xx answer: nodehost does not follow redirects (see :meth:`ClusterClient.call`)."""
+
+    def __init__(self, code: int, location: str) -> None:
+        self.code = code
+        self.location = location
+        super().__init__(f"redirected (HTTP {code}) to {location or 'nowhere'}")
 
 
 def _json_status(body: bytes) -> dict[str, Any]:
@@ -603,23 +645,49 @@ class _Http:
         return tls
 
     async def _connect(self) -> _Connection:
-        """A new connection, with the TLS context :meth:`_current_tls` last saw."""
-        tls = self._tls
-        proxy = self.endpoint.proxy
+        """A new connection, with the TLS context :meth:`_current_tls` last saw; a
+        certificate without the server's name raises :class:`_NameMismatch`."""
         async with asyncio.timeout(self.timeout):
-            if proxy is not None:
-                reader, writer = await self._tunnel(proxy)
-                if tls is not None:
-                    await writer.start_tls(tls, server_hostname=self.server_name)
-                return _Connection(reader, writer)
-            reader, writer = await asyncio.open_connection(
-                self.host,
-                self.port,
-                ssl=tls,
-                server_hostname=self.server_name if tls else None,
-                limit=_READ_SIZE,
-            )
-        return _Connection(reader, writer)
+            try:
+                return _Connection(*await self._open(self._tls))
+            except ssl.SSLCertVerificationError as error:
+                if error.verify_code not in _NAME_MISMATCH:
+                    raise
+                raise _NameMismatch(await self._certificate_names()) from error
+
+    async def _open(
+        self, tls: ssl.SSLContext | None
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        proxy = self.endpoint.proxy
+        if proxy is not None:
+            reader, writer = await self._tunnel(proxy)
+            if tls is not None:
+                await writer.start_tls(tls, server_hostname=self.server_name)
+            return reader, writer
+        return await asyncio.open_connection(
+            self.host,
+            self.port,
+            ssl=tls,
+            server_hostname=self.server_name if tls else None,
+            limit=_READ_SIZE,
+        )
+
+    async def _certificate_names(self) -> tuple[str, ...]:
+        """The DNS names and IP addresses the server's certificate holds, read through an
+        unverified handshake that sends nothing (only for the error message); () when that
+        fails too."""
+        unverified = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        unverified.check_hostname = False
+        unverified.verify_mode = ssl.CERT_NONE
+        try:
+            _reader, writer = await self._open(unverified)
+        except (OSError, _TransportError):
+            return ()
+        try:
+            der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+        finally:
+            writer.close()
+        return _names_in(der) if der else ()
 
     async def _tunnel(self, proxy: _Proxy) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """A connection to the server through ``proxy`` (``CONNECT``); raises
@@ -680,7 +748,7 @@ class _Http:
 
     async def _request(
         self, method: str, target: str, body: bytes | None, renew: bool = False
-    ) -> tuple[int, bytes, str]:
+    ) -> tuple[int, bytes, str, str]:
         connection, head = await self._start(method, target, body, renew)
         try:
             data = bytearray()
@@ -699,37 +767,60 @@ class _Http:
             self._idle.append(connection)
         else:
             connection.close()
-        return head.status_code, bytes(data), _header(head, b"retry-after")
+        retry_after, location = _header(head, b"retry-after"), _header(head, b"location")
+        return head.status_code, bytes(data), retry_after, location
+
+    async def _timed(
+        self, method: str, target: str, body: bytes | None, renew: bool
+    ) -> tuple[int, bytes, str, str]:
+        """One exchange within :attr:`timeout` as a whole (connecting, sending, every read:
+        a server trickling a byte at a time cannot stretch it); getting the credentials (an
+        exec plugin has its own limit) is not part of it."""
+        await self.endpoint.auth.header(renew)
+        async with asyncio.timeout(self.timeout):
+            return await self._request(method, target, body)
 
     async def request(self, method: str, target: str, body: bytes | None = None) -> bytes:
         """The body of a successful answer; raises :class:`_StatusError` or
         :class:`_TransportError`."""
         try:
-            code, data, retry_after = await self._request(method, target, body)
+            code, data, retry_after, location = await self._timed(method, target, body, False)
             if code == 401 and self.endpoint.auth.renewable:
-                code, data, retry_after = await self._request(method, target, body, renew=True)
+                code, data, retry_after, location = await self._timed(method, target, body, True)
         except _TransportError:
             raise
+        except TimeoutError:
+            raise _TransportError(f"no complete answer within {self.timeout:g}s") from None
         except _TRANSPORT_ERRORS as error:
             raise _TransportError(_describe(error) or type(error).__name__) from error
+        if 300 <= code < 400:
+            raise _Redirected(code, location)
         if code >= 400:
             raise _StatusError(code, data, retry_after)
         return data
 
-    async def lines(self, target: str) -> AsyncGenerator[bytes, None]:
-        """The lines of a streamed answer (a watch), without a read timeout; raises as
-        :meth:`request` does."""
+    async def lines(self, target: str, idle: float, until: float) -> AsyncGenerator[bytes, None]:
+        """The lines of a streamed answer (a watch), ending quietly at monotonic time
+        ``until``; at most ``idle`` seconds between two reads (:class:`_TransportError`
+        after that); raises as :meth:`request` does."""
         connection: _Connection | None = None
         try:
             connection, head = await self._start("GET", target, None, False)
             if head.status_code == 401 and self.endpoint.auth.renewable:
                 connection.close()
                 connection, head = await self._start("GET", target, None, True)
+            if 300 <= head.status_code < 400:
+                raise _Redirected(head.status_code, _header(head, b"location"))
             pending = bytearray()
             while True:
-                event = await connection.next_event(
-                    None if head.status_code < 400 else self.timeout
-                )
+                left = until - time.monotonic()
+                wait = min(idle, left) if head.status_code < 400 else self.timeout
+                try:
+                    event = await connection.next_event(max(0.0, wait))
+                except TimeoutError:
+                    if head.status_code < 400 and wait >= left:
+                        return  # its time is up: ended here, as client-go ends it
+                    raise _TransportError(f"nothing received for {wait:g}s") from None
                 if isinstance(event, h11.EndOfMessage):
                     break
                 if not isinstance(event, h11.Data):
@@ -782,8 +873,10 @@ class ClusterClient:
 
     An empty ``kubeconfig`` means the in-cluster service account
     (:mod:`nodehost.incluster`), as Origin's ``GetKubeConfigOrInClusterConfig``.
-    ``deadline`` is the monotonic time after which retries stop (None: retry
-    forever); ``on_retry(message)`` hears about each retry (``STATUS=`` lines).
+    ``deadline`` is the monotonic time after which retries stop and no request
+    goes on (None: retry forever); ``on_retry(message)`` hears about each retry
+    (``STATUS=`` lines); ``watch_idle`` is how long a watch stream may stay silent
+    before it is re-established (:data:`WATCH_IDLE_LIMIT`).
     """
 
     def __init__(
@@ -794,6 +887,7 @@ class ClusterClient:
         deadline: float | None = None,
         backoff: Backoff | None = None,
         on_retry: Callable[[str], None] | None = None,
+        watch_idle: float = WATCH_IDLE_LIMIT,
     ) -> None:
 
         self.kubeconfig = kubeconfig
@@ -801,6 +895,7 @@ class ClusterClient:
         self.deadline = deadline
         self.backoff = backoff or RETRY_BACKOFF
         self.on_retry = on_retry or (lambda _message: None)
+        self.watch_idle = watch_idle
         where = f"kubeconfig {kubeconfig}" if kubeconfig else "the in-cluster service account"
         try:
             endpoint = load_kubeconfig(kubeconfig)
@@ -828,9 +923,13 @@ class ClusterClient:
         data = None if body is None else json.dumps(body).encode()
         answer = await self._http.request(method, target, data)
         try:
-            return await off_loop(parse_json, answer, BODY_LIMIT)
+            document = await off_loop(parse_json, answer, BODY_LIMIT)
         except ValueError:
-            raise _TransportError(f"the answer to {method} {path} is not JSON") from None
+            document = None
+        if not isinstance(document, dict):
+            shown = f"{len(answer)} bytes" if answer else "empty"
+            raise _TransportError(f"the answer to {method} {path} is not a JSON object ({shown})")
+        return document
 
     async def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
         path = resource_path(kind, namespace, name)
@@ -854,11 +953,11 @@ class ClusterClient:
         attempt = 0
         while True:
             try:
-                return await operation()
+                return await self._before_deadline(operation)
             except Exception as error:  # classified below; unknown errors re-raised
-                delay, reason = self._retry_after(what, error)
+                server_delay, reason = self._retry_after(what, error)
             attempt += 1
-            delay = delay if delay is not None else self.backoff.delay(attempt)
+            delay = max(server_delay or 0.0, self.backoff.delay(attempt))  # never sooner
             if self.deadline is not None and time.monotonic() + delay > self.deadline:
                 raise ClusterUnreachable(
                     f"API server {self.server}: {what}: {reason}; gave up after {attempt} "
@@ -867,8 +966,28 @@ class ClusterClient:
             self.on_retry(f"API server {self.server}: {reason}; retrying in {delay:.1f}s")
             await asyncio.sleep(delay)
 
+    async def _before_deadline(self, operation: Callable[[], Awaitable[T]]) -> T:
+        """``operation()``, ended at the client's deadline (:class:`_TransportError`): a
+        server that answers a byte at a time does not hold a request past it.  A call made
+        after the deadline has passed still gets its one attempt (bounded by
+        :attr:`timeout`), as a call always had: the phase that ran out decides what then."""
+        remaining = None if self.deadline is None else self.deadline - time.monotonic()
+        if remaining is None or remaining <= 0:
+            return await operation()
+        try:
+            async with asyncio.timeout(remaining):
+                return await operation()
+        except TimeoutError:
+            raise _TransportError("no complete answer before the deadline") from None
+
     def _retry_after(self, what: str, error: Exception) -> tuple[float | None, str]:
         """``(server's delay or None, reason)`` for a retriable error; raise a final one."""
+        if isinstance(error, _Redirected):
+            raise ClusterRefused(
+                f"API server {self.server}: {what}: {self._redirect_advice(error)}",
+                error.code,
+                "Redirect",
+            ) from None
         if isinstance(error, _StatusError):
             if error.code not in RETRIABLE:
                 message = f"API server {self.server}: {what}: HTTP {error.code}"
@@ -889,14 +1008,36 @@ class ClusterClient:
             where = f"kubeconfig {self.kubeconfig}" if self.kubeconfig else "the service account"
             raise ClusterError(f"API server {self.server}: {what}: {error} ({where})") from None
         if isinstance(error, _TransportError):
-            verify = _certificate_error(error)
-            if verify is not None:
-                raise ClusterTLSError(
-                    f"API server {self.server}: its certificate is not trusted ({verify}); check "
-                    f"the certificate authority in {self.kubeconfig or 'the service account'}"
-                ) from None
+            self._raise_tls(error)
             return None, str(error)
         raise error
+
+    def _redirect_advice(self, error: _Redirected) -> str:
+        return (
+            f"{error}; nodehost does not follow redirects (a redirect to another host would "
+            "take the credentials there): set the kubeconfig's server to the API server's "
+            "own address"
+        )
+
+    def _raise_tls(self, error: _TransportError) -> None:
+        """Raise :class:`ClusterTLSError` when ``error`` is a failed certificate check: a
+        name mismatch says which names the certificate holds, another failure points at the
+        certificate authority."""
+        failure = _certificate_failure(error)
+        if failure is None:
+            return
+        where = self.kubeconfig or "the service account"
+        if failure.verify_code in _NAME_MISMATCH:
+            names = ", ".join(failure.names) or "no name"
+            raise ClusterTLSError(
+                f"API server {self.server}: its certificate is valid for {names}, not for "
+                f"{self._http.server_name}; set the server (or tls-server-name) in {where} to "
+                "a name the certificate holds"
+            ) from None
+        raise ClusterTLSError(
+            f"API server {self.server}: its certificate is not trusted ({failure.message}); "
+            f"check the certificate authority in {where}"
+        ) from None
 
     # --- lists and watches ---------------------------------------------------
 
@@ -906,14 +1047,24 @@ class ClusterClient:
         """List ``kind`` (in ``namespace``, or all of them) a page at a time: ``(items, the
         list's resourceVersion)``.  One attempt per page: wrap the whole listing in
         :meth:`call` for the retry policy."""
+        from nodehost.apiobject import MalformedObject, mapping, sequence, text
+
         query = {"limit": str(limit)}
+        path = resource_path(kind, namespace)
         while True:
-            answer = await self.request("GET", resource_path(kind, namespace), **query)
-            metadata = answer.get("metadata") or {}
-            yield list(answer.get("items") or ()), str(metadata.get("resourceVersion") or "")
-            if not metadata.get("continue"):
+            answer = await self.request("GET", path, **query)
+            try:
+                metadata = mapping(answer.get("metadata"), "metadata")
+                items = sequence(answer.get("items"), "items")
+                version = text(metadata.get("resourceVersion"), "metadata.resourceVersion")
+                more = text(metadata.get("continue"), "metadata.continue")
+            except MalformedObject as error:
+                message = f"the list answer to GET {path} is malformed: {error}"
+                raise _TransportError(message) from None
+            yield items, version
+            if not more:
                 return
-            query["continue"] = str(metadata["continue"])
+            query["continue"] = more
 
     async def watch(
         self,
@@ -925,31 +1076,44 @@ class ClusterClient:
         server_timeout: int | None = None,
     ) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
         """One watch of ``kind`` (or of object ``name``) from ``version``: (event type,
-        object) pairs until the server ends the stream.  Raises :class:`WatchEnded` for an
-        error answer or ``ERROR`` event (its code) and for a failed or dropped connection;
+        object) pairs until the stream ends.
+
+        The request asks the server to end it after ``server_timeout`` seconds (by default
+        a random time between :data:`WATCH_TIMEOUT` and twice that, as client-go); the
+        client ends it itself :data:`WATCH_GRACE` seconds later (a normal end), and when
+        nothing arrives for :attr:`watch_idle` seconds (:class:`WatchEnded`, code 0).
+        Raises :class:`WatchEnded` for an error answer or ``ERROR`` event (its code), a
+        line that is not a watch event, a failed or dropped connection, a redirect, and a
+        stream the server ended within :data:`SHORT_WATCH` (after yielding its events: a
+        server answering an empty 200 at once must not be asked again at once);
         :class:`ClusterTLSError` for an untrusted server."""
-        query = {"watch": "true"}
+        if server_timeout is None:
+            server_timeout = int(WATCH_TIMEOUT * (1.0 + random.random()))
+        query = {"watch": "true", "timeoutSeconds": str(server_timeout)}
         if name is not None:
             query["fieldSelector"] = f"metadata.name={name}"
         if version:
             query["resourceVersion"] = version
-        if server_timeout is not None:
-            query["timeoutSeconds"] = str(server_timeout)
         target = f"{resource_path(kind, namespace)}?{urlencode(query)}"
         what = f"watch {kind}" + (f" {name}" if name else "")
+        started, events = time.monotonic(), 0
+        until = started + server_timeout + WATCH_GRACE
         try:
-            async with contextlib.aclosing(self._http.lines(target)) as lines:
+            async with contextlib.aclosing(
+                self._http.lines(target, self.watch_idle, until)
+            ) as lines:
                 async for line in lines:
+                    events += 1
                     yield await off_loop(_watch_event, line, what)
         except _StatusError as error:
             raise WatchEnded(what, error.describe(), error.code) from None
+        except _Redirected as error:
+            raise WatchEnded(what, self._redirect_advice(error), error.code) from None
         except _TransportError as error:
-            verify = _certificate_error(error)
-            if verify is not None:
-                raise ClusterTLSError(
-                    f"API server {self.server}: its certificate is not trusted ({verify})"
-                ) from None
+            self._raise_tls(error)
             raise WatchEnded(what, str(error)) from None
+        if time.monotonic() - started < SHORT_WATCH:  # a real server holds it for minutes
+            raise WatchEnded(what, f"the server ended the watch at once ({events} event(s))")
 
     async def wait_for(
         self,
@@ -986,14 +1150,17 @@ class ClusterClient:
             obj = await self.get(kind, name, namespace)
             if done(obj):
                 return obj
-            version = obj.get("metadata", {}).get("resourceVersion")
+            version = version_of(obj)
             try:
                 watch = self.watch(kind, namespace, name=name, version=version)
+                opened = time.monotonic()
                 async with contextlib.aclosing(watch):
                     async for _event, current in watch:
-                        attempt = 0
+                        if time.monotonic() - opened >= SHORT_WATCH:
+                            attempt = 0
                         if done(current):
                             return current
+                attempt = 0  # ended by its timeout: a healthy watch
             except WatchEnded as error:
                 attempt += 1
                 delay = self.backoff.delay(attempt)
@@ -1032,34 +1199,39 @@ class ClusterClient:
         version = since
         if version is None:
             obj = await self.get(kind, name, namespace)
-            version = obj.get("metadata", {}).get("resourceVersion")
+            version = version_of(obj)
             yield obj
-        failures = 0
+        failures = gone = 0
         while True:
             try:
                 watch = self.watch(kind, namespace, name=name, version=version)
+                opened = time.monotonic()
                 async with contextlib.aclosing(watch):
                     async for event, current in watch:
-                        failures = 0
-                        version = current.get("metadata", {}).get("resourceVersion") or version
+                        if time.monotonic() - opened >= SHORT_WATCH:
+                            failures = gone = 0
+                        version = version_of(current, version or "")
                         if event != "DELETED":
                             yield current
                         elif on_deleted is not None:
                             on_deleted(current)
+                failures = gone = 0  # ended by its timeout: a healthy watch
             except WatchEnded as ended:
-                if ended.code == 410:
+                if ended.code == 410:  # read it again, after a delay: a server that says
+                    gone += 1  # 410 to every watch is not asked 36 times a second
+                    await self._resume_after(kind, name, ended, self.backoff.delay(gone))
                     obj = await self.get(kind, name, namespace)
-                    version = obj.get("metadata", {}).get("resourceVersion")
+                    version = version_of(obj)
                     yield obj
                     continue
                 failures += 1
                 if give_up_after is not None and failures >= give_up_after:
                     raise ClusterUnreachable(f"API server {self.server}: {ended}") from None
-                delay = self.backoff.delay(failures)
-                self.on_retry(
-                    f"watch of {kind} {name} ended ({ended.reason}); resuming in {delay:.1f}s"
-                )
-                await asyncio.sleep(delay)
+                await self._resume_after(kind, name, ended, self.backoff.delay(failures))
+
+    async def _resume_after(self, kind: str, name: str, ended: WatchEnded, delay: float) -> None:
+        self.on_retry(f"watch of {kind} {name} ended ({ended.reason}); resuming in {delay:.1f}s")
+        await asyncio.sleep(delay)
 
 
 def _watch_event(line: bytes, what: str) -> tuple[str, dict[str, Any]]:
@@ -1067,6 +1239,8 @@ def _watch_event(line: bytes, what: str) -> tuple[str, dict[str, Any]]:
     try:
         event = parse_json(line, EVENT_LIMIT)
         kind, obj = str(event["type"]), event["object"]
+        if not isinstance(obj, dict):
+            raise TypeError("the event's object is not an object")
     except (ValueError, KeyError, TypeError):
         raise WatchEnded(what, f"not a watch event: {line[:80]!r}") from None
     if kind == "ERROR":
@@ -1075,16 +1249,48 @@ def _watch_event(line: bytes, what: str) -> tuple[str, dict[str, Any]]:
     return kind, obj
 
 
-def _certificate_error(error: BaseException) -> str | None:
+@dataclass(frozen=True)
+class _TLSFailure:
+    """Why a server's certificate was refused: OpenSSL's code and message, and for a name
+    mismatch the names the certificate holds."""
+
+    verify_code: int
+    message: str
+    names: tuple[str, ...] = ()
+
+
+def _certificate_failure(error: BaseException) -> _TLSFailure | None:
     """The verification failure behind a transport error, if that is what it is."""
     seen: BaseException | None = error
     while seen is not None:
+        if isinstance(seen, _NameMismatch):
+            return _TLSFailure(62, str(seen), seen.names)
         if isinstance(seen, ssl.SSLCertVerificationError):
-            return seen.verify_message or str(seen)
+            return _TLSFailure(seen.verify_code, seen.verify_message or str(seen))
         if "CERTIFICATE_VERIFY_FAILED" in str(seen):
-            return "certificate verify failed"
+            return _TLSFailure(0, "certificate verify failed")
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _names_in(der: bytes) -> tuple[str, ...]:
+    """The subjectAltName DNS names and IPs of a DER certificate (its CN when it has none)."""
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    try:
+        certificate = x509.load_der_x509_certificate(der)
+    except ValueError:
+        return ()
+    try:
+        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        common = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+        return tuple(str(attribute.value) for attribute in common)
+    found = names.get_values_for_type(x509.DNSName)
+    return tuple(
+        dict.fromkeys(found + [str(ip) for ip in names.get_values_for_type(x509.IPAddress)])
+    )
 
 
 def _describe(error: BaseException) -> str:

@@ -41,7 +41,10 @@ The CSR approver and signer are in :mod:`nodehost.testing.apistore`.
 
 Fault injection: :meth:`TestApiServer.fail_next` (the next N requests answer
 a code, 429 with ``Retry-After``), :meth:`drop_watches`, :meth:`go_down` and
-:meth:`come_up` (same port).
+:meth:`come_up` (same port), and :meth:`TestApiServer.misbehave`: a hostile
+server or proxy (:data:`MISBEHAVIOURS`: ``429`` with ``Retry-After: 0``, an
+empty or garbage ``200``, ``410`` on every watch, an answer trickled a byte at
+a time, a watch that stays silent, a redirect, a raw watch event).
 
 Several servers of one cluster: ``TestApiServer(dir, listeners=3)`` serves the
 one store on three ports (:attr:`TestApiServer.ports`, :attr:`urls`; the
@@ -76,6 +79,7 @@ import socket
 import ssl
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -107,6 +111,36 @@ SERVER_VERSION = {
 }
 PUBLIC_PATHS = ("/version", "/readyz", "/livez", "/healthz")
 HEALTH_PATHS = ("/readyz", "/livez", "/healthz")
+#: What :meth:`TestApiServer.misbehave` can make the server do, for the requests it picks.
+MISBEHAVIOURS = {
+    "retry-now": "429 Too Many Requests with Retry-After: 0",
+    "empty": "200 with an empty body (a watch: an empty stream, ended at once)",
+    "garbage": "200 with the bytes given (default: an HTML page), not JSON",
+    "gone": "410 Gone (a watch: an ERROR event with code 410, as the real server sends it)",
+    "trickle": "200 whose 1,000-byte body comes one byte per `interval` seconds",
+    "silent": "a watch's 200 and then nothing, until the connection closes",
+    "redirect": "302 Found to https://elsewhere.example",
+    "event": "a watch stream of the line given, then the stream ends",
+}
+
+
+@dataclass
+class Misbehaviour:
+    """One :meth:`TestApiServer.misbehave` rule: ``mode`` for requests whose path starts
+    with ``prefix`` (watches only, or all but watches, or both), ``count`` times (None:
+    until cleared)."""
+
+    mode: str
+    prefix: str = ""
+    watches: bool | None = None
+    count: int | None = None
+    body: bytes = b"<html><body>Service Unavailable</body></html>"
+    interval: float = 1.0
+
+    def picks(self, path: str, watch: bool) -> bool:
+        return path.startswith(self.prefix) and self.watches in (None, watch)
+
+
 FAULT_REASONS = {
     401: "Unauthorized",
     403: "Forbidden",
@@ -320,6 +354,7 @@ class TestApiServer:
         self.watches_opened = 0
         self.handshake_errors: list[str] = []
         self._faults: list[tuple[int, float | None, str]] = []
+        self._misbehaviours: list[Misbehaviour] = []
         self._faults_lock = threading.Lock()
         self._sockets: dict[int, set[Any]] = {}
         self._servers: dict[int, tuple[_Server, threading.Thread]] = {}
@@ -552,6 +587,30 @@ class TestApiServer:
                     return code, retry_after
         return None
 
+    def misbehave(self, mode: str | None, prefix: str = "", **rule: Any) -> None:
+        """From now on answer the requests under ``prefix`` as ``mode`` says (one of
+        :data:`MISBEHAVIOURS`; ``watches=True`` only watches, ``False`` none;
+        ``count=N`` N times; ``body=`` for garbage and event, ``interval=`` for trickle);
+        ``None`` clears every rule."""
+        with self._faults_lock:
+            if mode is None:
+                self._misbehaviours.clear()
+                return
+            if mode not in MISBEHAVIOURS:
+                raise ValueError(f"unknown misbehaviour {mode!r}")
+            self._misbehaviours.append(Misbehaviour(mode, prefix, **rule))
+
+    def take_misbehaviour(self, path: str, watch: bool) -> Misbehaviour | None:
+        with self._faults_lock:
+            for rule in self._misbehaviours:
+                if rule.picks(path, watch):
+                    if rule.count is not None:
+                        rule.count -= 1
+                        if rule.count <= 0:
+                            self._misbehaviours.remove(rule)
+                    return rule
+        return None
+
     def wait_for_watches(self, count: int, timeout: float = 30.0) -> None:
         """Block until ``count`` watch streams have been opened since start (any resource).
 
@@ -724,12 +783,16 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         fault = self.api.take_fault(url.path)
+        watching = query.get("watch") in ("1", "true")
+        hostile = self.api.take_misbehaviour(url.path, watching)
         user = self.authenticate()
         with self.api.log_lock:
             self.api.requests.append((method, self.path, user[0] if user else ""))
             self.api.request_times.append(time.monotonic())
         try:
-            if fault is not None:
+            if hostile is not None:
+                self.misbehave(hostile, watching)
+            elif fault is not None:
                 self.fault(*fault)
             elif user is None and url.path.rstrip("/") in PUBLIC_PATHS and method == "GET":
                 self.discovery(url.path)  # system:public-info-viewer: anyone may read these
@@ -755,6 +818,73 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             reason = FAULT_REASONS.get(code, "InternalError")
             self.send_status(code, reason, f"injected failure {code}")
+
+    def misbehave(self, rule: Misbehaviour, watch: bool) -> None:
+        """Answer as ``rule`` says (see :data:`MISBEHAVIOURS`)."""
+        mode = rule.mode
+        if mode == "retry-now":
+            self.send_status(429, "TooManyRequests", "Too many requests", retryAfterSeconds=0)
+        elif mode == "gone" and watch:
+            self.stream([_error_event(StoreError(410, "Expired", "too old resource version"))])
+        elif mode == "gone":
+            self.send_status(410, "Expired", "too old resource version")
+        elif mode == "redirect":
+            self.send_response(302)
+            self.send_header("Location", f"https://elsewhere.example{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif mode in ("empty", "garbage", "trickle"):
+            self.raw_answer(b"" if mode == "empty" else rule.body, rule.interval if
+                            mode == "trickle" else 0.0)  # fmt: skip
+        elif mode == "silent":
+            self.stream([])
+            self.stay_silent()
+        else:  # event
+            self.stream([rule.body.rstrip(b"\n") + b"\n"])
+            self.chunk(b"")
+
+    def stay_silent(self) -> None:
+        """Send nothing until the client closes, the server goes down or its watches are
+        dropped (:meth:`TestApiServer.drop_watches`)."""
+        store = self.api.store
+        generation = store.watch_generation
+        self.connection.settimeout(0.2)
+        with contextlib.suppress(OSError):
+            while self.api.up and store.watch_generation == generation:
+                try:
+                    if not self.connection.recv(1):
+                        break
+                except TimeoutError:
+                    continue
+        self.close_connection = True
+
+    def raw_answer(self, body: bytes, interval: float) -> None:
+        """200 with ``body`` (a trickle: 1,000 bytes, one each ``interval`` seconds)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(1000 if interval else len(body)))
+        self.end_headers()
+        if not interval:
+            self.wfile.write(body)
+            return
+        for _ in range(1000):
+            if not self.api.up:
+                break
+            self.wfile.write(b" ")
+            self.wfile.flush()
+            time.sleep(interval)
+        self.close_connection = True
+
+    def stream(self, lines: list[bytes]) -> None:
+        """A watch answer's head and ``lines`` (the stream stays open)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        if lines:
+            self.chunk(b"".join(lines))
+        else:
+            self.wfile.flush()
 
     def discovery(self, path: str) -> bool:
         """Answer ``/version`` and the discovery documents; False for other paths."""

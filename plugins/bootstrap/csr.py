@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,18 +141,31 @@ def csr_object(name: str, pem: bytes, request: CertificateRequest) -> dict[str, 
     }
 
 
-def conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The CSR's true conditions by type (Approved, Denied, Failed)."""
-    found = (obj.get("status") or {}).get("conditions") or []
-    return {c.get("type", ""): c for c in found if str(c.get("status", "True")) == "True"}
+def conditions(obj: dict[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The CSR's true conditions by type (Approved, Denied, Failed); :class:`MalformedObject`
+    when ``status`` or a condition is not the API's shape."""
+    from nodehost.apiobject import mapping, sequence
+
+    found = sequence(mapping(obj.get("status"), "status").get("conditions"), "status.conditions")
+    states = [mapping(condition, "status.conditions[]") for condition in found]
+    return {str(c.get("type", "")): c for c in states if str(c.get("status", "True")) == "True"}
 
 
 def answered(obj: dict[str, Any]) -> bool:
-    """Denied, failed, or approved with a certificate: nothing more will happen."""
-    states = conditions(obj)
-    if "Denied" in states or "Failed" in states:
-        return True
-    return "Approved" in states and bool((obj.get("status") or {}).get("certificate"))
+    """Denied, failed, or approved with a certificate: nothing more will happen.  A CSR of
+    the wrong shape (``status`` a list, a certificate that is not a string) is not answered:
+    the wait goes on, bounded by its deadline."""
+    from nodehost.apiobject import MalformedObject, mapping, text
+
+    try:
+        states = conditions(obj)
+        if "Denied" in states or "Failed" in states:
+            return True
+        return "Approved" in states and bool(
+            text(mapping(obj.get("status"), "status").get("certificate"), "status.certificate")
+        )
+    except MalformedObject:
+        return False
 
 
 async def file_request(client: ClusterClient, key: PrivateKey, request: CertificateRequest) -> str:
@@ -165,26 +178,28 @@ async def file_request(client: ClusterClient, key: PrivateKey, request: Certific
         if error.code != 409:
             raise
         existing = await client.get("CertificateSigningRequest", name)
-        _check_same_request(existing, key, request)
+        _check_same_request(existing, name, key, request)
     return name
 
 
 def _check_same_request(
-    existing: dict[str, Any], key: PrivateKey, request: CertificateRequest
+    existing: dict[str, Any], name: str, key: PrivateKey, request: CertificateRequest
 ) -> None:
-    """An existing CSR of the same name must be for this key and signer (client-go's check)."""
+    """An existing CSR of the same name must be for this key and signer (client-go's check;
+    one of the wrong shape is not)."""
     from cryptography import x509
 
+    from nodehost.apiobject import mapping, text
     from nodehost.pki.keys import key_matches
 
-    spec = existing.get("spec") or {}
     try:
-        filed = x509.load_pem_x509_csr(base64.b64decode(spec.get("request", "")))
+        spec = mapping(existing.get("spec"), "spec")
+        filed = x509.load_pem_x509_csr(base64.b64decode(text(spec.get("request"), "request")))
         same_key = key_matches(key, filed.public_key())
-    except ValueError:
-        same_key = False
-    name = existing["metadata"]["name"]
-    if not same_key or spec.get("signerName") != request.signer:
+        signer = spec.get("signerName")
+    except ValueError:  # MalformedObject and binascii.Error are ValueErrors
+        same_key, signer = False, None
+    if not same_key or signer != request.signer:
         raise ClusterError(
             f"certificate signing request {name} exists but is not this node's request; "
             f"delete it (kubectl delete csr {name}) and start again"
@@ -209,7 +224,7 @@ async def wait_for_certificate(client: ClusterClient, name: str, key: PrivateKey
                 f"({condition.get('reason') or 'no reason'}): "
                 f"{condition.get('message') or 'no message'}"
             )
-    pem = base64.b64decode(obj["status"]["certificate"])
+    pem = base64.b64decode(obj["status"]["certificate"])  # a string: answered() checked it
     _check_certificate(name, pem, key)
     return pem
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -462,7 +462,7 @@ async def download_config(
             ) from None
         raise RuntimeFailure(f"unable to read config map {where}: {error}") from None
     files = [PlannedFile(NODE_CLIENT_CA, node_client_ca(settings.node_kubeconfig), 0o644)]
-    data = config_map.get("data") or {}
+    data = _config_map_data(config_map, where)
     serving = certstore_current_if_valid(settings)
     for key, value in sorted(data.items()):
         if key in PROTECTED_KEYS or key in (".", "..") or "/" in key:
@@ -484,6 +484,19 @@ async def download_config(
             f"{describe_os_error(error)}"
         ) from None
     say(f"wrote {len(files)} file(s) from config map {where}")
+
+
+def _config_map_data(config_map: Mapping[str, Any], where: str) -> Mapping[str, str]:
+    """The config map's ``data``; :class:`RuntimeFailure` naming the field when it is not a
+    map of strings (the API server would not hold such a ConfigMap; a proxy might say so)."""
+    from nodehost.apiobject import MalformedObject, mapping, text
+
+    try:
+        data = mapping(config_map.get("data"), "data")
+        return {key: text(value, f"data.{key}") for key, value in data.items()}
+    except MalformedObject as error:
+        message = f"config map {where} is not the shape of a ConfigMap: {error}"
+        raise RuntimeFailure(message) from None
 
 
 def certstore_current_if_valid(settings: BootstrapSettings) -> Path | None:

@@ -15,7 +15,7 @@ its Node (one watch, as the node's own identity) and, when it is deleted:
 An administrator who deletes a Node to retire the machine stops nodehost on
 it first (``nodehost uninstall``); while nodehost runs, the node is meant to
 be in the cluster.  Before the kubelet first registers the Node, the watch
-waits for it (a missing Node is retried with the sync's backoff, not an error).
+waits for it (a missing Node is retried with the client's backoff, not an error).
 """
 
 from __future__ import annotations
@@ -23,11 +23,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from typing import Any
-
-from nodehost.backoff import Backoff
-
-#: Between two attempts to read or follow the Node.
-RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0)
 
 
 class NodeWatch:
@@ -48,7 +43,7 @@ class NodeWatch:
 
     async def run(self) -> None:
         """Follow the Node until cancelled; never raises for the API server's failures."""
-        from nodehost.apiclient import ClusterClient, ClusterError
+        from nodehost.apiclient import RETRY_BACKOFF, ClusterClient, ClusterError
 
         failures = 0
         while True:

@@ -12,7 +12,9 @@ kubeconfig when a load balancer routes them: ``nodehost_api_route``):
 * it **watches** the config map (one watch from its resourceVersion, resumed
   from the last version seen after a drop; no polling).  After a few failures
   in a row it makes a new client -- rotation may have renewed the node's
-  client certificate -- and goes on from the same version;
+  client certificate -- and goes on from the same version.  Every retry, here
+  and when patching the Node, waits the API client's backoff
+  (``nodehost.apiclient.RETRY_BACKOFF``: 0.5 s doubling to 8 s, +-50 %);
 * each version's ``node-config.yaml`` gets the same CLI and bootstrap
   overrides as at start (:func:`~nodehost.plugins.bootstrap.join.rewrite_node_config`)
   and goes to the host (``TaskContext.apply_config``), which validates it as
@@ -53,7 +55,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nodehost.backoff import Backoff
 from nodehost.plugins.bootstrap.join import (
     NODE_CONFIG,
     BootstrapSettings,
@@ -72,8 +73,6 @@ MD5_ANNOTATION = "node.openshift.io/md5sum"
 GENERATION_ANNOTATION = "nodehost.io/config-generation"
 #: Watch failures in a row after which the client is made anew (fresh credentials).
 WATCH_FAILURES = 5
-#: Between two attempts to read the config map or patch the Node.
-RETRY_BACKOFF = Backoff(initial=1.0, maximum=60.0, jitter=0.2)
 EVENTS = {
     "applied": ("Normal", "NodeConfigApplied"),
     "rejected": ("Warning", "NodeConfigRejected"),
@@ -159,7 +158,8 @@ class ConfigSync:
 
     async def follow(self, latest: Latest) -> None:
         """Put every version of the config map into ``latest``, resuming as the docstring says."""
-        from nodehost.apiclient import ClusterClient, ClusterError
+        from nodehost.apiclient import RETRY_BACKOFF, ClusterClient, ClusterError
+        from nodehost.apiobject import version_of
 
         version: str | None = None
         failures = 0
@@ -175,7 +175,7 @@ class ConfigSync:
                         give_up_after=WATCH_FAILURES,
                     ):
                         failures = 0
-                        version = config_map["metadata"].get("resourceVersion") or version
+                        version = version_of(config_map, version or "") or None
                         latest.put(config_map)
             except ClusterError as error:
                 failures += 1
@@ -194,11 +194,27 @@ class ConfigSync:
     # --- one version --------------------------------------------------------------------
 
     async def sync(self, config_map: dict[str, Any]) -> None:
-        """Apply one version's ``node-config.yaml``; an event, then labels if it runs."""
+        """Apply one version's ``node-config.yaml``; an event, then labels if it runs.  A
+        version of the wrong shape (no ``metadata`` or another name, ``data`` a list, the
+        key not a string) is ignored with one log line: the running config stays."""
+        from nodehost.apiobject import MalformedObject, mapping, name_of, text, version_of
         from nodehost.jsonsafe import off_loop
 
-        raw = (config_map.get("data") or {}).get(NODE_CONFIG)
-        if not isinstance(raw, str):
+        try:
+            name = name_of(config_map)
+            if name != self.bootstrap.config_map:
+                raise MalformedObject(f"metadata.name is {name!r}, not the config map followed")
+            raw = mapping(config_map.get("data"), "data").get(NODE_CONFIG)
+            raw = None if raw is None else text(raw, f"data.{NODE_CONFIG}")
+        except MalformedObject as error:
+            self.log.warning(
+                "config sync: config map ignored: not the shape of a ConfigMap; the running "
+                "config stays",
+                config_map=self.where,
+                problem=str(error),
+            )
+            return
+        if raw is None:
             self.log.warning(
                 f"config sync: config map has no {NODE_CONFIG}; nothing to apply",
                 config_map=self.where,
@@ -206,7 +222,7 @@ class ConfigSync:
             return
         data = raw.encode("utf-8", "surrogatepass")  # the loader refuses a lone one, placed
         md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
-        version = (config_map.get("metadata") or {}).get("resourceVersion", "?")
+        version = version_of(config_map, "?")
         origin = f"config map {self.where} (resourceVersion {version}, md5 {md5})"
         content = await off_loop(self.node_config, data)
         result = await self.context.apply_config(content, origin)
@@ -254,7 +270,7 @@ class ConfigSync:
 
     async def _patch_node(self, patch: dict[str, Any]) -> None:
         """Merge ``patch`` into the Node, retrying (a Node not registered yet included)."""
-        from nodehost.apiclient import ClusterError, ClusterRefused
+        from nodehost.apiclient import RETRY_BACKOFF, ClusterError, ClusterRefused
 
         node = self.bootstrap.node_name
         attempt = 0

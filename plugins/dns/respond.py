@@ -15,8 +15,8 @@ the upstreams (REFUSED when there are none;
 SERVFAIL when every upstream failed, or when too many questions are already
 waiting for one).  Every response has RA set, copies RD and CD, and carries an
 OPT record (payload 1232, DO copied) when the query had one.  A response
-larger than the client's limit (512, or its EDNS payload, over UDP; 65535
-over TCP) is sent empty with TC set.
+larger than the client's limit (512, or its EDNS payload up to our own 1232,
+over UDP; 65535 over TCP) is sent empty with TC set.
 """
 
 from __future__ import annotations

@@ -147,7 +147,10 @@ class ClientEdns:
 
     @property
     def udp_limit(self) -> int:
-        return max(512, self.payload)
+        """The largest UDP answer: the client's buffer, at least 512 and at most
+        :data:`OUR_PAYLOAD` whatever it advertises (a 58-byte query advertising 65535 must
+        not draw an answer 84 times its size: RFC 9715's and DNS flag day 2020's 1232)."""
+        return max(512, min(self.payload, OUR_PAYLOAD))
 
 
 def udp_limit(edns: ClientEdns | None) -> int:

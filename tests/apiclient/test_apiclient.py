@@ -274,9 +274,9 @@ def test_a_server_that_never_answers_times_out_and_is_retried(api, tmp_path: Pat
             str(kubeconfig), timeout=0.2, deadline=time.monotonic() + 1.5, backoff=FAST,
             on_retry=retries.append,
         )  # fmt: skip
-        with pytest.raises(ClusterUnreachable, match="TimeoutError"):
+        with pytest.raises(ClusterUnreachable, match="no complete answer"):
             asyncio.run(read_config_map(c))
-    assert retries and all("TimeoutError" in retry for retry in retries)
+    assert retries and all("no complete answer within 0.2s" in retry for retry in retries)
 
 
 def test_rotated_client_certificate_files_are_read_again(api, tmp_path: Path) -> None:
@@ -379,9 +379,13 @@ def test_an_exec_plugin_that_hangs_is_ended_at_its_timeout(
         "args": ["-c", f"echo $$ > {pid_file}; exec sleep 600"],
     }
     kubeconfig = write_kubeconfig(tmp_path / "exec.kubeconfig", api, {"exec": plugin})
-    c = ClusterClient(str(kubeconfig), deadline=time.monotonic() + 0.5, backoff=FAST)
-    with pytest.raises(ClusterUnreachable, match="gave no token within"):
+    retries: list[str] = []
+    c = ClusterClient(
+        str(kubeconfig), deadline=time.monotonic() + 3, backoff=FAST, on_retry=retries.append
+    )
+    with pytest.raises(ClusterUnreachable):  # the second try is cut by the deadline
         asyncio.run(read_config_map(c))
+    assert "gave no token within 2s" in retries[0]
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):  # killed and reaped, not left running
         os.kill(pid, 0)
@@ -649,8 +653,10 @@ def test_tls_server_name_is_the_name_the_certificate_is_checked_against(
     assert asyncio.run(read_config_map(c))["metadata"]["name"] == "node-config"
     document["clusters"][0]["cluster"]["tls-server-name"] = "api.elsewhere.example"
     kubeconfig.write_text(yaml.safe_dump(document))
-    with pytest.raises(ClusterTLSError, match="not trusted"):
+    with pytest.raises(ClusterTLSError) as refused:
         asyncio.run(read_config_map(ClusterClient(str(kubeconfig), backoff=FAST)))
+    assert "valid for localhost, 127.0.0.1, not for api.elsewhere.example" in str(refused.value)
+    assert "certificate authority" not in str(refused.value)  # the CA is right: say the names
 
 
 def test_connections_keep_tcp_keepalive_as_go_does(tmp_path: Path) -> None:

@@ -11,13 +11,20 @@ the DNS records in step:
 * per resource: list (in pages of :data:`LIST_PAGE`, each page turned into
   the DNS model at once, so a large cluster neither holds the event loop nor
   keeps its API objects in memory), then watch from the list's ``resourceVersion``;
-* a watch request asks the server to end it after :data:`WATCH_SECONDS`; the
-  next one resumes from the last version seen (as client-go's reflector does);
+* a watch request asks the server to end it after a random 5 to 10 minutes
+  (the API client's ``timeoutSeconds``; ``watch_seconds`` fixes it), and the
+  client ends it itself 30 s later if the server does not; the next one
+  resumes from the last version seen (as client-go's reflector does);
 * a watch that fails -- dropped connection, an unreachable server, an error
-  answer -- is resumed from the last version seen after a backoff delay (with
-  jitter, so a fleet of nodes does not reconnect in step), without listing
-  again; only ``410 Gone`` (the server no longer has that version's history)
-  means a resync: list again and write only the differences;
+  answer, a stream ended at once without an event, a stream silent past the
+  client's idle limit -- is resumed from the last version seen after a backoff
+  delay (with jitter, so a fleet of nodes does not reconnect in step), without
+  listing again; only ``410 Gone`` (the server no longer has that version's
+  history) means a resync: list again (after a backoff delay too) and write
+  only the differences;
+* an object of the wrong shape (:mod:`nodehost.apiobject`) is ignored with
+  one log line, the records keep what they had; EndpointSlice addresses that
+  are not IPs of the slice's family are left out, one log line per slice;
 * each watch event is one upsert or delete of one service or of one service's
   endpoints, so the DNS cache drops exactly the answers that depend on it;
 * ``sink.synced()`` once both first lists are written (the DNS component is
@@ -47,6 +54,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from nodehost import apiobject as shape
+from nodehost.apiobject import MalformedObject, name_of, version_of
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
     EndpointAddress,
@@ -62,8 +71,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 NAME = "kubernetes"
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
-WATCH_SECONDS = 300
-WATCH_GRACE = 30.0
 LIST_PAGE = 500
 REFUSED_RETRY = 30.0
 HEALTHY_WATCH = 10.0  # a watch that lasted this long resets the backoff
@@ -108,41 +115,52 @@ def _port(name: str, number: int, protocol: str, target: int = 0) -> ServicePort
 
 
 def service_from_api(obj: Mapping[str, Any]) -> Service:
-    """The DNS view of a ``v1`` Service object."""
-    metadata, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-    kind = spec.get("type") or "ClusterIP"
-    cluster_ips = [ip for ip in spec.get("clusterIPs") or () if ip] or [spec.get("clusterIP") or ""]
+    """The DNS view of a ``v1`` Service object; :class:`MalformedObject` when a field it
+    reads is not the API's shape."""
+    name = name_of(obj)
+    metadata, spec = shape.metadata(obj), shape.mapping(obj.get("spec"), "spec")
+    kind = shape.text(spec.get("type"), "spec.type") or "ClusterIP"
+    listed = shape.sequence(spec.get("clusterIPs"), "spec.clusterIPs")
+    cluster_ips = [shape.text(ip, "spec.clusterIPs[]") for ip in listed if ip]
+    cluster_ips = cluster_ips or [shape.text(spec.get("clusterIP"), "spec.clusterIP")]
+    external = shape.text(spec.get("externalName"), "spec.externalName")
     return Service(
-        namespace=sys.intern(metadata.get("namespace") or "default"),
-        name=metadata["name"],
+        namespace=sys.intern(shape.text(metadata.get("namespace"), "metadata.namespace")
+                             or "default"),
+        name=name,
         cluster_ip=cluster_ips[0],
         secondary_ip=cluster_ips[1] if len(cluster_ips) > 1 else "",
         type=kind,
-        external_name=(spec.get("externalName") or "").rstrip(".").lower()
-        if kind == EXTERNAL_NAME
-        else "",
-        ports=tuple(_service_port(port) for port in spec.get("ports") or ()),
-    )
+        external_name=external.rstrip(".").lower() if kind == EXTERNAL_NAME else "",
+        ports=tuple(
+            _port_from_api(port, "spec.ports[]", target=True)
+            for port in shape.sequence(spec.get("ports"), "spec.ports")
+        ),
+    )  # fmt: skip
 
 
-def _service_port(port: Mapping[str, Any]) -> ServicePort:
-    target = port.get("targetPort")
+def _port_from_api(obj: Any, where: str, target: bool = False) -> ServicePort:
+    """A Service's or an EndpointSlice's port entry."""
+    port = shape.mapping(obj, where)
+    target_port = port.get("targetPort") if target else None
     return _port(
-        port.get("name") or "",
-        int(port.get("port") or 0),
-        port.get("protocol") or "TCP",
-        target if isinstance(target, int) else 0,  # a named target port: unknown
+        shape.text(port.get("name"), f"{where}.name"),
+        shape.integer(port.get("port"), f"{where}.port"),
+        shape.text(port.get("protocol"), f"{where}.protocol") or "TCP",
+        target_port if isinstance(target_port, int) else 0,  # a named target port: unknown
     )
 
 
 @dataclass(frozen=True, slots=True)
 class Slice:
-    """The DNS view of one ``discovery.k8s.io/v1`` EndpointSlice."""
+    """The DNS view of one ``discovery.k8s.io/v1`` EndpointSlice; ``invalid`` are the
+    addresses left out because they are not IPs of the slice's family (for the log)."""
 
     namespace: str
     name: str
     service: str  # the service it belongs to; "" when the label is missing
     subset: EndpointSubset
+    invalid: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def key(self) -> Key:
@@ -153,27 +171,55 @@ class Slice:
         return (self.namespace, self.service)
 
 
+_FAMILIES = {"IPv4": 4, "IPv6": 6}
+
+
 def slice_from_api(obj: Mapping[str, Any]) -> Slice:
-    """The DNS view of an EndpointSlice object: its ready addresses and its named ports."""
-    metadata = obj.get("metadata") or {}
-    labels = metadata.get("labels") or {}
+    """The DNS view of an EndpointSlice object: its ready addresses and its named ports.
+
+    An address that is not an IP of the slice's ``addressType`` (``999.1.1.1``, null, a
+    number) is left out and listed in :attr:`Slice.invalid`; a field of the wrong type
+    anywhere else makes the whole slice :class:`MalformedObject`."""
+    name = name_of(obj)
+    metadata = shape.metadata(obj)
+    labels = shape.mapping(metadata.get("labels"), "metadata.labels")
+    family = _FAMILIES.get(obj.get("addressType"))  # type: ignore[arg-type]
     addresses: list[EndpointAddress] = []
-    if obj.get("addressType") in ("IPv4", "IPv6"):
-        for endpoint in obj.get("endpoints") or ():
-            if (endpoint.get("conditions") or {}).get("ready") is False:
-                continue
-            hostname = endpoint.get("hostname") or ""
-            addresses += [EndpointAddress(ip, hostname) for ip in endpoint.get("addresses") or ()]
+    invalid: list[str] = []
+    for endpoint in shape.sequence(obj.get("endpoints"), "endpoints") if family else ():
+        endpoint = shape.mapping(endpoint, "endpoints[]")
+        conditions = shape.mapping(endpoint.get("conditions"), "endpoints[].conditions")
+        if conditions.get("ready") is False:
+            continue
+        hostname = shape.text(endpoint.get("hostname"), "endpoints[].hostname")
+        for ip in shape.sequence(endpoint.get("addresses"), "endpoints[].addresses"):
+            if _is_ip(ip, family):
+                addresses.append(EndpointAddress(ip, hostname))
+            else:
+                invalid.append(repr(ip)[:60])
     ports = tuple(
-        _port(port.get("name") or "", int(port.get("port") or 0), port.get("protocol") or "TCP")
-        for port in obj.get("ports") or ()
+        _port_from_api(port, "ports[]") for port in shape.sequence(obj.get("ports"), "ports")
     )
     return Slice(
-        namespace=sys.intern(metadata.get("namespace") or "default"),
-        name=metadata["name"],
-        service=labels.get(SERVICE_NAME_LABEL) or "",
+        namespace=sys.intern(shape.text(metadata.get("namespace"), "metadata.namespace")
+                             or "default"),
+        name=name,
+        service=shape.text(labels.get(SERVICE_NAME_LABEL), f"label {SERVICE_NAME_LABEL}"),
         subset=EndpointSubset(tuple(addresses), ports),
-    )
+        invalid=tuple(invalid),
+    )  # fmt: skip
+
+
+def _is_ip(value: Any, family: int | None) -> bool:
+    """Whether ``value`` is a string holding an IP address of ``family`` (4 or 6)."""
+    import ipaddress
+
+    if not isinstance(value, str):
+        return False
+    try:
+        return ipaddress.ip_address(value).version == family
+    except ValueError:
+        return False
 
 
 def endpoints_of(key: Key, slices: Iterable[Slice]) -> Endpoints:
@@ -208,8 +254,7 @@ class Mirror:
         for service in listed.values():
             self.put_service(service)
 
-    def apply_service(self, event: str, obj: Mapping[str, Any]) -> None:
-        service = service_from_api(obj)
+    def apply_service(self, event: str, service: Service) -> None:
         if event == "DELETED":
             self.delete_service(service.key)
         else:
@@ -236,8 +281,7 @@ class Mirror:
             if before.get(key) != grouped.get(key):
                 self._write_endpoints(key)
 
-    def apply_slice(self, event: str, obj: Mapping[str, Any]) -> None:
-        new = slice_from_api(obj)
+    def apply_slice(self, event: str, new: Slice) -> None:
         old = self.slices.pop(new.key, None)
         if old is not None and old.service:
             group = self.by_service[old.service_key]
@@ -277,7 +321,7 @@ class _Kind:
     kind: str  # as :data:`nodehost.apiclient.KINDS` names it
     convert: Callable[[Mapping[str, Any]], Any]
     replace: Callable[[Mirror, Iterable[Any]], None]
-    apply: Callable[[Mirror, str, Mapping[str, Any]], None]
+    apply: Callable[[Mirror, str, Any], None]
 
 
 KINDS = (
@@ -292,6 +336,14 @@ class _Progress:
     """The last ``resourceVersion`` a resource's list or watch delivered ("" : list again)."""
 
     version: str = ""
+
+
+def _object_name(obj: Any) -> str:
+    """``namespace/name`` of an object for a log line, whatever its shape."""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(metadata, dict):
+        return "?"
+    return f"{metadata.get('namespace') or ''}/{metadata.get('name') or '?'}"[:200]
 
 
 class _WatchFailed(Exception):
@@ -316,7 +368,7 @@ class KubernetesSource:
         kubeconfig: str,
         *,
         log: Any = None,
-        watch_seconds: int = WATCH_SECONDS,
+        watch_seconds: int | None = None,
         refused_retry: float = REFUSED_RETRY,
     ) -> None:
         self.kubeconfig = kubeconfig
@@ -404,10 +456,13 @@ class KubernetesSource:
             except _WatchFailed as failure:
                 healthy = time.monotonic() - started > HEALTHY_WATCH
                 failures = 1 if healthy else failures + 1
-                if failure.gone:
+                if failure.gone:  # list again, after a delay: a server that says 410 to
+                    delay = client.backoff.delay(failures)  # every watch is not relisted at once
                     self._log("info", "API watch history expired; listing again",
-                              resource=kind.label, reason=str(failure))  # fmt: skip
+                              resource=kind.label, reason=str(failure),
+                              retry_in=round(delay, 2))  # fmt: skip
                     progress.version = ""
+                    await asyncio.sleep(delay)
                     continue
                 if failure.refused:
                     self._refused(str(failure))
@@ -427,7 +482,10 @@ class KubernetesSource:
             items: list[Any] = []
             version = ""
             async for page, listed in client.pages(kind.kind, limit=LIST_PAGE):
-                items.extend(kind.convert(item) for item in page)
+                for obj in page:
+                    item = self._convert(kind, obj, "list")
+                    if item is not None:
+                        items.append(item)
                 version = listed
             return items, version
 
@@ -445,7 +503,6 @@ class KubernetesSource:
     async def _watch(self, client: Any, kind: _Kind, mirror: Mirror, progress: _Progress) -> None:
         """Apply the events of ``kind`` after ``progress.version`` (kept up to date); raises
         :class:`_WatchFailed`."""
-        import asyncio
 
         from nodehost.apiclient import ClusterTLSError, WatchEnded
 
@@ -453,15 +510,13 @@ class KubernetesSource:
             stream = client.watch(kind.kind, version=progress.version,
                                   server_timeout=self.watch_seconds)  # fmt: skip
             try:
-                async with asyncio.timeout(self.watch_seconds + WATCH_GRACE):
-                    async for event, obj in stream:
-                        self._recovered()
-                        metadata = obj.get("metadata") or {}
-                        progress.version = metadata.get("resourceVersion") or progress.version
-                        if event in ("ADDED", "MODIFIED", "DELETED"):
-                            kind.apply(mirror, event, obj)
-            except TimeoutError:
-                continue
+                async for event, obj in stream:
+                    self._recovered()
+                    progress.version = version_of(obj, progress.version)
+                    if event in ("ADDED", "MODIFIED", "DELETED"):
+                        item = self._convert(kind, obj, event)
+                        if item is not None:
+                            kind.apply(mirror, event, item)
             except WatchEnded as ended:  # an error answer, an ERROR event, a lost connection
                 code = ended.code
                 raise _WatchFailed(ended.reason, gone=code == 410, refused=code in (401, 403),
@@ -470,6 +525,21 @@ class KubernetesSource:
                 raise _WatchFailed(str(error), refused=True) from None
             finally:
                 await stream.aclose()
+
+    def _convert(self, kind: _Kind, obj: Any, event: str) -> Any:
+        """``obj`` in the DNS model, or None (one log line) when it is malformed; its
+        invalid addresses, left out, are one log line too."""
+        try:
+            item = kind.convert(obj)
+        except MalformedObject as error:
+            self._log("warning", "API object ignored: not the shape of its kind; the records "
+                      "keep what they had", resource=kind.label, watch_event=event,
+                      object=_object_name(obj), problem=str(error))  # fmt: skip
+            return None
+        if getattr(item, "invalid", ()):
+            self._log("warning", "EndpointSlice addresses that are not IPs of its family left "
+                      "out", object=_object_name(obj), addresses=list(item.invalid))  # fmt: skip
+        return item
 
     # logging ---------------------------------------------------------------------------------
 

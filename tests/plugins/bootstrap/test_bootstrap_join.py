@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import yaml
 from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, error_lines, run_start, wait_until
 
@@ -241,6 +242,37 @@ def test_a_missing_config_map_fails_naming_it(api, start_args, start_env, node_d
     [line] = error_lines(done.stderr)
     assert "config map openshift-node/node-config not found" in line
     assert not (node_dir / "node-config.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [(["node-config.yaml"], "data is a list"), ({"node-config.yaml": 5}, "data.node-config.yaml")],
+)
+def test_a_config_map_of_the_wrong_shape_fails_naming_the_field(
+    api, start_args, start_env, node_dir: Path, data, problem
+) -> None:
+    """``data`` a list or a value not a string (a proxy can say anything): one line, exit 1."""
+    api.store.put("configmaps", {"metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE},
+                                 "data": data})  # fmt: skip
+    done = run_start(start_args("--exit-on-ready"), start_env)
+    assert done.returncode == 1
+    [line] = error_lines(done.stderr)
+    assert "config map openshift-node/node-config is not the shape of a ConfigMap" in line
+    assert problem in line and "Traceback" not in done.stderr
+    assert not (node_dir / "node-config.yaml").exists()
+
+
+def test_the_bootstrap_timeout_bounds_a_server_trickling_a_byte_a_second(
+    api, start_args, start_env, node_dir: Path
+) -> None:
+    """``--bootstrap-timeout 5s`` against a server sending one byte a second ran past 90 s
+    (the timeout was per read): the deadline ends the request in flight, exit 1, one line.
+    (``run_start``'s 40 s bounds a failure only.)"""
+    api.misbehave("trickle", "/apis/certificates.k8s.io", interval=1.0)
+    done = run_start(start_args("--exit-on-ready", "--bootstrap-timeout=3s"), start_env)
+    assert done.returncode == 1
+    [line] = error_lines(done.stderr)
+    assert "no complete answer" in line and "Traceback" not in done.stderr
 
 
 def test_a_wrong_certificate_authority_fails_at_once(

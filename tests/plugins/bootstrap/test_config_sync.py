@@ -509,3 +509,31 @@ def test_hostile_map_content_is_rejected_with_its_place_and_the_node_runs_on(nod
     assert node.pid("kubelet") == kubelet and node.ready() and node.process.poll() is None
     assert peak_rss_kib(node.process.pid) < 400 << 10  # an alias bomb expanded is gigabytes
     assert "Traceback" not in stop(node)
+
+
+# --- a misbehaving API server -------------------------------------------------------------------
+
+MALFORMED_CONFIG_MAPS = [
+    {"data": {"node-config.yaml": "x"}},  # no metadata
+    {"metadata": None, "data": {"node-config.yaml": "x"}},
+    {"metadata": {"name": CONFIG_MAP}, "data": ["a", "b"]},
+    {"metadata": [], "data": {"node-config.yaml": 5}},
+]
+
+
+def test_malformed_config_map_versions_are_ignored_and_the_node_runs_on(node: Node) -> None:
+    """A watch event whose config map has no metadata, null metadata or data as a list: one
+    log line each, the running config stays, and the next good version is applied."""
+    wait_for(lambda: watches(node.api), "the config map watch")
+    for config_map in MALFORMED_CONFIG_MAPS:
+        line = json.dumps({"type": "MODIFIED", "object": config_map}).encode()
+        node.api.misbehave("event", CONFIG_MAP_PATH, watches=True, body=line, count=1)
+    node.api.drop_watches()
+    wait_for(lambda: len(watches(node.api)) > len(MALFORMED_CONFIG_MAPS) + 1, "the events")
+    assert node.ready() and node.last_apply() is None  # nothing applied, nothing rolled back
+    node.apply(changed(node.config, **{"max-pods": ["42"]}))
+    node.wait_for_apply("applied", generation=2)
+    stderr = stop(node)
+    assert "Traceback" not in stderr
+    ignored = stderr.count("config map ignored: not the shape of a ConfigMap")
+    assert ignored == len(MALFORMED_CONFIG_MAPS), stderr[-3000:]

@@ -92,14 +92,16 @@ def converge(
     rdtype: str,
     done: Callable[[dns.message.Message], bool],
     timeout: float = 10.0,
+    tcp: bool = False,
 ) -> tuple[float, dns.message.Message]:
-    """Ask ``name`` every 10 ms until ``done(answer)``; (seconds taken, last answer).
+    """Ask ``name`` (over UDP, or TCP) every 10 ms until ``done(answer)``; (seconds taken, last
+    answer).
 
     The seconds are measured from the call, so call it right after the API write.
     """
     start = time.monotonic()
     while True:
-        response = ask(server, name, rdtype, timeout=2)
+        response = ask(server, name, rdtype, timeout=2, tcp=tcp)
         elapsed = time.monotonic() - start
         if done(response) or elapsed > timeout:
             return elapsed, response

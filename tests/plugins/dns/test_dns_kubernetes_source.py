@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from dnskube import (
     slice_body,
     wait_until,
 )
-from dnsrun import answer_set, ask, fqdn, rcode
+from dnsrun import answer_set, ask, dig, fqdn, needs_dig, rcode
 
 from nodehost.config import node_config_from_mapping
 from nodehost.plugins.dns.records import (
@@ -28,6 +29,7 @@ from nodehost.plugins.dns.records import (
     EndpointSubset,
     Service,
     ServicePort,
+    fnv32a_hex,
 )
 from nodehost.plugins.dns.settings import SECTION, DnsSettings
 from nodehost.plugins.dns.sources import SourceContext
@@ -135,10 +137,14 @@ def test_a_watch_event_touches_only_its_own_service(store) -> None:
                                service_body("b", "ns", "172.30.0.2")])
     )  # fmt: skip
     seen = touched_by(store)
-    mirror.apply_service("MODIFIED", service_body("a", "ns", "172.30.0.1"))  # no change
-    mirror.apply_service("MODIFIED", service_body("b", "ns", "172.30.0.3"))
-    mirror.apply_slice("ADDED", slice_body("b-1", "ns", "b", [{"addresses": ["10.0.0.1"]}], []))
-    mirror.apply_service("DELETED", service_body("b", "ns", "172.30.0.3"))
+    mirror.apply_service(
+        "MODIFIED", service_from_api(service_body("a", "ns", "172.30.0.1"))
+    )  # no change
+    mirror.apply_service("MODIFIED", service_from_api(service_body("b", "ns", "172.30.0.3")))
+    mirror.apply_slice(
+        "ADDED", slice_from_api(slice_body("b-1", "ns", "b", [{"addresses": ["10.0.0.1"]}], []))
+    )
+    mirror.apply_service("DELETED", service_from_api(service_body("b", "ns", "172.30.0.3")))
     assert [{key for key in deps if key[0] == "svc"} for deps in seen] == [{("svc", "ns", "b")}] * 3
     assert set(store.services) == {("ns", "a")}
 
@@ -167,8 +173,12 @@ def test_a_resync_writes_only_the_differences(store) -> None:
 
 def test_moving_a_slice_to_another_service_rewrites_both(store) -> None:
     mirror = Mirror(store.sink("kubernetes"))
-    mirror.apply_slice("ADDED", slice_body("s", "ns", "a", [{"addresses": ["10.0.0.1"]}], []))
-    mirror.apply_slice("MODIFIED", slice_body("s", "ns", "b", [{"addresses": ["10.0.0.1"]}], []))
+    mirror.apply_slice(
+        "ADDED", slice_from_api(slice_body("s", "ns", "a", [{"addresses": ["10.0.0.1"]}], []))
+    )
+    mirror.apply_slice(
+        "MODIFIED", slice_from_api(slice_body("s", "ns", "b", [{"addresses": ["10.0.0.1"]}], []))
+    )
     assert set(store.endpoints) == {("ns", "b")}
 
 
@@ -461,3 +471,167 @@ def test_a_watch_cut_by_an_outage_resumes_from_its_version_without_listing_again
     assert relisted == 0
     assert resumed  # a watch asked for the version it had before the outage
     assert store.services[("default", "during")].cluster_ip == "172.30.0.2"
+
+
+@needs_dig
+@pytest.mark.parametrize("hostnames", [("w0", "w0"), ("w0", "")], ids=["same", "one"])
+def test_the_reverse_lookup_of_an_ip_serving_two_services_names_both(
+    dns_server, writer, hostnames
+) -> None:
+    """An endpoint IP in the slices of two services answers a PTR for each (CoreDNS does),
+    also when both endpoints carry the same hostname; asked with dig over UDP and TCP."""
+    for service, hostname in zip(("web", "api"), hostnames, strict=True):
+        writer.create(service_body(service, "default", "None"))
+        endpoint = {"addresses": ["10.128.0.9"], **({"hostname": hostname} if hostname else {})}
+        writer.create(slice_body(f"{service}-x", "default", service, [endpoint], PG))
+    converge(dns_server, fqdn("api.default.svc"), "A", lambda r: bool(r.answer))
+    web, api = (f"{label}.default.svc.cluster.local." for label in (
+        f"{hostnames[0]}.web", f"{hostnames[1] or fnv32a_hex('10.128.0.9')}.api"))  # fmt: skip
+    for transport in ("+notcp", "+tcp"):
+        assert set(dig(dns_server, transport, "+short", "-x", "10.128.0.9").split()) == {web, api}
+
+
+# --- malformed objects and hostile clients ------------------------------------------------------
+
+MALFORMED_SERVICES = {
+    "ports a string": {"ports": "eighty"},
+    "port a word": {"ports": [{"name": "http", "port": "eighty"}]},
+    "port out of range": {"ports": [{"port": 70000}]},
+    "spec a list": [],
+    "cluster IPs a string": {"clusterIPs": "172.30.0.9"},
+}
+
+
+@pytest.mark.parametrize("spec", MALFORMED_SERVICES.values(), ids=MALFORMED_SERVICES.keys())
+def test_a_service_of_the_wrong_shape_is_malformed_not_a_crash(spec: Any) -> None:
+    from nodehost.apiobject import MalformedObject
+
+    with pytest.raises(MalformedObject):
+        service_from_api({"metadata": {"name": "bad", "namespace": "default"}, "spec": spec})
+
+
+@pytest.mark.parametrize("metadata", [None, [], {"name": 5}, {}], ids=["null", "list", "num", "no"])
+def test_an_object_without_a_usable_name_is_malformed(metadata: Any) -> None:
+    from nodehost.apiobject import MalformedObject
+
+    for convert in (service_from_api, slice_from_api):
+        with pytest.raises(MalformedObject):
+            convert({"metadata": metadata, "spec": {}})
+
+
+def test_slice_addresses_that_are_not_ips_of_its_family_are_left_out() -> None:
+    endpoints = [{"addresses": ["999.1.1.1", None, 12, "10.0.0.1", "fd00::1", ["x"]]}]
+    read = slice_from_api(slice_body("s", "ns", "svc", endpoints, []))
+    assert [address.ip for address in read.subset.addresses] == ["10.0.0.1"]
+    assert read.invalid == ("'999.1.1.1'", "None", "12", "'fd00::1'", "['x']")
+
+
+def test_malformed_objects_are_ignored_with_one_line_and_the_node_answers_on(
+    api, dns_server
+) -> None:
+    """Services and slices of the wrong shape, listed and watched, are one log line each; the
+    records keep what they had (a good version stays answered) and the server answers on."""
+    good = service_body("web", "default", "None")
+    api.store.put("services", good)
+    slice_ = slice_body("web-1", "default", "web", [{"addresses": ["10.128.0.5"]}], PG)
+    api.store.put("endpointslices", slice_)
+    api.store.put("services", {**service_body("early", "default", "1.2.3.4"), "spec": []})
+    converge(dns_server, fqdn("web.default.svc"), "A", lambda r: bool(r.answer))
+    for spec in MALFORMED_SERVICES.values():  # a good Service replaced by bad versions
+        api.store.put("services", {**good, "spec": spec})
+    bad_addresses = [{"addresses": ["999.1.1.1", None, 12, "10.128.0.6"]}]
+    api.store.put("endpointslices", slice_body("web-1", "default", "web", bad_addresses, PG))
+    api.store.put("services", service_body("after", "default", "172.30.0.20"))
+    converge(dns_server, fqdn("after.default.svc"), "A", lambda r: bool(r.answer))
+    _, response = converge(dns_server, fqdn("web.default.svc"), "A",
+                           lambda r: a_records(r) == {"10.128.0.6"})  # fmt: skip
+    assert a_records(response) == {"10.128.0.6"}  # the last good Service, the slice's valid IP
+    log = dns_server.log.text()
+    assert "Traceback" not in log
+    assert log.count("API object ignored") == len(MALFORMED_SERVICES) + 1  # + "early" listed
+    assert log.count("addresses that are not IPs of its family left out") == 1
+
+
+def test_every_udp_answer_is_capped_at_1232_bytes_whatever_the_clients_buffer(
+    api, dns_server
+) -> None:
+    """A headless service with 300 endpoints from the API server, asked with a 65535-byte EDNS
+    buffer: the UDP answer is at most 1232 bytes with TC set; TCP has it whole."""
+    import dns.flags
+
+    api.store.put("services", service_body("big", "default", "None"))
+    endpoints = [{"addresses": [f"10.129.{n // 250}.{n % 250 + 1}"]} for n in range(300)]
+    api.store.put("endpointslices", slice_body("big-1", "default", "big", endpoints, PG))
+    name = fqdn("big.default.svc")
+    converge(dns_server, name, "A", lambda r: len(a_records(r)) == 300, tcp=True)
+    for qtype in ("A", "SRV"):
+        query = dns.message.make_query(name, qtype, use_edns=0, payload=65535)
+        wire = query.to_wire()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            sock.settimeout(5)
+            sock.sendto(wire, (dns_server.host, dns_server.port))
+            answer = sock.recv(65535)
+        assert len(answer) <= 1232
+        assert dns.message.from_wire(answer).flags & dns.flags.TC
+
+
+@pytest.mark.parametrize("mode", ["gone", "empty", "garbage"])
+def test_every_failed_watch_and_every_relist_waits_a_backoff_delay(api, monkeypatch, mode) -> None:
+    """410 on every watch was 36 relists a second; an empty or garbage 200 thousands of
+    watches: each new watch or list of a resource comes after a backoff sleep (counted: the
+    sleeps of a delay the backoff gave)."""
+    import asyncio
+
+    import nodehost.apiclient
+    from nodehost.backoff import Backoff
+
+    backoff = Backoff(initial=0.00123, maximum=0.0099)
+    monkeypatch.setattr(nodehost.apiclient, "RETRY_BACKOFF", backoff)
+    schedule = {backoff.delay(attempt) for attempt in range(1, 10)}
+    slept: list[float] = []
+    sleep = asyncio.sleep
+
+    async def counted_sleep(delay: float, *args: Any) -> Any:
+        if delay in schedule:
+            slept.append(delay)
+        return await sleep(delay, *args)
+
+    monkeypatch.setattr(asyncio, "sleep", counted_sleep)
+    services = "/api/v1/services"
+
+    def asked() -> int:
+        return sum(1 for _m, path, _u in list(api.requests) if path.startswith(services))
+
+    async def misbehave() -> tuple[int, int]:
+        api.misbehave(mode, services, watches=True)
+        api.drop_watches()  # the watch opened before the rule ends now
+        start, sleeps = asked(), len(slept)
+        while asked() - start < 30:
+            await sleep(0.005)
+        return asked() - start, len(slept) - sleeps
+
+    requests, sleeps = _run_source(api, ClusterRecords(), misbehave)
+    assert sleeps >= requests // 2 - 1  # a round is a list and a watch, or a watch
+
+
+def test_the_sources_watches_ask_for_client_gos_spread_server_timeout(api) -> None:
+    """Each watch asks ``timeoutSeconds`` between 5 and 10 minutes (client-go's spread), not
+    one value for a whole fleet."""
+    import asyncio
+
+    from nodehost.apiclient import WATCH_TIMEOUT
+
+    def watches() -> list[str]:
+        return [path for _m, path, _u in list(api.requests) if "watch=" in path]
+
+    async def watching() -> list[int]:
+        while len(watches()) < 2:
+            await asyncio.sleep(0.01)
+        api.drop_watches()  # two more, resumed
+        while len(watches()) < 4:
+            await asyncio.sleep(0.01)
+        return [int(re.search(r"timeoutSeconds=(\d+)", path)[1]) for path in watches()]
+
+    timeouts = _run_source(api, ClusterRecords(), watching)
+    assert all(WATCH_TIMEOUT <= value < 2 * WATCH_TIMEOUT for value in timeouts), timeouts
+    assert len(set(timeouts)) > 1, timeouts

@@ -216,7 +216,7 @@ class Cached:
 
 
 @pytest.mark.parametrize(
-    ("edns", "do_bit", "limit"), [(None, False, 512), (0, False, 4096), (0, True, 4096)]
+    ("edns", "do_bit", "limit"), [(None, False, 512), (0, False, 1232), (0, True, 1232)]
 )
 def test_a_cached_upstream_answer_is_rendered_at_once_and_kept_until_the_sweep(
     edns, do_bit, limit
