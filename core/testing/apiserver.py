@@ -647,6 +647,7 @@ def status_body(code: int, reason: str, message: str, **details: Any) -> dict[st
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+    raw_body: bytes = b""  # the request's body, read whole by dispatch()
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: requests are recorded in ``TestApiServer.requests``."""
@@ -692,8 +693,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         Other media types answer 415, as a server without them would.
         """
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b"{}"
+        raw = self.raw_body or b"{}"
         media = self.headers.get("Content-Type", "application/json").split(";")[0].strip()
         try:
             if media == "application/vnd.kubernetes.protobuf":
@@ -780,6 +780,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.dispatch("PATCH")
 
     def dispatch(self, method: str) -> None:
+        # Read the whole body first, whatever the answer: one left unread (a DELETE's
+        # DeleteOptions, a refused POST's object) would be read as the next request line.
+        length = int(self.headers.get("Content-Length") or 0)
+        self.raw_body = self.rfile.read(length) if length > 0 else b""
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         fault = self.api.take_fault(url.path)
