@@ -15,6 +15,7 @@ from checkrun import AS_REAL_PROGRAMS, BIN
 pytestmark = pytest.mark.needs("nodehost-script")
 
 
+@pytest.mark.needs("containerd")  # the runtime's checks ask containerd's plan
 def test_this_host_has_no_false_errors_as_root(check_node, run_check, api_server) -> None:
     check_node.update({"masterKubeConfig": str(api_server.admin_kubeconfig)})
     run = run_check(check_node, *AS_REAL_PROGRAMS)
@@ -25,6 +26,7 @@ def test_this_host_has_no_false_errors_as_root(check_node, run_check, api_server
     assert run.checks["bootstrap.api-server"]["result"] == "ok"
 
 
+@pytest.mark.needs("containerd")  # the runtime's checks ask containerd's plan
 def test_this_host_has_no_false_errors_unprivileged(
     check_node, run_check, api_server, unprivileged
 ) -> None:

@@ -65,6 +65,7 @@ def test_a_kubelet_cgroup_driver_that_disagrees_with_containerds_is_an_error(
     assert "cgroup-driver: [cgroupfs]" in line["fix"]
 
 
+@pytest.mark.needs("containerd")  # the runtime's checks ask containerd's plan
 def test_agreeing_cgroup_drivers_are_ok(check_node, run_check) -> None:
     driver = "systemd" if SYSTEMD_IS_PID1 else "cgroupfs"
     check_node.update({"kubeletArguments": {"cgroup-driver": [driver]}})
@@ -74,6 +75,7 @@ def test_agreeing_cgroup_drivers_are_ok(check_node, run_check) -> None:
 
 
 @pytest.mark.skipif(SYSTEMD_IS_PID1, reason="systemd is PID 1 here: its driver is right")
+@pytest.mark.needs("containerd")  # the runtime's checks ask containerd's plan
 def test_the_systemd_driver_without_systemd_is_an_error_for_containerd(
     check_node, run_check
 ) -> None:
@@ -319,7 +321,7 @@ def test_br_netfilter_off_is_a_warning_saying_how_to_turn_it_on(
     assert "sysctl -w net.bridge.bridge-nf-call-iptables=1" in line["fix"]
 
 
-@pytest.mark.needs("mount-namespace")
+@pytest.mark.needs("mount-namespace", "containerd")
 def test_overlayfs_neither_registered_nor_a_module_is_an_error(
     check_node, run_check, tmp_path
 ) -> None:

@@ -77,6 +77,7 @@ def test_a_warning_is_logged_once(start, check_node, tmp_path) -> None:
     assert len(warnings) == 1 and "127.0.0.53" in warnings[0]["found"]
 
 
+@pytest.mark.needs("containerd")  # the runtime's checks ask containerd's plan
 def test_the_preflight_runs_no_program_and_calls_no_server(check_node, tmp_path, monkeypatch):
     """The expensive checks (versions, link probes, the API server) are ``nodehost check``'s."""
     import asyncio
