@@ -310,7 +310,10 @@ def test_a_dual_stack_service_and_its_endpoints_answer_aaaa_and_ptr(dns_server, 
     _, response = converge(dns_server, fqdn("web.default.svc"), "AAAA", lambda r: bool(r.answer))
     assert answer_set(response) == {(fqdn("web.default.svc"), "AAAA", "fd00::10")}
     endpoint = "5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.1.0.0.0.0.0.d.f.ip6.arpa."
-    _, response = converge(dns_server, endpoint, "PTR", lambda r: bool(r.answer))
+    # The slice comes by its own watch, possibly well after the service, and a PTR asked
+    # before it is a negative answer that may be cached (TTL 30 s): the wait outlasts both
+    # (a bound for a failing test, not a time the answer must come in).
+    _, response = converge(dns_server, endpoint, "PTR", lambda r: bool(r.answer), timeout=60)
     assert answer_set(response) == {(endpoint, "PTR", fqdn("w0.web.default.svc"))}
 
 
