@@ -198,11 +198,22 @@ def _int(data: bytes, number: int) -> int:
     return found
 
 
-def image_archive(
-    path: Path, name: str, command: Sequence[str] = ("/bin/sh",), platform_arch: str = ""
-) -> Path:
-    """Write an OCI image archive of busybox-static (``/bin/busybox``, ``/bin/sh``) named
-    ``name`` with ``command`` as its ``Cmd`` at ``path``, for ``ctr images import``."""
+#: The media type of an OCI image manifest.
+MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
+
+
+@dataclass(frozen=True)
+class OciImage:
+    """A one-layer busybox-static image: its blobs by digest and its manifest's descriptor
+    (what a registry push sends, what an image archive holds)."""
+
+    blobs: dict[str, bytes]
+    manifest: dict[str, Any]
+
+
+def oci_image(command: Sequence[str] = ("/bin/sh",), platform_arch: str = "") -> OciImage:
+    """busybox-static (``/bin/busybox``, ``/bin/sh``) as an OCI image, ``command`` its ``Cmd``,
+    for this machine's architecture unless ``platform_arch`` names another."""
     import hashlib
     import io
     import platform
@@ -236,11 +247,23 @@ def image_archive(
     }
     manifest = {
         "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "mediaType": MANIFEST_TYPE,
         "config": blob(json.dumps(config).encode(), "application/vnd.oci.image.config.v1+json"),
         "layers": [blob(layer_data, "application/vnd.oci.image.layer.v1.tar")],
     }
-    entry = blob(json.dumps(manifest).encode(), "application/vnd.oci.image.manifest.v1+json")
+    return OciImage(blobs, blob(json.dumps(manifest).encode(), MANIFEST_TYPE))
+
+
+def image_archive(
+    path: Path, name: str, command: Sequence[str] = ("/bin/sh",), platform_arch: str = ""
+) -> Path:
+    """Write :func:`oci_image` named ``name`` as an OCI image layout archive at ``path``, for
+    ``ctr images import``."""
+    import io
+    import tarfile
+
+    image = oci_image(command, platform_arch)
+    entry = dict(image.manifest)
     entry["annotations"] = {
         "io.containerd.image.name": name,
         "org.opencontainers.image.ref.name": name.rpartition(":")[2],
@@ -248,7 +271,7 @@ def image_archive(
     files = {
         "oci-layout": json.dumps({"imageLayoutVersion": "1.0.0"}).encode(),
         "index.json": json.dumps({"schemaVersion": 2, "manifests": [entry]}).encode(),
-        **{f"blobs/sha256/{digest[7:]}": data for digest, data in blobs.items()},
+        **{f"blobs/sha256/{digest[7:]}": data for digest, data in image.blobs.items()},
     }
     with tarfile.open(path, "w") as archive:
         for file_name, data in files.items():
