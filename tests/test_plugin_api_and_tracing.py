@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 import nodehost
 from nodehost.errors import PluginError
 from nodehost.manager import check_plugin_api
+from nodehost.testing.distributions import throwaway_distribution
 
 
 class Declaring:
@@ -57,16 +57,6 @@ def nodehost_components():
 """
 
 
-def dist(root: Path, name: str, source: str) -> Path:
-    root.mkdir()
-    (root / f"{name}.py").write_text(textwrap.dedent(source))
-    info = root / f"{name}-2.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 2.0\n")
-    (info / "entry_points.txt").write_text(f"[nodehost]\n{name} = {name}\n")
-    return root
-
-
 def nodehost_cli(*args: str, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     if pythonpath is not None:
@@ -78,7 +68,9 @@ def nodehost_cli(*args: str, pythonpath: Path | None = None) -> subprocess.Compl
 
 
 def test_a_distribution_needing_a_newer_api_fails_alone_in_the_listing(tmp_path: Path) -> None:
-    path = dist(tmp_path / "dists", "futureplugin", FUTURE.format(major=nodehost.PLUGIN_API[0]))
+    path = throwaway_distribution(
+        tmp_path / "dists", "futureplugin", FUTURE.format(major=nodehost.PLUGIN_API[0]), "2.0"
+    )
     result = nodehost_cli("plugins", "--json", pythonpath=path)
     assert result.returncode == 0, result.stderr
     (info,) = [row for row in json.loads(result.stdout) if row["name"] == "futureplugin"]

@@ -11,6 +11,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from nodehost.testing.ports import free_port
 
 CLASH = "component name 'kubelet' is already taken by built-in plugin 'kubelet'"
@@ -125,9 +127,10 @@ def test_debug_verbosity_prints_the_plugins_traceback(
     assert "nodehost_rogue/validate.py" in frames and "rogue-rule" in frames
 
 
-def test_a_raising_lifecycle_hook_does_not_fail_the_node_unless_strict(
-    nodehost_exe, rogue_dists_env, node_dir: Path, tmp_path: Path
-) -> None:
+@pytest.fixture
+def only_roguelife(rogue_dists_env, node_dir: Path) -> tuple[Path, dict[str, str]]:
+    """The node config (its kubelet's healthz on a free port) and an environment in which
+    ``roguelife`` is the only rogue plugin loaded."""
     config = node_dir / "node-config.yaml"
     config.write_text(
         config.read_text().replace(
@@ -136,6 +139,13 @@ def test_a_raising_lifecycle_hook_does_not_fail_the_node_unless_strict(
     )
     others = "rogueclash,roguetypo,rogueaddhooks,roguevalidate,rogueadjust,fakebroken,fakebadhook"
     env = {**rogue_dists_env, "NODEHOST_DISABLE_PLUGINS": others}
+    return config, env
+
+
+def test_a_raising_lifecycle_hook_does_not_fail_the_node_unless_strict(
+    nodehost_exe, only_roguelife, tmp_path: Path
+) -> None:
+    config, env = only_roguelife
     args = [
         "start",
         f"--config={config}",
@@ -252,18 +262,11 @@ def test_a_component_whose_plan_raises_fails_validate_and_start_with_exit_1(
 
 
 def test_a_lifecycle_hook_failure_shows_in_status(
-    nodehost_exe, rogue_dists_env, node_dir: Path, tmp_path: Path
+    nodehost_exe, only_roguelife, tmp_path: Path
 ) -> None:
     from nodehost.testing.noderun import NodeRun
 
-    config = node_dir / "node-config.yaml"
-    config.write_text(
-        config.read_text().replace(
-            "  fail-swap-on:", f'  healthz-port: ["{free_port()}"]\n  fail-swap-on:'
-        )
-    )
-    others = "rogueclash,roguetypo,rogueaddhooks,roguevalidate,rogueadjust,fakebroken,fakebadhook"
-    env = {**rogue_dists_env, "NODEHOST_DISABLE_PLUGINS": others}
+    config, env = only_roguelife
     run = NodeRun.start(
         config, components="kubelet", state_dir=tmp_path / "state", env=env, args=["--no-exec"]
     )

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
 from pathlib import Path
+
+from nodehost.testing.distributions import throwaway_distribution
 
 NEEDY = """
 from nodehost import ComponentRecord, hookimpl
@@ -23,17 +24,6 @@ class Nothing:
 def nodehost_components():
     return [ComponentRecord("needy", "needs a ghost", Nothing(), requires=("ghost",))]
 """
-
-
-def throwaway_distribution(root: Path, name: str, source: str) -> Path:
-    """A folder holding module ``name`` and its dist-info with a ``nodehost`` entry point."""
-    root.mkdir()
-    (root / f"{name}.py").write_text(textwrap.dedent(source))
-    info = root / f"{name}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[nodehost]\n{name} = {name}\n")
-    return root
 
 
 def test_a_bad_distribution_leaves_validate_and_start_working(
