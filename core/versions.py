@@ -25,8 +25,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.inventory import Inventory
     from nodehost.plan import Plan
 
-#: How long one program may take to print its version.
-
 
 @dataclass(frozen=True)
 class ProgramVersion:

@@ -130,13 +130,8 @@ def _versions(bundle: Bundle, sources: BundleSources, planned: Any) -> None:
 
 
 def _check(bundle: Bundle, sources: BundleSources) -> None:
-    """``nodehost check --json`` when this nodehost has that command (else a note saying so)."""
-    from nodehost.entry import COMMANDS
-
-    if "check" not in COMMANDS:
-        bundle.notes.append("nodehost check: this nodehost has no 'check' command")
-        return
-    argv = [os.path.join(os.path.dirname(sys.executable), "nodehost"), "check", "--json"]
+    """``nodehost check --json`` run by this interpreter."""
+    argv = [sys.executable, "-m", "nodehost", "check", "--json"]
     if sources.config_path is not None:
         argv += ["--config", sources.config_path]
     done = subprocess.run(

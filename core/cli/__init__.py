@@ -71,9 +71,10 @@ def main(argv: list[str] | None = None) -> None:
     (:func:`report_error`): a script asking for JSON gets JSON, whatever happens.
     """
     from nodehost.errors import EXIT_FAILURE, NodehostError
-    from nodehost.log import forget_logging
 
-    forget_logging()
+    log = sys.modules.get("nodehost.log")  # state to forget only where it was loaded
+    if log is not None:
+        log.forget_logging()
     as_json = JSON_FLAG in (sys.argv[1:] if argv is None else argv)
     try:
         result = cli.main(args=argv, prog_name="nodehost", standalone_mode=False)

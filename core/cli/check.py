@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.check import Check
 
 #: The file a bootstrap leaves in ``--config-dir``: what a later ``check`` judges.
-NODE_CONFIG = "node-config.yaml"
 
 
 @click.command(context_settings={"auto_envvar_prefix": ENVIRONMENT_PREFIX})
@@ -77,6 +76,7 @@ def _run_checks(ctx: click.Context, flags: dict[str, Any], *, quiet: bool) -> li
     from nodehost.check.run import host_checks, plan_for_checks
     from nodehost.cli.start import load_for_start
     from nodehost.options import check_start_options
+    from nodehost.pki.nodeconfig import NODE_CONFIG_FILE
     from nodehost.resolve import resolve_config
 
     options = start_options(ctx, flags)
@@ -84,7 +84,7 @@ def _run_checks(ctx: click.Context, flags: dict[str, Any], *, quiet: bool) -> li
     options, overrides, inventory, selected = load_for_start(options, flags)
     unobtained = inventory.host.hooks.describe_config(options)
     if unobtained is not None:
-        earlier = os.path.join(options.config_dir, NODE_CONFIG)
+        earlier = os.path.join(options.config_dir, NODE_CONFIG_FILE)
         if not os.path.isfile(earlier):
             return [_unobtained(unobtained)]
         options = dataclasses.replace(options, config=earlier, bootstrap_config_name="")

@@ -53,7 +53,7 @@ def bundle(
     """Write one tar.gz of what a maintainer needs, every secret redacted.
 
     Versions (nodehost, Python, kernel, distribution, the plan's programs),
-    'nodehost check --json' where this nodehost has that command, /status,
+    'nodehost check --json', /status,
     /metrics and each component's recent output (from the running nodehost),
     the effective config, its plan and the files it writes, the kubeconfig it
     names, addresses, routes, links, the CNI and KUBE iptables chains and the

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from nodehost.nodeip import NETLINK_ROUTE, NodeIP, NodeIPError, resolve_node_ip
+from nodehost.runtime.reconfigure import REJECTED
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.runtime.host import Host
@@ -149,7 +150,7 @@ class NodeIPFollower:
     async def _move(self, old: NodeIP, new: NodeIP) -> None:
         origin = f"node IP {old.value} -> {new.value}"
         result = await self.host.applier.follow_host(origin)
-        if result.result == "rejected":
+        if result.result == REJECTED:
             self._unavailable(old, "; ".join(result.problems))
             return
         self.problem = None
