@@ -39,7 +39,7 @@ from yaml import nodes
 
 from nodehost.config.schema import index_path, join_path, key_text
 from nodehost.fileread import CONFIG_LIMIT, MiB, UnusableFile, read_file
-from nodehost.jsonsafe import MAX_DEPTH
+from nodehost.jsonsafe import _SURROGATE, MAX_DEPTH
 
 MAX_FILE_BYTES = CONFIG_LIMIT
 MAX_NODES = 100_000
@@ -74,7 +74,6 @@ _NON_PRINTABLE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 Position = tuple[int, int]
 _KeyName = Callable[[nodes.ScalarNode], str]

@@ -21,7 +21,7 @@ import asyncio
 import struct
 from collections.abc import Iterable
 
-from nodehost.protowire import encode_varint, fields
+from nodehost.protowire import encode_message, fields
 
 CHECK_PATH = "/grpc.health.v1.Health/Check"
 READ_SIZE = 65536
@@ -176,10 +176,7 @@ def request_headers(method: str = CHECK_PATH) -> list[tuple[str, str]]:
 
 def health_request(service: str) -> bytes:
     """``HealthCheckRequest{service}`` in protobuf (field 1, length-delimited)."""
-    if not service:
-        return b""
-    data = service.encode()
-    return b"\x0a" + encode_varint(len(data)) + data
+    return encode_message((1, service))
 
 
 def grpc_message(payload: bytes) -> bytes:

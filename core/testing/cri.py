@@ -32,7 +32,6 @@ from nodehost.protowire import encode_field, encode_map, encode_message, fields
 from nodehost.runtime.cri import IMAGE_SERVICE, RUNTIME_SERVICE, call
 
 #: ``PodSandboxState`` / ``ContainerState`` values.
-SANDBOX_READY = 0
 CALL_TIMEOUT = 60.0
 
 

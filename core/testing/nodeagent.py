@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nodehost.runtime.cri import NETWORK_READY, RUNTIME_READY, CriStatus
+from nodehost.testing.apistore import now_rfc3339
 
 DEFAULT_RUNTIME_ENDPOINT = "unix:///run/containerd/containerd.sock"
 LEASE_NAMESPACE = "kube-node-lease"
@@ -143,11 +144,6 @@ def micro_time(now: float | None = None) -> str:
     """A ``MicroTime`` (``2006-01-02T15:04:05.000000Z``), as Leases carry."""
     stamp = datetime.datetime.fromtimestamp(time.time() if now is None else now, datetime.UTC)
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def rfc3339(now: float | None = None) -> str:
-    stamp = datetime.datetime.fromtimestamp(time.time() if now is None else now, datetime.UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- what the Node says about this machine -------------------------------------------------
@@ -458,7 +454,7 @@ class NodeAgent:
         key = (ready, info["containerRuntimeVersion"])
         due = time.monotonic() - self.reported_at >= self.settings.report_interval
         if key != self.reported or due:
-            now = rfc3339()
+            now = now_rfc3339()
             status = {"conditions": conditions(ready, self.transitions, now), "nodeInfo": info}
             path = f"/api/v1/nodes/{self.settings.name}/status"
             await client.call(

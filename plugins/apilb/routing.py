@@ -93,14 +93,12 @@ def plan_route(settings: LbSettings, master_kubeconfig: str, component_dir: str)
 
 def _read(path: str) -> tuple[dict[str, Any], dict[str, Any], str] | str:
     """(cluster, user, context name) of ``path``'s current context, or what is wrong."""
-    import yaml
-
     from nodehost.fileread import KUBECONFIG_LIMIT, read_file
     from nodehost.pki.kubeconfig import load_document
 
     try:
         document = load_document(read_file(path, KUBECONFIG_LIMIT))
-    except (OSError, ValueError, yaml.YAMLError) as error:
+    except (OSError, ValueError) as error:
         return f"cannot be read ({getattr(error, 'strerror', None) or type(error).__name__})"
     if not isinstance(document, dict):
         return "is not a kubeconfig"

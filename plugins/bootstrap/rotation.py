@@ -212,7 +212,7 @@ class CertificateRotation:
     async def _rejoined(self, lost: str, context: Any) -> None:
         """After a rejoin: ``node.kubeconfig`` trusts the bootstrap kubeconfig's CA (it may be
         the rotated one), and the ``NodeRejoined`` Warning event is posted (best effort)."""
-        from nodehost.kube.events import post_event
+        from nodehost.kube.events import post_node_event
         from nodehost.plugins.bootstrap.events import rejoined_event
         from nodehost.plugins.bootstrap.join import bootstrap_cluster, write_node_kubeconfig
 
@@ -222,11 +222,8 @@ class CertificateRotation:
         cluster = bootstrap_cluster(settings.bootstrap_kubeconfig)
         write_node_kubeconfig(settings.node_kubeconfig, cluster, current)
         context.files_changed([str(settings.node_kubeconfig)])
-        failure = await post_event(
-            str(settings.node_kubeconfig), rejoined_event(settings.node_name, lost)
-        )
-        if failure is not None:
-            context.log.warning("cannot post the NodeRejoined event", error=failure)
+        event = rejoined_event(settings.node_name, lost)
+        await post_node_event(str(settings.node_kubeconfig), event, context.log)
 
     async def _request(self, tracked: Tracked) -> Path:
         """One renewal: a new key, a CSR as the node, the pair stored; the ``-current`` path."""

@@ -232,15 +232,11 @@ def _client_certificate(kubeconfig: str) -> CertificateSource | None:
     import base64
     import binascii
 
-    from nodehost.errors import RuntimeFailure
     from nodehost.pki.kubeconfig import kubeconfig_entries
 
     if not kubeconfig:
         return None
-    try:
-        user = kubeconfig_entries(kubeconfig)[1]
-    except (RuntimeFailure, OSError, ValueError):
-        return None
+    user = kubeconfig_entries(kubeconfig)[1]  # {} for a file it cannot read
     path, data = user.get("client-certificate"), user.get("client-certificate-data")
     if isinstance(path, str) and path:
         return CertificateSource("client", os.path.join(os.path.dirname(kubeconfig), path))

@@ -271,7 +271,7 @@ class Images:
     """Plans the import of image archives into the managed containerd (:mod:`.images`)."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        from nodehost.plugins.runtime.images import ImportTask, notes
+        from nodehost.plugins.runtime.images import RECORD, ImportTask, notes
 
         default_selection = context.options is None or (
             getattr(context.options, "components", None) is None
@@ -296,7 +296,7 @@ class Images:
         task = ImportTask(
             socket=settings.paths(runtime_dir).socket,
             archives=settings.image_archives or os.path.join(node_dir, "images"),
-            record=os.path.join(context.state_dir, "imported.json"),
+            record=os.path.join(context.state_dir, RECORD),
             pod_image=_pod_image(context.config),
             hosts_dir=(
                 registries.hosts_dir(settings.registries, runtime_dir)

@@ -36,12 +36,12 @@ unless ``--runc-root``, cgroups of the ``default`` namespace).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 
 from nodehost.cni import DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork
 from nodehost.component import FileSpec
+from nodehost.plugins.runtime.registries import toml_string
 from nodehost.plugins.runtime.settings import Paths
 from nodehost.runtime.workloads import launcher_script
 
@@ -50,11 +50,6 @@ SHIM_PREFIX = "containerd-shim"
 LAUNCHER_DIR = "bin"
 #: containerd ends its shims' connections and exits within a few seconds of SIGTERM.
 STOP_GRACE = 15.0
-
-
-def toml_string(text: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(text)
 
 
 def render_config(

@@ -221,10 +221,11 @@ def imported_names(output: str) -> list[str]:
 
 def read_record(path: str) -> dict[str, Any]:
     """The archives imported so far, by digest; empty when there is no (readable) record."""
-    from nodehost.fileread import read_text
+    from nodehost.fileread import CONFIG_LIMIT, read_text
+    from nodehost.jsonsafe import parse_json
 
     try:
-        data = json.loads(read_text(path, 4 * 1024 * 1024))
+        data = parse_json(read_text(path, CONFIG_LIMIT), CONFIG_LIMIT)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -270,13 +270,6 @@ def _is_basic_auth(encoded: str) -> bool:
 # --- rendering -----------------------------------------------------------------------------
 
 
-def toml_string(text: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    import json
-
-    return json.dumps(text)
-
-
 def upstream(host: str) -> str:
     """The registry ``host`` itself as a URL (``docker.io`` is Docker Hub's registry)."""
     return DOCKER_HUB[1] if host == DOCKER_HUB[0] else f"https://{host}"
@@ -424,3 +417,10 @@ def _ssl_context(tls: Tls | None) -> Any:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     return context
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    import json
+
+    return json.dumps(text)
