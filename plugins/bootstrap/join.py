@@ -513,7 +513,8 @@ def node_client_ca(node_kubeconfig: Path) -> bytes:
 
 
 def rewrite_node_config(content: bytes, settings: BootstrapSettings, serving: Path | None) -> bytes:
-    """The CLI overrides (§1.6) and the bootstrap overrides (§3.3) applied to ``content``.
+    """The start flags' overrides and the bootstrap overrides (README "Joining a cluster")
+    applied to ``content``.
 
     ``content`` is parsed by the one bounded loader (:mod:`nodehost.config.yamlsafe`); when
     it cannot be loaded as a mapping it is returned as it is, so that loading the node

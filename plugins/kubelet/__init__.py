@@ -96,8 +96,8 @@ def nodehost_addhooks(pluginmanager: Any) -> None:
 def nodehost_validate_config(
     config: Any, scope: ValidationScope, selected: frozenset[str]
 ) -> list[Problem]:
-    """Rule 13 and the removed-flag warnings; §7.2, files, node labels and taints and
-    reserved keys if the kubelet runs."""
+    """Rule 13 and the removed-flag warnings; Origin's required security settings, files,
+    node labels and taints and reserved keys if the kubelet runs."""
     arguments = config.kubelet_arguments
     problems: list[Problem] = []
     if scope >= ValidationScope.IN_CLUSTER:
