@@ -90,7 +90,7 @@ def one_request(conn: ssl.SSLSocket, name: str) -> float:
 
 
 def latency(api: Any, route: Any, lb_port: int, requests: int) -> tuple[list[float], list[float]]:
-    from nodehost.apiclient import load_kubeconfig
+    from nodehost.api.client import load_kubeconfig
 
     context = load_kubeconfig(route.source).tls
     assert context is not None
@@ -111,7 +111,7 @@ def latency(api: Any, route: Any, lb_port: int, requests: int) -> tuple[list[flo
 
 async def failover(api: Any, kubeconfig: str, sick: bool) -> float:
     """Seconds from the first server's failure to the change seen through another."""
-    from nodehost.apiclient import ClusterClient
+    from nodehost.api.client import ClusterClient
 
     first = api.ports[0]
     api.put_config_map("default", "bench", {"n": "0"})

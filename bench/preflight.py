@@ -54,10 +54,10 @@ def make_node(root: Path) -> Path:
 def start_stages(config: Path, state: Path, with_preflight: bool, standins: str) -> float:
     """Seconds for ``start``'s stages up to the first component, with or without preflight."""
     from nodehost.check.preflight import preflight
-    from nodehost.inventory import Inventory
-    from nodehost.manager import LoadOptions
     from nodehost.options import StartOptions
     from nodehost.plan import build_plan
+    from nodehost.pluginhost.inventory import Inventory
+    from nodehost.pluginhost.manager import LoadOptions
     from nodehost.resolve import resolve_config, selection_for
 
     began = time.perf_counter()

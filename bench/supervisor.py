@@ -311,8 +311,8 @@ def probe_attempt_rows(n: int, rounds: int) -> list[tuple[str, float, float, flo
     import asyncio
 
     from nodehost.component import TcpProbe
-    from nodehost.runtime.ownership import Owner
-    from nodehost.runtime.probes import attempt
+    from nodehost.daemon.ownership import Owner
+    from nodehost.daemon.probes import attempt
 
     helper = subprocess.Popen(
         [sys.executable, "-c", LISTENERS, str(n)],
@@ -337,7 +337,7 @@ def probe_attempt_rows(n: int, rounds: int) -> list[tuple[str, float, float, flo
         async def timed(targets: list[tuple[int, int]]) -> tuple[float, float, float]:
             """Median ms of an attempt without the owner, with it the first time (nothing
             remembered about the socket) and with it again; interleaved, so load hits all."""
-            from nodehost.runtime import ownership
+            from nodehost.daemon import ownership
 
             plain, first, again = [], [], []
             for port, owner in targets:

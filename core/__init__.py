@@ -30,23 +30,23 @@ PLUGIN_API = (1, 1)
 PROJECT_NAME = "nodehost"
 
 _LAZY = {
-    "hookimpl": "nodehost.markers",
-    "ComponentRecord": "nodehost.records",
-    "NetworkProviderRecord": "nodehost.records",
-    "Problem": "nodehost.records",
-    "Severity": "nodehost.records",
-    "ValidationScope": "nodehost.records",
-    "Topology": "nodehost.records",
+    "hookimpl": "nodehost.pluginhost.markers",
+    "ComponentRecord": "nodehost.pluginhost.records",
+    "NetworkProviderRecord": "nodehost.pluginhost.records",
+    "Problem": "nodehost.pluginhost.records",
+    "Severity": "nodehost.pluginhost.records",
+    "ValidationScope": "nodehost.pluginhost.records",
+    "Topology": "nodehost.pluginhost.records",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.markers import hookimpl as hookimpl
-    from nodehost.records import ComponentRecord as ComponentRecord
-    from nodehost.records import NetworkProviderRecord as NetworkProviderRecord
-    from nodehost.records import Problem as Problem
-    from nodehost.records import Severity as Severity
-    from nodehost.records import Topology as Topology
-    from nodehost.records import ValidationScope as ValidationScope
+    from nodehost.pluginhost.markers import hookimpl as hookimpl
+    from nodehost.pluginhost.records import ComponentRecord as ComponentRecord
+    from nodehost.pluginhost.records import NetworkProviderRecord as NetworkProviderRecord
+    from nodehost.pluginhost.records import Problem as Problem
+    from nodehost.pluginhost.records import Severity as Severity
+    from nodehost.pluginhost.records import Topology as Topology
+    from nodehost.pluginhost.records import ValidationScope as ValidationScope
 
 __all__ = ["PLUGIN_API", "PROJECT_NAME", "__version__", *_LAZY]
 

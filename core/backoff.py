@@ -1,7 +1,7 @@
 """Exponential backoff with jitter: the one delay schedule every retry loop uses.
 
-The host's restart policy (:mod:`nodehost.runtime.restart`), the API client's
-retries (:mod:`nodehost.apiclient`) and the bootstrap plugin's certificate
+The host's restart policy (:mod:`nodehost.daemon.restart`), the API client's
+retries (:mod:`nodehost.api.client`) and the bootstrap plugin's certificate
 renewals all wait ``initial * factor**(attempt-1)`` seconds before attempt
 ``attempt`` (1-based), at most ``maximum``, each delay spread by
 +-``jitter`` (a fraction) so that many nodes do not retry in step; a draw above

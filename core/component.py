@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
-    from nodehost.manager import Hooks
     from nodehost.options import StartOptions
-    from nodehost.records import ApiRoute, ComponentRecord, NetworkProviderRecord
+    from nodehost.pluginhost.manager import Hooks
+    from nodehost.pluginhost.records import ApiRoute, ComponentRecord, NetworkProviderRecord
 
 
 # --- readiness probes ---------------------------------------------------------
@@ -38,7 +38,7 @@ class Probe:
 
     A socket probe (HTTP, TCP, unix, gRPC health, CRI) passes only when the
     listening socket it reaches belongs to the component's process tree (an
-    in-loop task's: the host's); see :mod:`nodehost.runtime.ownership`.
+    in-loop task's: the host's); see :mod:`nodehost.daemon.ownership`.
     ``refresh`` (seconds, 0: never) probes again after ready, to keep the
     detail ``nodehost status`` shows current; it never withdraws readiness.
     """
@@ -106,11 +106,11 @@ class GrpcHealthProbe(Probe):
 @dataclass(frozen=True)
 class CriProbe(Probe):
     """Ready when the CRI runtime at ``endpoint`` answers ``Version`` and ``Status`` with
-    ``RuntimeReady`` (:func:`nodehost.runtime.cri.runtime_status`), as a kubelet needs it.
+    ``RuntimeReady`` (:func:`nodehost.daemon.cri.runtime_status`), as a kubelet needs it.
 
     Its detail names both conditions (``NetworkReady`` is false until a CNI
     config is in place); a gRPC server without CRI fails it with the line of
-    :class:`nodehost.runtime.cri.NotCri`.
+    :class:`nodehost.daemon.cri.NotCri`.
     """
 
     endpoint: str = ""
@@ -163,7 +163,7 @@ class TeardownSpec:
     program is looked up on ``PATH`` then and skipped, with a line saying so,
     when it is not there (``kube-proxy --cleanup``).  Put it in the plan with
     :meth:`file`; teardown reads every component's, so it works without the
-    config (see :mod:`nodehost.runtime.teardown`).
+    config (see :mod:`nodehost.daemon.teardown`).
     """
 
     unmount_below: tuple[str, ...] = ()
@@ -246,9 +246,9 @@ class TaskContext(Protocol):
     async def apply_config(self, content: bytes, origin: str) -> Any:
         """Have the host take ``content`` as the node's config file: validated as
         ``start`` validates, written, the components whose plan changed restarted,
-        rolled back if they are not ready in time (:mod:`nodehost.runtime.reconfigure`).
+        rolled back if they are not ready in time (:mod:`nodehost.daemon.reconfigure`).
         ``origin`` names who asks, for the log and ``/status``.  Returns the
-        :class:`~nodehost.runtime.reconfigure.ApplyResult`; a bad configuration
+        :class:`~nodehost.daemon.reconfigure.ApplyResult`; a bad configuration
         is a result, not an exception.  If this very task is restarted by the
         apply, it is cancelled while it waits; the apply goes on."""
 
@@ -330,9 +330,9 @@ class PlanContext:
     ``dependents``  the selected components that wait for this one (their
                     ``after`` or ``requires`` name it, or its ``before`` names
                     them): those that use it.
-    ``hooks``       the core's hook facade (:class:`nodehost.manager.Hooks`; a plugin
+    ``hooks``       the core's hook facade (:class:`nodehost.pluginhost.manager.Hooks`; a plugin
                     calls the hooks it added with ``hooks.call_each``).
-    ``api_route``   the :class:`~nodehost.records.ApiRoute` the node's API clients
+    ``api_route``   the :class:`~nodehost.pluginhost.records.ApiRoute` the node's API clients
                     follow (``config.master_kube_config`` is then its kubeconfig), or
                     None.
     """
@@ -351,7 +351,7 @@ class PlanContext:
 
 @runtime_checkable
 class Component(Protocol):
-    """The object a :class:`~nodehost.records.ComponentRecord` carries."""
+    """The object a :class:`~nodehost.pluginhost.records.ComponentRecord` carries."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
         """Return what to write and run; no side effects.
@@ -368,7 +368,7 @@ class Component(Protocol):
 
 @runtime_checkable
 class NetworkProvider(Protocol):
-    """The object a :class:`~nodehost.records.NetworkProviderRecord` carries.
+    """The object a :class:`~nodehost.pluginhost.records.NetworkProviderRecord` carries.
 
     The ``sdn`` component delegates to the provider that
     ``networkConfig.networkPluginName`` names.

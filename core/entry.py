@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     if args == ["--version"] or (args == ["version"] and not os.environ.get("NODEHOST_CONFIG")):
         _answer(version_line())
     if args[:1] == ["start"]:
-        from nodehost.runtime import hangup
+        from nodehost.daemon import hangup
 
         hangup.defer()  # before click and the plugins load: a reload must not kill a start
     from nodehost.cli import main as cli_main

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.records import Problem
+    from nodehost.pluginhost.records import Problem
 
 EXIT_OK = 0
 EXIT_FAILURE = 1

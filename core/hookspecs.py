@@ -2,7 +2,7 @@
 
 This module is the reference a plugin author reads first.  Every hook starts
 with ``nodehost_`` and is called by the core through one typed facade
-(:class:`nodehost.manager.Hooks`), always with keyword arguments; an
+(:class:`nodehost.pluginhost.manager.Hooks`), always with keyword arguments; an
 implementation may accept any subset of a hook's arguments.
 
 Each docstring states, under fixed headings:
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nodehost.markers import hookspec
+from nodehost.pluginhost.markers import hookspec
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping, Sequence
@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.check import Check, CheckContext
     from nodehost.config.schema import NodeConfig
     from nodehost.options import StartOptions
-    from nodehost.records import (
+    from nodehost.pluginhost.records import (
         ApiRoute,
         ComponentRecord,
         NetworkProviderRecord,
@@ -60,7 +60,7 @@ def nodehost_addhooks(pluginmanager: PluginManager) -> None:
 
     **Arguments**: ``pluginmanager`` -- the pluggy ``PluginManager``; call
     ``pluginmanager.add_hookspecs(module)`` with a module of ``@hookspec``
-    functions (import ``hookspec`` from ``nodehost.markers``).  The built-in
+    functions (import ``hookspec`` from ``nodehost.pluginhost.markers``).  The built-in
     ``dns`` plugin adds ``nodehost_dns_record_sources`` this way.
 
     **Returns**: nothing.
@@ -83,7 +83,7 @@ def nodehost_components() -> Sequence[ComponentRecord]:
 
     **Returns**: a sequence of :class:`nodehost.ComponentRecord` (possibly
     empty).  The core indexes them by name and alias.  A name, alias or group
-    already taken fails the plugin (:mod:`nodehost.clashes`): a clash with a
+    already taken fails the plugin (:mod:`nodehost.pluginhost.clashes`): a clash with a
     built-in fails the third-party plugin, a clash between two third-party
     plugins fails both, each naming the other.
 
@@ -318,7 +318,7 @@ def nodehost_api_route(
     as the file gives it; ``selected`` -- the selected component names;
     ``state_dir`` -- the node's state directory (``--state-dir``).
 
-    **Returns**: an :class:`nodehost.records.ApiRoute` naming one of the
+    **Returns**: an :class:`nodehost.pluginhost.records.ApiRoute` naming one of the
     selected components and the kubeconfig its plan writes, or None (no
     route: every component uses ``masterKubeConfig``).  The core plans every
     other component with ``masterKubeConfig`` replaced by that kubeconfig

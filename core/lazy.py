@@ -1,10 +1,10 @@
 """Lazy package attributes: a package names what it exports, modules load on first use.
 
 Used by packages whose import must stay cheap (``nodehost`` itself, so that
-``nodehost --help`` stays fast, and ``nodehost.config``, ``nodehost.runtime``,
+``nodehost --help`` stays fast, and ``nodehost.config``, ``nodehost.daemon``,
 ``nodehost.cni``)::
 
-    _LAZY = {"run_plan": "nodehost.runtime.run"}
+    _LAZY = {"run_plan": "nodehost.daemon.run"}
     __getattr__ = lazy_attributes(__name__, _LAZY)
 """
 

@@ -23,7 +23,7 @@ The API other parts of nodehost (``start``, ``nodehost check``) call:
   ``iface:lo`` is 127.0.0.1); ``cidr:NET`` the first
   local address inside ``NET``.  Every chosen address must be on a local interface.
 
-Watching for changes is :mod:`nodehost.runtime.addresswatch`'s.
+Watching for changes is :mod:`nodehost.daemon.addresswatch`'s.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The plan: the selected components as an ordered graph, a plain printable value.
 
 ``build_plan`` is a pure function of the component records, the selection and
-the components' own plans; the host (:mod:`nodehost.runtime`) executes a
+the components' own plans; the host (:mod:`nodehost.daemon`) executes a
 :class:`Plan` and ``nodehost start --dry-run`` prints one.
 """
 
@@ -23,14 +23,14 @@ from nodehost.errors import (
     RuntimeFailure,
     UsageError,
 )
-from nodehost.selection import start_order
+from nodehost.pluginhost.selection import start_order
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.inventory import Inventory
-    from nodehost.manager import Provided
     from nodehost.nodeip import NodeIP
     from nodehost.options import StartOptions
-    from nodehost.records import ComponentRecord
+    from nodehost.pluginhost.inventory import Inventory
+    from nodehost.pluginhost.manager import Provided
+    from nodehost.pluginhost.records import ComponentRecord
     from nodehost.resolve import ResolvedConfig
 
 

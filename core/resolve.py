@@ -33,16 +33,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import ConfigInvalid, UsageError
-from nodehost.records import Problem, ValidationScope
-from nodehost.selection import SelectionRequest, select
+from nodehost.pluginhost.records import Problem, ValidationScope
+from nodehost.pluginhost.selection import SelectionRequest, select
 
 IN_CLUSTER = ValidationScope.IN_CLUSTER
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
-    from nodehost.inventory import Inventory
     from nodehost.nodeip import NodeIP
     from nodehost.options import StartOptions
+    from nodehost.pluginhost.inventory import Inventory
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def unchecked_keys(config: NodeConfig, inventory: Inventory) -> list[Problem]:
     (:func:`nodehost.cni.network.unrun_provider`)."""
     from nodehost.cni.network import PROVIDER_RUNNER, unrun_provider
     from nodehost.config.validate import PLUGIN_CHECKED_KEYS
-    from nodehost.inventory import is_set
+    from nodehost.pluginhost.inventory import is_set
 
     claimed = inventory.known_sections()
     why = "no loaded plugin checks it" + inventory.host.missing_summary()

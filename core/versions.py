@@ -22,8 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
 
     from nodehost.binaries import StandinMode
-    from nodehost.inventory import Inventory
     from nodehost.plan import Plan
+    from nodehost.pluginhost.inventory import Inventory
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,6 @@
 
 Each module registers its component through the same hooks a third-party
 package uses.  The core loads them by name from
-:data:`nodehost.manager.BUILTIN_PLUGINS`; it never imports this package
+:data:`nodehost.pluginhost.manager.BUILTIN_PLUGINS`; it never imports this package
 directly.
 """

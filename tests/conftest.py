@@ -161,7 +161,7 @@ def _remove_cgroups_of_killed_hosts(tmp_path_factory: pytest.TempPathFactory):
     records under this session's temporary folder are followed.
     """
     yield
-    from nodehost.runtime import cgroups
+    from nodehost.daemon import cgroups
 
     for record in tmp_path_factory.getbasetemp().rglob(f"run/{cgroups.RECORD_FILE}"):
         base = cgroups.recorded_base(str(record.parent.parent))

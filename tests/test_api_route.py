@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from nodehost import hookimpl
-from nodehost.inventory import Inventory
-from nodehost.manager import LoadOptions, PluginHost
-from nodehost.records import ApiRoute
+from nodehost.pluginhost.inventory import Inventory
+from nodehost.pluginhost.manager import LoadOptions, PluginHost
+from nodehost.pluginhost.records import ApiRoute
 
 SELECTED = frozenset({"kubelet", "proxy"})
 

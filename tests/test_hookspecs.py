@@ -27,13 +27,13 @@ def test_every_hook_documents_its_contract(name: str) -> None:
 
 @pytest.mark.parametrize("name", HOOKS)
 def test_every_hook_has_a_facade_method(name: str) -> None:
-    from nodehost.manager import Hooks
+    from nodehost.pluginhost.manager import Hooks
 
     assert hasattr(Hooks, name.removeprefix("nodehost_"))
 
 
 def test_builtins_pass_check_pending() -> None:
-    from nodehost.manager import LoadOptions, PluginHost
+    from nodehost.pluginhost.manager import LoadOptions, PluginHost
 
     host = PluginHost().load(LoadOptions(entry_points=False))
     host.pm.check_pending()

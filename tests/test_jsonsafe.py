@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from nodehost.jsonsafe import INLINE_BYTES, MAX_DEPTH, DocumentError, off_loop, parse_json
+from nodehost.config.jsonsafe import INLINE_BYTES, MAX_DEPTH, DocumentError, off_loop, parse_json
 
 
 def test_a_document_over_the_limit_is_refused_before_parsing() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 import nodehost
 from nodehost.errors import PluginError
-from nodehost.manager import check_plugin_api
+from nodehost.pluginhost.manager import check_plugin_api
 from nodehost.testing.distributions import throwaway_distribution
 
 

@@ -13,8 +13,8 @@ import pytest
 from nodehost import ComponentRecord, NetworkProviderRecord, hookimpl
 from nodehost.component import ComponentPlan
 from nodehost.errors import PluginError
-from nodehost.inventory import Inventory
-from nodehost.manager import BUILTIN_PLUGINS, LoadOptions, PluginHost
+from nodehost.pluginhost.inventory import Inventory
+from nodehost.pluginhost.manager import BUILTIN_PLUGINS, LoadOptions, PluginHost
 
 BUILTINS = [module.rsplit(".", 1)[-1] for module in BUILTIN_PLUGINS]
 
@@ -245,7 +245,7 @@ def test_a_wrong_component_list_leaves_the_inventory_working() -> None:
 
 
 def test_a_validation_hook_returning_non_problems_is_its_plugin_problem() -> None:
-    from nodehost.records import ValidationScope
+    from nodehost.pluginhost.records import ValidationScope
 
     host = PluginHost().load(LoadOptions(entry_points=False, disabled=frozenset(BUILTINS)))
     host.register(

@@ -8,8 +8,8 @@ import pytest
 
 from nodehost import hookimpl
 from nodehost.errors import PluginError
-from nodehost.inventory import Inventory
-from nodehost.manager import BUILTIN_PLUGINS, LoadOptions, PluginHost
+from nodehost.pluginhost.inventory import Inventory
+from nodehost.pluginhost.manager import BUILTIN_PLUGINS, LoadOptions, PluginHost
 
 BUILTIN_NAMES = {module.rsplit(".", 1)[-1] for module in BUILTIN_PLUGINS}
 

@@ -14,8 +14,8 @@ import pytest
 
 from nodehost import ComponentRecord, NetworkProviderRecord, hookimpl
 from nodehost.component import ComponentPlan
-from nodehost.inventory import Inventory
-from nodehost.manager import LoadOptions, PluginHost
+from nodehost.pluginhost.inventory import Inventory
+from nodehost.pluginhost.manager import LoadOptions, PluginHost
 
 
 class Nothing:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodehost.protowire import encode_varint, fields, read_varint
+from nodehost.api.protowire import encode_varint, fields, read_varint
 
 
 @pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**35])
@@ -25,7 +25,7 @@ def test_cut_short_or_unsupported_input_is_a_value_error(message: bytes) -> None
 
 
 def test_a_message_reads_back_as_written_with_proto3_defaults_left_out() -> None:
-    from nodehost.protowire import encode_message
+    from nodehost.api.protowire import encode_message
 
     message = encode_message((1, "v1"), (2, 0), (3, ""), (4, True), (5, b"\x08\x01"), (6, None))
     assert message == b"\x0a\x02v1" + b"\x20\x01" + b"\x2a\x02\x08\x01"
@@ -33,7 +33,7 @@ def test_a_message_reads_back_as_written_with_proto3_defaults_left_out() -> None
 
 
 def test_a_map_is_one_key_value_entry_per_item() -> None:
-    from nodehost.protowire import encode_map
+    from nodehost.api.protowire import encode_map
 
     entries = [dict(fields(entry)) for _, entry in fields(encode_map(6, {"a": "1", "b": ""}))]
     assert entries == [{1: b"a", 2: b"1"}, {1: b"b"}]

@@ -6,8 +6,8 @@ import pytest
 
 from nodehost.component import ComponentPlan
 from nodehost.errors import PluginError, UsageError
-from nodehost.records import ComponentRecord
-from nodehost.selection import Catalog, SelectionRequest, select, start_order
+from nodehost.pluginhost.records import ComponentRecord
+from nodehost.pluginhost.selection import Catalog, SelectionRequest, select, start_order
 
 
 class Nothing:

@@ -243,7 +243,7 @@ def _run(argv: list[str]) -> str:
 
 def _cgroups(bundle: Bundle, state_dir: str) -> None:
     """The node's cgroup tree: each cgroup, its process count and memory in use."""
-    from nodehost.runtime import cgroups
+    from nodehost.daemon import cgroups
 
     base = cgroups.recorded_base(state_dir)
     if base is None:

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nodehost.runtime.cgroups import cgroup2_mount, cgroup_of
+from nodehost.daemon.cgroups import cgroup2_mount, cgroup_of
 
 MOUNTINFO = "/proc/self/mountinfo"
 

@@ -1,7 +1,7 @@
 """Who would stop a component from binding ``ip:port``: the processes already listening.
 
-The listeners come from :mod:`nodehost.runtime.listeners` and their holders
-from :mod:`nodehost.runtime.ownership` -- the same lookup readiness uses, so
+The listeners come from :mod:`nodehost.daemon.listeners` and their holders
+from :mod:`nodehost.daemon.ownership` -- the same lookup readiness uses, so
 ``nodehost check`` names the holder (pid and command) as ``/status`` would.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nodehost.runtime.listeners import canonical, tcp_listeners
-from nodehost.runtime.ownership import Holder, find_holders
+from nodehost.daemon.listeners import canonical, tcp_listeners
+from nodehost.daemon.ownership import Holder, find_holders
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.check import Check

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 from nodehost.check import Check, Result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.inventory import Inventory
     from nodehost.options import StartOptions
     from nodehost.plan import Plan
+    from nodehost.pluginhost.inventory import Inventory
     from nodehost.resolve import ResolvedConfig
 
 IGNORE_ALL = "all"

@@ -17,9 +17,9 @@ from nodehost.check import Check, CheckContext, Result
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.binaries import StandinMode
-    from nodehost.inventory import Inventory
     from nodehost.options import StartOptions
     from nodehost.plan import Plan
+    from nodehost.pluginhost.inventory import Inventory
     from nodehost.resolve import ResolvedConfig
 
 #: The name of the line for a component that cannot be planned on this host.

@@ -201,8 +201,8 @@ def refuse_invalid_config(
     from nodehost.cli.options import load_inventory
     from nodehost.config.load import node_config_from_mapping
     from nodehost.errors import ConfigInvalid
+    from nodehost.pluginhost.selection import SelectionRequest, select
     from nodehost.resolve import scope_for, validate
-    from nodehost.selection import SelectionRequest, select
 
     inventory = load_inventory((), False, False)
     config, problems = node_config_from_mapping(

@@ -95,9 +95,9 @@ def _health(given: str | None, state_dir: str) -> tuple[str, int] | None:
     """``--health-address``, else (or with port 0, which ``start`` makes the kernel pick) the
     address the running host recorded, else ``start``'s default."""
     from nodehost.cli.options import parse_address_flag
-    from nodehost.runtime.host import HEALTH_ADDRESS_FILE
-    from nodehost.runtime.pidfiles import run_directory
-    from nodehost.runtime.settings import DEFAULT_HEALTH_ADDRESS
+    from nodehost.daemon.host import HEALTH_ADDRESS_FILE
+    from nodehost.daemon.pidfiles import run_directory
+    from nodehost.daemon.settings import DEFAULT_HEALTH_ADDRESS
 
     if given is not None:
         if given.strip().lower() in ("none", "off", ""):

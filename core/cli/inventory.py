@@ -16,7 +16,7 @@ from nodehost.table import format_table, terminal_width
 @inventory_options
 def components(as_json: bool, **plugin_flags: Any) -> None:
     """List every known component: default, groups, order, provider."""
-    from nodehost.manager import unique
+    from nodehost.pluginhost.manager import unique
 
     inventory = load_inventory(**plugin_flags)
     rows: list[dict[str, Any]] = []

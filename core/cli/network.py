@@ -43,7 +43,7 @@ def providers(as_json: bool, **plugin_flags: Any) -> None:
     """
     import json
 
-    from nodehost.manager import unique
+    from nodehost.pluginhost.manager import unique
     from nodehost.table import format_table, terminal_width
 
     inventory = load_inventory(**plugin_flags)
@@ -171,7 +171,7 @@ class NetworkTarget:
         """Load plugins and the config as ``start`` does; validate as ``start network`` does."""
         from nodehost.options import StartOptions
         from nodehost.plan import default_state_dir
-        from nodehost.records import ValidationScope
+        from nodehost.pluginhost.records import ValidationScope
         from nodehost.resolve import resolve_config, selection_for
 
         inventory = load_inventory(**plugin_flags)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.inventory import Inventory
+    from nodehost.pluginhost.inventory import Inventory
 
 F = Callable[..., Any]
 
@@ -75,8 +75,8 @@ def load_inventory(
     With ``loglevel``, logging is configured first (commands with
     :func:`inventory_options`); ``start`` configures it itself.
     """
-    from nodehost.inventory import Inventory
-    from nodehost.manager import LoadOptions
+    from nodehost.pluginhost.inventory import Inventory
+    from nodehost.pluginhost.manager import LoadOptions
 
     if loglevel is not None:
         from nodehost.log import configure_logging

@@ -195,7 +195,7 @@ def plugin() -> None:
 )
 def new(name: str, directory: str | None) -> None:
     """Write a plugin package for component NAME (lower-case letters, digits, '-')."""
-    from nodehost.records import check_name
+    from nodehost.pluginhost.records import check_name
 
     try:
         check_name("component", name)

@@ -20,6 +20,7 @@ from nodehost.cli.options import (
     parse_address_flag,
     plugin_options,
 )
+from nodehost.daemon.settings import DEFAULT_HEALTH_ADDRESS
 from nodehost.options import (
     DEFAULT_BOOTSTRAP_NAMESPACE,
     DEFAULT_CONFIG_DIR,
@@ -31,15 +32,14 @@ from nodehost.options import (
     StartOptions,
     check_start_options,
 )
-from nodehost.runtime.settings import DEFAULT_HEALTH_ADDRESS
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import ComponentPlan
-    from nodehost.inventory import Inventory
+    from nodehost.daemon import HostSettings
+    from nodehost.daemon.reconfigure import Replanner
     from nodehost.plan import Plan
+    from nodehost.pluginhost.inventory import Inventory
     from nodehost.resolve import ResolvedConfig
-    from nodehost.runtime import HostSettings
-    from nodehost.runtime.reconfigure import Replanner
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -290,7 +290,7 @@ def start(ctx: click.Context, **flags: Any) -> None:
     Invalid configs exit 255 with every problem listed; usage errors exit 2;
     runtime failures exit 1.
     """
-    from nodehost.runtime import hangup
+    from nodehost.daemon import hangup
 
     hangup.defer()  # first: a reload while starting (or bootstrapping) must not kill it
     options = start_options(ctx, flags)
@@ -589,8 +589,8 @@ def _run(
     warns that the address is not served.
     """
     from nodehost.component import ProcessSpec
+    from nodehost.daemon import can_exec, exec_single, run_plan
     from nodehost.log import get_logger
-    from nodehost.runtime import can_exec, exec_single, run_plan
 
     for component in plan.components:
         run = component.plan.run
@@ -615,8 +615,8 @@ def _run(
 
 def _host_settings(flags: dict[str, Any]) -> HostSettings:
     """The host's settings from the flags, checked before anything is loaded or planned."""
-    from nodehost.runtime import HostSettings, RestartPolicy
-    from nodehost.runtime.profile import check_profile_environment
+    from nodehost.daemon import HostSettings, RestartPolicy
+    from nodehost.daemon.profile import check_profile_environment
 
     check_profile_environment()
 

@@ -17,8 +17,8 @@ from typing import Any
 import click
 
 from nodehost.cli.options import parse_address_flag
+from nodehost.daemon.settings import DEFAULT_HEALTH_ADDRESS
 from nodehost.errors import RuntimeFailure
-from nodehost.runtime.settings import DEFAULT_HEALTH_ADDRESS
 from nodehost.table import format_table
 
 #: The largest /status document read (a node's is a few KiB).
@@ -69,7 +69,7 @@ def _get_status(host: str, port: int, timeout: float) -> dict[str, Any]:
         raise RuntimeFailure(f"{where} does not speak HTTP: {error!r}") from None
     finally:
         connection.close()
-    from nodehost.jsonsafe import parse_json
+    from nodehost.config.jsonsafe import parse_json
 
     try:
         document = parse_json(body, STATUS_LIMIT)

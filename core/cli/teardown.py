@@ -3,7 +3,7 @@
 A stop (SIGTERM, ``systemctl stop``) ends nodehost's agents and leaves the
 workloads -- containers and their shims -- running, so that a new start
 reconnects to them; this command is the explicit end of everything, as
-``k3s-killall.sh`` is for k3s.  The steps are :mod:`nodehost.runtime.teardown`'s.
+``k3s-killall.sh`` is for k3s.  The steps are :mod:`nodehost.daemon.teardown`'s.
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ def teardown(
     import os
 
     from nodehost.cli.start import _duration
+    from nodehost.daemon.pidfiles import StateLock
+    from nodehost.daemon.teardown import tear_down
     from nodehost.errors import RuntimeFailure
     from nodehost.plan import default_state_dir
-    from nodehost.runtime.pidfiles import StateLock
-    from nodehost.runtime.teardown import tear_down
 
     seconds = _duration(grace, "--grace") or 0.0
     state = default_state_dir(state_dir)
@@ -82,8 +82,8 @@ def teardown(
 
 def _default_notice(state: str) -> str:
     """Say, before acting, that ``state`` is the machine-wide default and whose it is."""
-    from nodehost.runtime import proc
-    from nodehost.runtime.pidfiles import last_holder
+    from nodehost.daemon import proc
+    from nodehost.daemon.pidfiles import last_holder
 
     holder = last_holder(state)
     if holder is None:

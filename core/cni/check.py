@@ -29,7 +29,7 @@ from nodehost.cni.network import CniNetwork
 from nodehost.cni.plugins import require_plugins
 from nodehost.cni.sandbox import Attachment, Sandbox
 from nodehost.errors import RuntimeFailure
-from nodehost.records import Topology
+from nodehost.pluginhost.records import Topology
 
 Echo = Callable[[str], None]
 

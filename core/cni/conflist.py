@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nodehost.config.jsonsafe import parse_json
 from nodehost.fileread import TEXT_LIMIT, read_file
-from nodehost.jsonsafe import parse_json
 
 #: File name extensions runtimes read from a CNI configuration directory.
 CONFIG_EXTENSIONS = (".conf", ".conflist", ".json")

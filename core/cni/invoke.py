@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nodehost.cni.plugins import find_plugin
+from nodehost.config.jsonsafe import parse_json
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import TEXT_LIMIT
-from nodehost.jsonsafe import parse_json
 
 #: Seconds a plugin may take before it counts as failed.
 DEFAULT_TIMEOUT = 60.0

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from nodehost.cni import hostnet
 from nodehost.cni.conflist import is_marked, render
+from nodehost.config.jsonsafe import parse_json
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import TEXT_LIMIT, read_file
-from nodehost.jsonsafe import parse_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni.network import HostLink

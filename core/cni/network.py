@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from nodehost.cni.conflist import ConflistError, as_conflist, first_network
 from nodehost.cni.plugins import DEFAULT_BIN_DIRS
 from nodehost.errors import RuntimeFailure
-from nodehost.records import Topology
+from nodehost.pluginhost.records import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext
-    from nodehost.records import NetworkProviderRecord, Problem
+    from nodehost.pluginhost.records import NetworkProviderRecord, Problem
 
 DEFAULT_CONF_DIR = "/etc/cni/net.d"
 

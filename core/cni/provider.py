@@ -27,7 +27,7 @@ from nodehost.cni.network import CniNetwork, configured_record, with_topology
 from nodehost.cni.plugins import require_plugins
 from nodehost.component import ComponentPlan, FileSpec
 from nodehost.errors import RuntimeFailure
-from nodehost.records import Topology
+from nodehost.pluginhost.records import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext

@@ -102,7 +102,7 @@ def node_config_schema(
     """The JSON Schema (draft-07) of a v1 NodeConfig document, as a JSON-ready mapping.
 
     ``plugin_sections`` maps each plugin-owned top-level key to its schema
-    (see :meth:`nodehost.inventory.Inventory.section_schemas`); Origin's keys
+    (see :meth:`nodehost.pluginhost.inventory.Inventory.section_schemas`); Origin's keys
     are never replaced.
     """
     definitions: dict[str, Any] = {}

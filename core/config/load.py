@@ -38,7 +38,7 @@ from nodehost.config.schema import (
     yaml_keys,
 )
 from nodehost.errors import ConfigError
-from nodehost.records import Problem, ProblemKind, Severity
+from nodehost.pluginhost.records import Problem, ProblemKind, Severity
 
 Position = tuple[int, int]
 AdjustHook = Callable[[dict[str, Any], str], None]

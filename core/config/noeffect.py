@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from nodehost.records import Problem
+from nodehost.pluginhost.records import Problem
 
 _DOCKERSHIM = "dockershim, which it configured, left the kubelet in v1.24"
 

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, overload
 
-from nodehost.records import Problem, ProblemKind
+from nodehost.pluginhost.records import Problem, ProblemKind
 
 #: Linux interface names: 1-15 characters, no '/', ':', whitespace.
 _LINK_NAME = re.compile(r"^[^/:\s]{1,15}$")

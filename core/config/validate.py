@@ -32,7 +32,7 @@ from nodehost.config.hostport import (
 from nodehost.config.schema import EXEC_HANDLERS, NodeConfig, ServingInfo, index_path, join_path
 from nodehost.config.tls import CIPHER_SUITES, TLS_VERSIONS
 from nodehost.fileread import KUBECONFIG_LIMIT, PEM_LIMIT, UnusableFile, check_file, read_file
-from nodehost.records import Problem, Severity, ValidationScope
+from nodehost.pluginhost.records import Problem, Severity, ValidationScope
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NamedCertificate, PodManifestConfig

@@ -2,7 +2,7 @@
 
 The one YAML loader of nodehost: the node config (from its file, a config map
 or a SIGHUP reload), kubeconfigs, component configs and the DNS records file
-are all parsed here (JSON documents: :mod:`nodehost.jsonsafe`, same depth).
+are all parsed here (JSON documents: :mod:`nodehost.config.jsonsafe`, same depth).
 :func:`read_yaml_file` (or :func:`parse_yaml_bytes` for bytes from elsewhere)
 returns the parsed document as plain Python data (no shared or recursive
 structures: aliases are expanded into copies, as Go's YAML-to-JSON step does)
@@ -22,7 +22,7 @@ Every key is loaded as the string Go's YAML-to-JSON step makes of it (``1``,
 Lone surrogates (possible through ``\\u`` escapes) are refused.
 
 Parsing is CPU-bound: code on the event loop calls these through
-:func:`nodehost.jsonsafe.off_loop` (a worker thread, at most two at once).
+:func:`nodehost.config.jsonsafe.off_loop` (a worker thread, at most two at once).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from typing import Any
 import yaml
 from yaml import nodes
 
+from nodehost.config.jsonsafe import _SURROGATE, MAX_DEPTH
 from nodehost.config.schema import index_path, join_path, key_text
 from nodehost.fileread import CONFIG_LIMIT, MiB, UnusableFile, read_file
-from nodehost.jsonsafe import _SURROGATE, MAX_DEPTH
 
 MAX_FILE_BYTES = CONFIG_LIMIT
 MAX_NODES = 100_000

@@ -4,7 +4,7 @@ The steps run in this order, each one finding its own work done when it was
 done before, so that a run interrupted anywhere is finished by the next:
 
 1. stop the service (where systemd runs) and disable it;
-2. tear the node down (:func:`nodehost.runtime.teardown.tear_down`) for the
+2. tear the node down (:func:`nodehost.daemon.teardown.tear_down`) for the
    state directory the installed files name, under the state directory's lock;
 3. unmount everything below the kubelet root (lazily when busy); its pod volume
    data is deleted only with ``purge_volumes``;
@@ -29,6 +29,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nodehost.daemon.teardown import TeardownReport, mounts_below, unmount_below
 from nodehost.install import ENVIRONMENT_PATH, UNIT_NAME, UNIT_PATH
 from nodehost.install.files import (
     packaged_unit,
@@ -37,7 +38,6 @@ from nodehost.install.files import (
     unit_environment,
 )
 from nodehost.install.systemd import systemctl, systemd_running
-from nodehost.runtime.teardown import TeardownReport, mounts_below, unmount_below
 
 #: A node folder is purged only if it holds its config (never ``/etc`` by mistake).
 _SHALLOWEST_PURGE = 2
@@ -133,9 +133,9 @@ def _stop_service(report: UninstallReport) -> None:
 
 
 def _tear_down(state_dir: str, grace: float, report: UninstallReport) -> None:
+    from nodehost.daemon.pidfiles import StateLock
+    from nodehost.daemon.teardown import tear_down
     from nodehost.errors import RuntimeFailure
-    from nodehost.runtime.pidfiles import StateLock
-    from nodehost.runtime.teardown import tear_down
 
     if not os.path.isdir(state_dir):
         return

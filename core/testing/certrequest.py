@@ -69,10 +69,10 @@ def issued(csr: dict[str, Any]) -> bool:
 async def bootstrap_client(node: str, bootstrap: str, kubeconfig: str, cert_dir: str) -> None:
     """Obtain the node's client certificate with ``bootstrap`` and write ``kubeconfig``.
 
-    Raises :class:`nodehost.apiclient.ClusterError` when the API server
+    Raises :class:`nodehost.api.client.ClusterError` when the API server
     refuses, ``ValueError`` when the request is denied.
     """
-    from nodehost.apiclient import ClusterClient
+    from nodehost.api.client import ClusterClient
     from nodehost.pki.keys import encode_private_key, generate_private_key
 
     key = generate_private_key("ecdsa")

@@ -1,21 +1,21 @@
 """Acting as the kubelet over CRI in tests: pods, containers, exec, and an image to run.
 
 The product asks a runtime only ``Version`` and ``Status``
-(:mod:`nodehost.runtime.cri`); a test that proves a node can run pods needs
+(:mod:`nodehost.daemon.cri`); a test that proves a node can run pods needs
 the calls the kubelet makes to run one, and they live here:
 :class:`CriClient` (``RunPodSandbox``, ``PodSandboxStatus``,
 ``CreateContainer``, ``StartContainer``, ``ExecSync``, ``StopPodSandbox``,
 ``RemovePodSandbox``, ``ListPodSandbox``, ``ListContainers``,
 ``ImageStatus``), each one unary call through
-:func:`nodehost.runtime.cri.call` with the request encoded by
-:mod:`nodehost.protowire` (field numbers of CRI's ``runtime.v1``
+:func:`nodehost.daemon.cri.call` with the request encoded by
+:mod:`nodehost.api.protowire` (field numbers of CRI's ``runtime.v1``
 ``api.proto``), :func:`image_archive`: an OCI image archive of
 busybox-static for ``ctr -n k8s.io images import`` (no registry needed), and
 :func:`own_containerd`: a containerd of the test's own, all of it in one
 folder.
 
 Blocking methods (each runs its own event loop) so that tests read plainly;
-a non-OK gRPC status raises :class:`nodehost.runtime.grpchealth.GrpcStatusError`.
+a non-OK gRPC status raises :class:`nodehost.daemon.grpchealth.GrpcStatusError`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nodehost.protowire import encode_field, encode_map, encode_message, fields
-from nodehost.runtime.cri import IMAGE_SERVICE, RUNTIME_SERVICE, call
+from nodehost.api.protowire import encode_field, encode_map, encode_message, fields
+from nodehost.daemon.cri import IMAGE_SERVICE, RUNTIME_SERVICE, call
 
 #: ``PodSandboxState`` / ``ContainerState`` values.
 CALL_TIMEOUT = 60.0

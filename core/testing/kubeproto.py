@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodehost.protowire import fields
+from nodehost.api.protowire import fields
 
 MAGIC = b"k8s\x00"
 

@@ -29,7 +29,7 @@ to do the same, with the same flags and config fields:
   container runtime at ``--container-runtime-endpoint``/
   ``containerRuntimeEndpoint`` (default containerd's socket) answers CRI's
   ``Status`` with ``RuntimeReady`` and ``NetworkReady`` (a CNI config in the
-  runtime's CNI directory), asked through :mod:`nodehost.runtime.cri`;
+  runtime's CNI directory), asked through :mod:`nodehost.daemon.cri`;
   otherwise false (``KubeletNotReady``) with the kubelet's messages
   (``container runtime is down``, ``container runtime not ready:
   RuntimeReady=false reason:... message:...``, ``container runtime network
@@ -61,7 +61,7 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodehost.runtime.cri import NETWORK_READY, RUNTIME_READY, CriStatus
+from nodehost.daemon.cri import NETWORK_READY, RUNTIME_READY, CriStatus
 from nodehost.testing.apistore import now_rfc3339
 
 DEFAULT_RUNTIME_ENDPOINT = "unix:///run/containerd/containerd.sock"
@@ -346,7 +346,7 @@ class NodeAgent:
 
     async def run(self) -> None:
         """TLS bootstrap if needed, register (until it succeeds), then heartbeat forever."""
-        from nodehost.apiclient import ClusterClient, ClusterError
+        from nodehost.api.client import ClusterClient, ClusterError
 
         await self._bootstrap_if_needed()
         while True:
@@ -365,7 +365,7 @@ class NodeAgent:
     async def _attempt(what: str, step: Awaitable[object]) -> bool:
         """Run ``step``; an API error is one line on stderr (the kubelet retries at its next
         tick) and False.  As the kubelet, a Node deleted later is not registered again."""
-        from nodehost.apiclient import ClusterError
+        from nodehost.api.client import ClusterError
 
         try:
             await step
@@ -377,7 +377,7 @@ class NodeAgent:
     async def _bootstrap_if_needed(self) -> None:
         """With ``--kubeconfig`` not written yet and ``--bootstrap-kubeconfig`` given: the
         TLS bootstrap (:mod:`nodehost.testing.certrequest`), retried until it succeeds."""
-        from nodehost.apiclient import ClusterError
+        from nodehost.api.client import ClusterError
         from nodehost.testing.certrequest import bootstrap_client
 
         settings = self.settings
@@ -393,7 +393,7 @@ class NodeAgent:
                 await asyncio.sleep(RETRY_DELAY)
 
     async def _register(self, client: Any) -> None:
-        from nodehost.apiclient import ClusterRefused
+        from nodehost.api.client import ClusterRefused
 
         node = initial_node(self.settings)
         try:
@@ -431,7 +431,7 @@ class NodeAgent:
             await asyncio.sleep(max(0.0, min(interval, next_renew - time.monotonic())))
 
     async def _runtime_status(self) -> CriStatus | None:
-        from nodehost.runtime.cri import runtime_status
+        from nodehost.daemon.cri import runtime_status
 
         try:
             status = await runtime_status(self.settings.runtime_endpoint, timeout=2.0)
@@ -468,7 +468,7 @@ class NodeAgent:
 
     async def _renew_lease(self, client: Any) -> None:
         """Renew the Lease (an update of the last version read); read or create it first."""
-        from nodehost.apiclient import ClusterRefused
+        from nodehost.api.client import ClusterRefused
 
         name = self.settings.name
         path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases"
@@ -500,7 +500,7 @@ class NodeAgent:
 
     @staticmethod
     async def _read_lease(client: Any, path: str) -> dict[str, Any] | None:
-        from nodehost.apiclient import ClusterRefused
+        from nodehost.api.client import ClusterRefused
 
         try:
             found: dict[str, Any] = await client.call(

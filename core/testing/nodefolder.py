@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
-    from nodehost.inventory import Inventory
     from nodehost.plan import Plan
+    from nodehost.pluginhost.inventory import Inventory
 
 #: The node name the kit's folders use (lower case, as Origin's node names).
 NODE_NAME = "node1.example.com"
@@ -157,8 +157,8 @@ def installed_inventory(disable_plugins: tuple[str, ...] = ()) -> Inventory:
     ``NODEHOST_DISABLE_PLUGINS`` and friends apply as in ``nodehost`` itself,
     read at the first call.
     """
-    from nodehost.inventory import Inventory
-    from nodehost.manager import LoadOptions
+    from nodehost.pluginhost.inventory import Inventory
+    from nodehost.pluginhost.manager import LoadOptions
 
     return Inventory.load(LoadOptions.from_environment(disable_plugins))
 

@@ -16,7 +16,7 @@ import os
 import socket
 import threading
 
-from nodehost.runtime.notify import socket_address
+from nodehost.daemon.notify import socket_address
 
 
 class NotifyReceiver:

@@ -67,7 +67,7 @@ def _cgroups() -> bool:
     """Agents can be put into cgroups here: found by making (and removing) nodehost's cgroup."""
     import tempfile
 
-    from nodehost.runtime import cgroups
+    from nodehost.daemon import cgroups
 
     with tempfile.TemporaryDirectory() as state_dir:
         opened, _ = cgroups.open_cgroups(state_dir)

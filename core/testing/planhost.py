@@ -2,7 +2,7 @@
 
 ``python -m nodehost.testing.planhost PLAN.json [options]`` builds a
 :class:`~nodehost.plan.Plan` of process components from ``PLAN.json`` and runs
-it with :func:`nodehost.runtime.run_plan`, exactly as ``nodehost start`` would::
+it with :func:`nodehost.daemon.run_plan`, exactly as ``nodehost start`` would::
 
     {"state_dir": "/tmp/x", "components": [
       {"name": "a", "argv": ["sleep", "infinity"]},
@@ -147,9 +147,9 @@ def _address(text: str) -> tuple[str, int] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
+    from nodehost.daemon import HostSettings, RestartPolicy, run_plan
     from nodehost.errors import NodehostError
     from nodehost.log import configure_logging
-    from nodehost.runtime import HostSettings, RestartPolicy, run_plan
 
     parser = argparse.ArgumentParser(prog="python -m nodehost.testing.planhost")
     parser.add_argument("plan")

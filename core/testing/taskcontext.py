@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.runtime.reconfigure import ApplyResult
+    from nodehost.daemon.reconfigure import ApplyResult
 
 
 class RecordingTaskContext:
@@ -69,7 +69,7 @@ class RecordingTaskContext:
         """Record ``(content, origin)`` in ``applied_configs``; ``applied``, one generation on."""
         import time
 
-        from nodehost.runtime.reconfigure import APPLIED, ApplyResult
+        from nodehost.daemon.reconfigure import APPLIED, ApplyResult
 
         self.applied_configs.append((content, origin))
         self.generation += 1

@@ -30,8 +30,8 @@ from typing import Any
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, FileSpec, PlanContext, TaskSpec, TcpProbe
 from nodehost.config.sections import idle_section_problems
+from nodehost.pluginhost.records import ApiRoute
 from nodehost.plugins.apilb.settings import SCHEMA, SECTION, read_settings
-from nodehost.records import ApiRoute
 
 NAME = "apilb"
 

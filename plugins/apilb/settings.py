@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from nodehost.config.hostport import join_host_port, split_host_port
 from nodehost.config.sections import SectionReader, section_schema
-from nodehost.records import Problem, ProblemKind
+from nodehost.pluginhost.records import Problem, ProblemKind
 
 SECTION = "apiServerLoadBalancer"
 MODES = ("auto", "on", "off")

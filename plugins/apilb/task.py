@@ -50,7 +50,7 @@ class BalancerTask:
     async def __call__(self, context: Any) -> None:
         import asyncio
 
-        from nodehost.apiclient import load_kubeconfig
+        from nodehost.api.client import load_kubeconfig
         from nodehost.plugins.apilb.balancer import Balancer
 
         endpoint = load_kubeconfig(self.source)
@@ -97,7 +97,7 @@ class BalancerTask:
         """Learn the servers from the cluster's EndpointSlice, for ever (see the docstring)."""
         import asyncio
 
-        from nodehost.apiclient import ClusterClient, ClusterError
+        from nodehost.api.client import ClusterClient, ClusterError
         from nodehost.plugins.apilb.settings import write_learnt
 
         failures = 0

@@ -185,7 +185,7 @@ def _own_server(kubeconfig: str, context: CheckContext | None) -> str | None:
 async def _server_version(kubeconfig: str) -> dict[str, Any]:
     import time
 
-    from nodehost.apiclient import ClusterClient
+    from nodehost.api.client import ClusterClient
 
     client = ClusterClient(kubeconfig, timeout=API_TIMEOUT, deadline=time.monotonic())
     async with client:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodehost.apiclient import ClusterClient, ClusterError, ClusterRefused, WaitTimeout
+from nodehost.api.client import ClusterClient, ClusterError, ClusterRefused, WaitTimeout
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.pki.keys import PrivateKey
@@ -144,7 +144,7 @@ def csr_object(name: str, pem: bytes, request: CertificateRequest) -> dict[str, 
 def conditions(obj: dict[str, Any]) -> dict[str, Mapping[str, Any]]:
     """The CSR's true conditions by type (Approved, Denied, Failed); :class:`MalformedObject`
     when ``status`` or a condition is not the API's shape."""
-    from nodehost.apiobject import mapping, sequence
+    from nodehost.api.objects import mapping, sequence
 
     found = sequence(mapping(obj.get("status"), "status").get("conditions"), "status.conditions")
     states = [mapping(condition, "status.conditions[]") for condition in found]
@@ -155,7 +155,7 @@ def answered(obj: dict[str, Any]) -> bool:
     """Denied, failed, or approved with a certificate: nothing more will happen.  A CSR of
     the wrong shape (``status`` a list, a certificate that is not a string) is not answered:
     the wait goes on, bounded by its deadline."""
-    from nodehost.apiobject import MalformedObject, mapping, text
+    from nodehost.api.objects import MalformedObject, mapping, text
 
     try:
         states = conditions(obj)
@@ -189,7 +189,7 @@ def _check_same_request(
     one of the wrong shape is not)."""
     from cryptography import x509
 
-    from nodehost.apiobject import mapping, text
+    from nodehost.api.objects import mapping, text
     from nodehost.pki.keys import key_matches
 
     try:

@@ -1,10 +1,10 @@
-"""The bootstrap component's own Node event (built with :mod:`nodehost.kube.events`)."""
+"""The bootstrap component's own Node event (built with :mod:`nodehost.api.events`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from nodehost.kube.events import node_event
+from nodehost.api.events import node_event
 
 
 def rejoined_event(node: str, lost: str) -> dict[str, Any]:

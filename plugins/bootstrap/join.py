@@ -53,7 +53,7 @@ from nodehost.fileread import PEM_LIMIT, read_file
 from nodehost.pki.kubeconfig import kubeconfig_entries
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.apiclient import ClusterClient
+    from nodehost.api.client import ClusterClient
     from nodehost.options import StartOptions
 
 NODE_KUBECONFIG = "node.kubeconfig"
@@ -127,7 +127,7 @@ def bootstrap_node(options: StartOptions, log: Any = None) -> str:
     settings = settings_from_options(options)
     import asyncio  # here, not at import: a dry run imports this module to describe
 
-    from nodehost.runtime.notify import Notifier
+    from nodehost.daemon.notify import Notifier
 
     notifier = Notifier.from_environ()
     say = _reporter(notifier, log)
@@ -264,7 +264,7 @@ async def act_as_node(
 ) -> None:
     """Steps 3-5 with the node's own identity; :class:`LostIdentity` when it is refused (401)
     or the API server's certificate no longer verifies against its CA (the CA was rotated)."""
-    from nodehost.apiclient import ClusterClient, ClusterRefused, ClusterTLSError
+    from nodehost.api.client import ClusterClient, ClusterRefused, ClusterTLSError
 
     client = ClusterClient(str(settings.node_kubeconfig), deadline=deadline, on_retry=say)
     try:
@@ -282,7 +282,7 @@ async def act_as_node(
 
 async def post_rejoin_event(settings: BootstrapSettings, lost: str) -> None:
     """A ``NodeRejoined`` Warning event on the Node saying why (best effort)."""
-    from nodehost.kube.events import post_event
+    from nodehost.api.events import post_event
     from nodehost.plugins.bootstrap.events import rejoined_event
 
     failure = await post_event(
@@ -313,7 +313,7 @@ async def ensure_client_certificate(
     settings: BootstrapSettings, deadline: float, say: Callable[[str], None]
 ) -> None:
     """Keep a usable ``node.kubeconfig``, or get a certificate through a CSR and write one."""
-    from nodehost.apiclient import ClusterClient
+    from nodehost.api.client import ClusterClient
     from nodehost.plugins.bootstrap import certstore
     from nodehost.plugins.bootstrap.csr import client_request, obtain_with_pending_key
 
@@ -437,7 +437,7 @@ async def download_config(
     settings: BootstrapSettings, client: ClusterClient, say: Callable[[str], None]
 ) -> None:
     """Steps 4-5: the client CA file, then the config map's files, all or nothing."""
-    from nodehost.apiclient import ClusterRefused
+    from nodehost.api.client import ClusterRefused
     from nodehost.pki.commit import PlannedFile, describe_os_error
     from nodehost.pki.versioned import commit_versioned
 
@@ -489,7 +489,7 @@ async def download_config(
 def _config_map_data(config_map: Mapping[str, Any], where: str) -> Mapping[str, str]:
     """The config map's ``data``; :class:`RuntimeFailure` naming the field when it is not a
     map of strings (the API server would not hold such a ConfigMap; a proxy might say so)."""
-    from nodehost.apiobject import MalformedObject, mapping, text
+    from nodehost.api.objects import MalformedObject, mapping, text
 
     try:
         data = mapping(config_map.get("data"), "data")
@@ -521,7 +521,7 @@ def rewrite_node_config(content: bytes, settings: BootstrapSettings, serving: Pa
     config refuses it with the loader's own reason, line and column (``start``: exit 255;
     config sync: ``config rejected``) -- the same result as the same bytes in a file.
     CPU-bound (up to the 4 MiB limit): call it from the event loop through
-    :func:`nodehost.jsonsafe.off_loop`.
+    :func:`nodehost.config.jsonsafe.off_loop`.
     """
     from nodehost.config.yamlsafe import YAMLFileError, parse_yaml_bytes
     from nodehost.pki.nodeconfig import dump_node_config

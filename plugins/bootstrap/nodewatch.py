@@ -43,7 +43,7 @@ class NodeWatch:
 
     async def run(self) -> None:
         """Follow the Node until cancelled; never raises for the API server's failures."""
-        from nodehost.apiclient import RETRY_BACKOFF, ClusterClient, ClusterError
+        from nodehost.api.client import RETRY_BACKOFF, ClusterClient, ClusterError
 
         failures = 0
         while True:
@@ -82,6 +82,6 @@ class NodeWatch:
 
 
 def _missing(error: Exception) -> bool:
-    from nodehost.apiclient import ClusterRefused
+    from nodehost.api.client import ClusterRefused
 
     return isinstance(error, ClusterRefused) and error.code == 404

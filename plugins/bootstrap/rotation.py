@@ -155,7 +155,7 @@ class CertificateRotation:
         return max(0.05, min(positive)) if positive else 0.05
 
     async def _renew(self, tracked: Tracked, context: Any) -> None:
-        from nodehost.apiclient import ClusterError
+        from nodehost.api.client import ClusterError
 
         context.log.info("renewing certificate", component=context.name, certificate=tracked.name)
         try:
@@ -188,7 +188,7 @@ class CertificateRotation:
         """A 401, or a server certificate the node's CA does not verify, for a request made as
         the node: its identity is lost; the client certificate is renewed with the bootstrap
         credentials next (where there are some), at once."""
-        from nodehost.apiclient import ClusterRefused, ClusterTLSError
+        from nodehost.api.client import ClusterRefused, ClusterTLSError
 
         client = self.tracked[0]
         refused = isinstance(error, ClusterRefused) and error.code == 401
@@ -212,7 +212,7 @@ class CertificateRotation:
     async def _rejoined(self, lost: str, context: Any) -> None:
         """After a rejoin: ``node.kubeconfig`` trusts the bootstrap kubeconfig's CA (it may be
         the rotated one), and the ``NodeRejoined`` Warning event is posted (best effort)."""
-        from nodehost.kube.events import post_node_event
+        from nodehost.api.events import post_node_event
         from nodehost.plugins.bootstrap.events import rejoined_event
         from nodehost.plugins.bootstrap.join import bootstrap_cluster, write_node_kubeconfig
 
@@ -227,7 +227,7 @@ class CertificateRotation:
 
     async def _request(self, tracked: Tracked) -> Path:
         """One renewal: a new key, a CSR as the node, the pair stored; the ``-current`` path."""
-        from nodehost.apiclient import ClusterClient
+        from nodehost.api.client import ClusterClient
         from nodehost.plugins.bootstrap.csr import (
             client_request,
             obtain_with_pending_key,

@@ -14,14 +14,14 @@ kubeconfig when a load balancer routes them: ``nodehost_api_route``):
   in a row it makes a new client -- rotation may have renewed the node's
   client certificate -- and goes on from the same version.  Every retry, here
   and when patching the Node, waits the API client's backoff
-  (``nodehost.apiclient.RETRY_BACKOFF``: 0.5 s doubling to 8 s, +-50 %);
+  (``nodehost.api.client.RETRY_BACKOFF``: 0.5 s doubling to 8 s, +-50 %);
 * each version's ``node-config.yaml`` gets the same CLI and bootstrap
   overrides as at start (:func:`~nodehost.plugins.bootstrap.join.rewrite_node_config`)
   and goes to the host (``TaskContext.apply_config``), which validates it as
   ``start`` does, writes it, restarts only the components whose plan changed
   and rolls it back if they are not ready in time
-  (:mod:`nodehost.runtime.reconfigure`).  The content is parsed by the one
-  bounded loader, in a worker thread (:func:`nodehost.jsonsafe.off_loop`);
+  (:mod:`nodehost.daemon.reconfigure`).  The content is parsed by the one
+  bounded loader, in a worker thread (:func:`nodehost.config.jsonsafe.off_loop`);
   content that it refuses (an alias bomb, deep nesting, a duplicate key, a
   lone surrogate, more than 4 MiB) is handed over as it is, so the host
   rejects it with the loader's message, line and column, as it would the same
@@ -64,10 +64,10 @@ from nodehost.plugins.bootstrap.join import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.apiclient import ClusterClient
+    from nodehost.api.client import ClusterClient
     from nodehost.component import TaskContext
+    from nodehost.daemon.reconfigure import ApplyResult
     from nodehost.options import StartOptions
-    from nodehost.runtime.reconfigure import ApplyResult
 
 MD5_ANNOTATION = "node.openshift.io/md5sum"
 GENERATION_ANNOTATION = "nodehost.io/config-generation"
@@ -158,8 +158,8 @@ class ConfigSync:
 
     async def follow(self, latest: Latest) -> None:
         """Put every version of the config map into ``latest``, resuming as the docstring says."""
-        from nodehost.apiclient import RETRY_BACKOFF, ClusterClient, ClusterError
-        from nodehost.apiobject import version_of
+        from nodehost.api.client import RETRY_BACKOFF, ClusterClient, ClusterError
+        from nodehost.api.objects import version_of
 
         version: str | None = None
         failures = 0
@@ -197,8 +197,8 @@ class ConfigSync:
         """Apply one version's ``node-config.yaml``; an event, then labels if it runs.  A
         version of the wrong shape (no ``metadata`` or another name, ``data`` a list, the
         key not a string) is ignored with one log line: the running config stays."""
-        from nodehost.apiobject import MalformedObject, mapping, name_of, text, version_of
-        from nodehost.jsonsafe import off_loop
+        from nodehost.api.objects import MalformedObject, mapping, name_of, text, version_of
+        from nodehost.config.jsonsafe import off_loop
 
         try:
             name = name_of(config_map)
@@ -260,7 +260,7 @@ class ConfigSync:
             self.start_node_update(patch=self.last_patch)
 
     async def _post_event(self, event: dict[str, Any]) -> None:
-        from nodehost.apiclient import ClusterError
+        from nodehost.api.client import ClusterError
 
         try:
             async with self._client() as client:
@@ -270,7 +270,7 @@ class ConfigSync:
 
     async def _patch_node(self, patch: dict[str, Any]) -> None:
         """Merge ``patch`` into the Node, retrying (a Node not registered yet included)."""
-        from nodehost.apiclient import RETRY_BACKOFF, ClusterError, ClusterRefused
+        from nodehost.api.client import RETRY_BACKOFF, ClusterError, ClusterRefused
 
         node = self.bootstrap.node_name
         attempt = 0
@@ -294,13 +294,13 @@ class ConfigSync:
                 await asyncio.sleep(RETRY_BACKOFF.delay(attempt))
 
     def _client(self) -> ClusterClient:
-        from nodehost.apiclient import ClusterClient
+        from nodehost.api.client import ClusterClient
 
         return ClusterClient(self.settings.client_kubeconfig(self.bootstrap))
 
     def event(self, result: ApplyResult) -> dict[str, Any]:
         """The Node event that reports ``result`` (as the kubelet's own node events look)."""
-        from nodehost.kube.events import node_event
+        from nodehost.api.events import node_event
 
         kind, reason = EVENTS[result.result]
         message = f"config {result.result} (generation {result.generation}) from {result.origin}"

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nodehost.markers import hookspec
-from nodehost.records import check_name
+from nodehost.pluginhost.markers import hookspec
+from nodehost.pluginhost.records import check_name
 
 
 @dataclass(frozen=True)

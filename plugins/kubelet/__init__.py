@@ -49,12 +49,12 @@ from nodehost.component import (
     TeardownSpec,
 )
 from nodehost.errors import InvalidSetting
+from nodehost.pluginhost.records import ProblemKind
 from nodehost.plugins.kubelet import hookspecs
-from nodehost.records import ProblemKind
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.pluginhost.records import ApiRoute
     from nodehost.plugins.kubelet import arguments as args
-    from nodehost.records import ApiRoute
 
 CONFIG_FILE_NAME = "kubelet-config.yaml"
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from nodehost.config.schema import NodeConfig
-from nodehost.markers import hookspec
+from nodehost.pluginhost.markers import hookspec
 
 
 @hookspec

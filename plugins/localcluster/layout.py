@@ -25,8 +25,8 @@ import socket
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from nodehost.config.jsonsafe import parse_json
 from nodehost.errors import RuntimeFailure
-from nodehost.jsonsafe import parse_json
 
 CONFIG_MAP = "node-config"
 SETTINGS_FILE = "cluster.json"

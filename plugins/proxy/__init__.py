@@ -22,7 +22,7 @@ loopback, unless ``proxyArguments`` move it).
 Its API server is ``masterKubeConfig``'s; an empty one (the network-only
 selection without ``--kubeconfig``) means the in-cluster service account, as
 kube-proxy itself does -- and planning fails with one line when there is none
-(:mod:`nodehost.incluster`).
+(:mod:`nodehost.api.incluster`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from nodehost.component import (
 )
 from nodehost.config.hostport import parse_ip, split_host_port
 from nodehost.errors import InvalidSetting
-from nodehost.records import ProblemKind
+from nodehost.pluginhost.records import ProblemKind
 
 CONFIG_FILE_NAME = "kube-proxy-config.yaml"
 
@@ -140,7 +140,7 @@ class Proxy:
             problem = Problem("proxyArguments", ProblemKind.INVALID, str(error))
             raise InvalidSetting(problem) from None
         if not any(merged.arguments.get(key, [""])[-1] for key in ("kubeconfig", "master")):
-            from nodehost import incluster
+            from nodehost.api import incluster
 
             incluster.require("proxy", "kube-proxy")  # it would use the service account
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)

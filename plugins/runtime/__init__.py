@@ -14,7 +14,7 @@ nothing saying why).
   runs ``containerd --config <state-dir>/runtime/containerd.toml`` as a
   supervised child.  Ready when containerd answers CRI's ``Version`` and
   ``Status`` with ``RuntimeReady`` on its socket, as a kubelet needs it
-  (:class:`~nodehost.component.CriProbe`, :mod:`nodehost.runtime.cri`); a
+  (:class:`~nodehost.component.CriProbe`, :mod:`nodehost.daemon.cri`); a
   gRPC health answer alone is not enough: a containerd with its CRI plugin
   disabled gives one too.  While it runs, ``nodehost status`` shows both
   conditions (``NetworkReady`` is false until a CNI config is in place),

@@ -66,8 +66,8 @@ def cri_check(context: CheckContext, socket: str) -> Check | None:
         return None
     import asyncio
 
-    from nodehost.runtime.cri import runtime_status
-    from nodehost.runtime.grpchealth import HealthCheckError
+    from nodehost.daemon.cri import runtime_status
+    from nodehost.daemon.grpchealth import HealthCheckError
 
     name = f"{NAME}.cri"
     endpoint = socket if socket.startswith("unix://") else f"unix://{socket}"

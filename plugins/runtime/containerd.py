@@ -20,7 +20,7 @@ folders:
 * the CRI registry's lines (``registry``: its hosts folder and credentials,
   :mod:`.registries`), when there are any.
 
-containerd's shims are workloads, not agents (:mod:`nodehost.runtime.workloads`):
+containerd's shims are workloads, not agents (:mod:`nodehost.daemon.workloads`):
 containerd finds a shim on its ``PATH``, whose first folder,
 ``<state-dir>/runtime/bin``, holds a launcher per installed
 ``containerd-shim*`` program (:func:`shim_launchers`).  A shim started
@@ -41,9 +41,9 @@ from collections.abc import Iterable, Sequence
 
 from nodehost.cni import DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork
 from nodehost.component import FileSpec
+from nodehost.daemon.workloads import launcher_script
 from nodehost.plugins.runtime.registries import toml_string
 from nodehost.plugins.runtime.settings import Paths
-from nodehost.runtime.workloads import launcher_script
 
 CONFIG_FILE_NAME = "containerd.toml"
 SHIM_PREFIX = "containerd-shim"

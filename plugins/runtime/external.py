@@ -37,7 +37,7 @@ class WaitTask:
     external: External
 
     async def __call__(self, context: TaskContext) -> None:
-        from nodehost.runtime.probes import check
+        from nodehost.daemon.probes import check
 
         external = self.external
         probe = CriProbe(endpoint=external.endpoint, timeout=2.0)
@@ -67,7 +67,7 @@ class WaitTask:
 
 async def _show_status(context: TaskContext, probe: CriProbe, detail: str) -> None:
     """Keep the status line on what the runtime answers, every ``probe.refresh`` seconds."""
-    from nodehost.runtime.probes import check
+    from nodehost.daemon.probes import check
 
     while True:
         context.status(f"ready: {detail}")

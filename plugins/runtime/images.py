@@ -221,8 +221,8 @@ def imported_names(output: str) -> list[str]:
 
 def read_record(path: str) -> dict[str, Any]:
     """The archives imported so far, by digest; empty when there is no (readable) record."""
+    from nodehost.config.jsonsafe import parse_json
     from nodehost.fileread import CONFIG_LIMIT, read_text
-    from nodehost.jsonsafe import parse_json
 
     try:
         data = parse_json(read_text(path, CONFIG_LIMIT), CONFIG_LIMIT)

@@ -50,7 +50,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from nodehost.config.sections import SectionReader
-from nodehost.records import Problem
+from nodehost.pluginhost.records import Problem
 
 KEY = "registries"
 #: Where ``docker.io`` images really come from (containerd's own default for it).

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nodehost.check import Check, CheckContext
-from nodehost.records import Topology
+from nodehost.pluginhost.records import Topology
 
 NAME = "sdn"
 #: The links each CNI plugin type makes.

@@ -145,8 +145,8 @@ def test_a_tiny_full_tmpfs_as_state_dir_is_an_error(check_node, run_check, full_
 
 def test_a_cgroup_subtree_without_the_controllers_is_an_error_naming_them() -> None:
     from nodehost.check.cgroups import CgroupHost, subtree_controllers
+    from nodehost.daemon.cgroups import cgroup2_mount
     from nodehost.plugins.kubelet.checks import CONTROLLERS, cgroups_check
-    from nodehost.runtime.cgroups import cgroup2_mount
 
     mount = cgroup2_mount()
     if mount is None or os.geteuid() != 0:

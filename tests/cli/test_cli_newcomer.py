@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from nodehost import __version__
-from nodehost.manager import BUILTIN_PLUGINS
+from nodehost.pluginhost.manager import BUILTIN_PLUGINS
 
 
 def test_the_root_help_names_every_built_in_component(nodehost: Callable[..., Any]) -> None:

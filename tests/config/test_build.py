@@ -11,7 +11,7 @@ import pytest
 from nodehost.config.load import load_node_config, node_config_from_mapping
 from nodehost.config.quantity import Quantity
 from nodehost.config.schema import NodeConfig, PodManifestConfig
-from nodehost.records import Problem, Severity
+from nodehost.pluginhost.records import Problem, Severity
 
 HEADER = "apiVersion: v1\nkind: NodeConfig\n"
 

@@ -10,7 +10,7 @@ from nodehost.config import node_config_from_mapping
 from nodehost.config.noeffect import NO_EFFECT
 from nodehost.config.schema import Kind, NodeConfig, field_specs, join_path
 from nodehost.config.validate import validate_node_config
-from nodehost.records import ProblemKind, Severity, ValidationScope
+from nodehost.pluginhost.records import ProblemKind, Severity, ValidationScope
 
 #: Every other NodeConfig field and what acts on it.  A new field must be added here or to
 #: NO_EFFECT: the audit test fails until it is.

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from nodehost.cli import cli
 from nodehost.config.sections import SectionReader
-from nodehost.inventory import Inventory
-from nodehost.manager import LoadOptions
+from nodehost.pluginhost.inventory import Inventory
+from nodehost.pluginhost.manager import LoadOptions
 
 BUILTIN_SECTIONS = ("bridgeNetwork", "externalNetwork", "dnsServerConfig", "containerRuntime")
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from nodehost.config.load import load_node_config
 from nodehost.config.validate import validate_node_config
 from nodehost.errors import ConfigError
-from nodehost.records import Problem, ValidationScope
+from nodehost.pluginhost.records import Problem, ValidationScope
 
 SETTINGS = settings(
     max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

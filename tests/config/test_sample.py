@@ -7,7 +7,7 @@ from pathlib import Path
 
 from nodehost.config.load import load_node_config
 from nodehost.config.validate import validate_node_config
-from nodehost.records import ValidationScope
+from nodehost.pluginhost.records import ValidationScope
 
 
 def test_sample_loads_without_problems(sample_path: Path) -> None:

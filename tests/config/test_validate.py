@@ -20,7 +20,7 @@ from nodehost.config.schema import (
     VolumeConfig,
 )
 from nodehost.config.validate import validate_node_config
-from nodehost.records import Severity, ValidationScope
+from nodehost.pluginhost.records import Severity, ValidationScope
 from nodehost.testing import parts
 
 NODE, IN_CLUSTER, NETWORK = (

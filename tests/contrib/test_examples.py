@@ -45,7 +45,7 @@ def test_a_shipped_node_config_validates(path: Path) -> None:
 
 @pytest.mark.parametrize("path", examples("Config"), ids=lambda p: str(p.relative_to(CONTRIB)))
 def test_a_shipped_kubeconfig_loads_as_nodehost_loads_it(path: Path) -> None:
-    from nodehost.apiclient import load_kubeconfig
+    from nodehost.api.client import load_kubeconfig
 
     endpoint = load_kubeconfig(str(path))
     assert endpoint.server.startswith("https://")

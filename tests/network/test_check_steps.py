@@ -300,7 +300,7 @@ class FakeL2Sandbox(FakeSandbox):
 
 
 def layer2_network(*, mtu: int | None = None, isolation: str | None = None) -> CniNetwork:
-    from nodehost.records import Topology
+    from nodehost.pluginhost.records import Topology
 
     conflist = {"cniVersion": "1.0.0", "name": "demo", "plugins": [{"type": "macvlan"}]}
     return CniNetwork("l2demo", "/nonexistent", ("/nonexistent",), conflist, "10-demo.conflist",

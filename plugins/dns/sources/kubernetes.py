@@ -5,7 +5,7 @@ the node's own API connection; an empty ``masterKubeConfig`` (the
 network-only selection without ``--kubeconfig``) means the in-cluster service
 account, and planning fails with one line when there is none.  It reads Services
 (``core/v1``) and EndpointSlices (``discovery.k8s.io/v1``) in every namespace
-through :mod:`nodehost.apiclient` (imported only when the source runs) and keeps
+through :mod:`nodehost.api.client` (imported only when the source runs) and keeps
 the DNS records in step:
 
 * per resource: list (in pages of :data:`LIST_PAGE`, each page turned into
@@ -22,7 +22,7 @@ the DNS records in step:
   listing again; only ``410 Gone`` (the server no longer has that version's
   history) means a resync: list again (after a backoff delay too) and write
   only the differences;
-* an object of the wrong shape (:mod:`nodehost.apiobject`) is ignored with
+* an object of the wrong shape (:mod:`nodehost.api.objects`) is ignored with
   one log line, the records keep what they had; EndpointSlice addresses that
   are not IPs of the slice's family are left out, one log line per slice;
 * each watch event is one upsert or delete of one service or of one service's
@@ -54,8 +54,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nodehost import apiobject as shape
-from nodehost.apiobject import MalformedObject, name_of, version_of
+from nodehost.api import objects as shape
+from nodehost.api.objects import MalformedObject, name_of, version_of
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
     EndpointAddress,
@@ -82,11 +82,11 @@ def source_factory(context: SourceContext) -> KubernetesSource:
     """The ``kubernetes`` source for ``masterKubeConfig``'s API server.
 
     An empty ``masterKubeConfig`` means the in-cluster service account
-    (:mod:`nodehost.incluster`); ``ValueError`` when there is none either.
+    (:mod:`nodehost.api.incluster`); ``ValueError`` when there is none either.
     """
     path = context.config.master_kube_config
     if not path:
-        from nodehost import incluster
+        from nodehost.api import incluster
 
         problem = incluster.unavailable()
         if problem is not None:
@@ -318,7 +318,7 @@ class _Kind:
     """One followed resource: its API kind and how the mirror takes it."""
 
     label: str  # for logs: "services", "endpointslices"
-    kind: str  # as :data:`nodehost.apiclient.KINDS` names it
+    kind: str  # as :data:`nodehost.api.client.KINDS` names it
     convert: Callable[[Mapping[str, Any]], Any]
     replace: Callable[[Mirror, Iterable[Any]], None]
     apply: Callable[[Mirror, str, Any], None]
@@ -424,7 +424,7 @@ class KubernetesSource:
         """A ClusterClient for the kubeconfig; retried (one log line) until it loads."""
         import asyncio
 
-        from nodehost.apiclient import ClusterClient, ClusterError
+        from nodehost.api.client import ClusterClient, ClusterError
 
         while True:
             try:
@@ -476,7 +476,7 @@ class KubernetesSource:
         """List every object of ``kind`` (retrying) into the mirror; the list's version."""
         import asyncio
 
-        from nodehost.apiclient import ClusterError
+        from nodehost.api.client import ClusterError
 
         async def read() -> tuple[list[Any], str]:
             items: list[Any] = []
@@ -504,7 +504,7 @@ class KubernetesSource:
         """Apply the events of ``kind`` after ``progress.version`` (kept up to date); raises
         :class:`_WatchFailed`."""
 
-        from nodehost.apiclient import ClusterTLSError, WatchEnded
+        from nodehost.api.client import ClusterTLSError, WatchEnded
 
         while True:  # one round per server-side timeout; each resumes from the last version
             stream = client.watch(kind.kind, version=progress.version,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from nodehost.apiclient import ClusterClient, WatchEnded
+from nodehost.api.client import ClusterClient, WatchEnded
 from nodehost.plugins.apilb.routing import Route, plan_route
 from nodehost.plugins.apilb.settings import LbSettings, read_learnt
 from nodehost.plugins.apilb.task import BalancerTask

@@ -164,7 +164,7 @@ def request_through(kubeconfig: str) -> bool:
     """One request through the balancer with nodehost's own client (the node's identity)."""
     import asyncio
 
-    from nodehost.apiclient import ClusterClient
+    from nodehost.api.client import ClusterClient
 
     async def ask() -> bool:
         async with ClusterClient(kubeconfig, timeout=5.0) as client:

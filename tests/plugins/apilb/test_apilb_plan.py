@@ -99,7 +99,7 @@ def test_servers_learnt_while_running_leave_the_plan_as_it_was(
 
 
 def test_it_starts_after_localcluster_and_before_the_rest() -> None:
-    from nodehost.selection import start_order
+    from nodehost.pluginhost.selection import start_order
     from nodehost.testing.nodefolder import installed_inventory
 
     catalog = installed_inventory().catalog

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from nodehost.runtime.endpoints import readyz, render_metrics
-from nodehost.runtime.task import HostTaskContext
+from nodehost.daemon.endpoints import readyz, render_metrics
+from nodehost.daemon.task import HostTaskContext
 
 
 def component(name: str, ready: bool, details: dict, reason: str = "ready") -> dict:

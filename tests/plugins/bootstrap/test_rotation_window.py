@@ -120,7 +120,7 @@ class Context:
 
 
 def test_a_failed_renewal_backs_off_doubling_up_to_five_minutes(tmp_path, monkeypatch) -> None:
-    from nodehost.apiclient import ClusterError
+    from nodehost.api.client import ClusterError
 
     rotator = rotation.CertificateRotation(settings(tmp_path))
     client = rotator.tracked[0]
@@ -162,7 +162,7 @@ def test_a_long_failure_streak_waits_at_most_five_minutes(tmp_path, monkeypatch)
 def test_renewals_that_failed_together_retry_apart(tmp_path, monkeypatch) -> None:
     """A fleet whose renewals all failed at one instant (the server was down) must not come
     back in step: each failure streak's retries are spread around the doubling delay."""
-    from nodehost.apiclient import ClusterError
+    from nodehost.api.client import ClusterError
 
     async def unreachable(tracked):
         raise ClusterError("API server not answering")
@@ -388,7 +388,7 @@ def test_a_worker_that_fails_ends_the_task_with_its_error(tmp_path, monkeypatch)
 
 
 def test_a_renewal_asks_as_the_node_with_a_deadline_and_a_new_key(tmp_path, monkeypatch) -> None:
-    from nodehost import apiclient
+    from nodehost.api import client as apiclient
     from nodehost.plugins.bootstrap import csr
 
     made: list[tuple] = []

@@ -1,6 +1,6 @@
 """What following the API server costs the process: the DNS record source's imports and memory.
 
-The ``kubernetes`` source (and with it :mod:`nodehost.apiclient`) runs in the
+The ``kubernetes`` source (and with it :mod:`nodehost.api.client`) runs in the
 node's own process, so every module it imports stays in the node's resident
 set: lightkube with httpx, httpcore, anyio, h2 and msgspec cost about 9 MiB there.
 A fresh interpreter lists a few hundred services through the source and says

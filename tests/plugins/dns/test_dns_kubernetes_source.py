@@ -507,7 +507,7 @@ MALFORMED_SERVICES = {
 
 @pytest.mark.parametrize("spec", MALFORMED_SERVICES.values(), ids=MALFORMED_SERVICES.keys())
 def test_a_service_of_the_wrong_shape_is_malformed_not_a_crash(spec: Any) -> None:
-    from nodehost.apiobject import MalformedObject
+    from nodehost.api.objects import MalformedObject
 
     with pytest.raises(MalformedObject):
         service_from_api({"metadata": {"name": "bad", "namespace": "default"}, "spec": spec})
@@ -515,7 +515,7 @@ def test_a_service_of_the_wrong_shape_is_malformed_not_a_crash(spec: Any) -> Non
 
 @pytest.mark.parametrize("metadata", [None, [], {"name": 5}, {}], ids=["null", "list", "num", "no"])
 def test_an_object_without_a_usable_name_is_malformed(metadata: Any) -> None:
-    from nodehost.apiobject import MalformedObject
+    from nodehost.api.objects import MalformedObject
 
     for convert in (service_from_api, slice_from_api):
         with pytest.raises(MalformedObject):
@@ -585,11 +585,11 @@ def test_every_failed_watch_and_every_relist_waits_a_backoff_delay(api, monkeypa
     sleeps of a delay the backoff gave)."""
     import asyncio
 
-    import nodehost.apiclient
+    import nodehost.api.client
     from nodehost.backoff import Backoff
 
     backoff = Backoff(initial=0.00123, maximum=0.0099)
-    monkeypatch.setattr(nodehost.apiclient, "RETRY_BACKOFF", backoff)
+    monkeypatch.setattr(nodehost.api.client, "RETRY_BACKOFF", backoff)
     schedule = {backoff.delay(attempt) for attempt in range(1, 10)}
     slept: list[float] = []
     sleep = asyncio.sleep
@@ -622,7 +622,7 @@ def test_the_sources_watches_ask_for_client_gos_spread_server_timeout(api) -> No
     one value for a whole fleet."""
     import asyncio
 
-    from nodehost.apiclient import WATCH_TIMEOUT
+    from nodehost.api.client import WATCH_TIMEOUT
 
     def watches() -> list[str]:
         return [path for _m, path, _u in list(api.requests) if "watch=" in path]

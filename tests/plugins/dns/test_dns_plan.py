@@ -239,7 +239,7 @@ def test_naming_the_file_source_without_a_file_fails_the_plan(node_dir) -> None:
 
 
 def test_record_sources_come_through_the_hook_facade(node_dir) -> None:
-    from nodehost.manager import LoadOptions, PluginHost
+    from nodehost.pluginhost.manager import LoadOptions, PluginHost
 
     hooks = PluginHost().load(LoadOptions(entry_points=False)).hooks
     provided = hooks.records("nodehost_dns_record_sources")
@@ -255,7 +255,7 @@ def test_record_sources_come_through_the_hook_facade(node_dir) -> None:
 
 def test_a_source_name_provided_twice_is_an_error_naming_both(node_dir) -> None:
     from nodehost import hookimpl
-    from nodehost.manager import LoadOptions, PluginHost
+    from nodehost.pluginhost.manager import LoadOptions, PluginHost
     from nodehost.plugins.dns.hookspecs import DnsRecordSourceRecord
 
     class Twin:

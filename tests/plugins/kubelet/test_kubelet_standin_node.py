@@ -135,7 +135,7 @@ def test_a_node_may_not_register_another_nodes_name(api_server: TestApiServer) -
     """NodeRestriction: the stand-in's rights are a kubelet's, no more."""
     import asyncio
 
-    from nodehost.apiclient import ClusterClient, ClusterRefused
+    from nodehost.api.client import ClusterClient, ClusterRefused
 
     async def create_other() -> None:
         async with ClusterClient(str(api_server.node_kubeconfig(NODE))) as client:

@@ -35,9 +35,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nodehost.daemon import cgroups
 from nodehost.plugins.localcluster.layout import Layout
 from nodehost.plugins.localcluster.nodeconfig import bridge_name
-from nodehost.runtime import cgroups
 from nodehost.testing.wait import wait_for
 
 README = Path(__file__).resolve().parents[3] / "README.rst"

@@ -21,7 +21,7 @@ import pytest
 
 from nodehost.component import PlanContext
 from nodehost.config import node_config_from_mapping
-from nodehost.manager import BUILTIN_PLUGINS
+from nodehost.pluginhost.manager import BUILTIN_PLUGINS
 from nodehost.plugins.runtime.settings import SECTION
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -122,7 +122,7 @@ def _call(
 def cri_pull(socket: Path, image: str, timeout: float = 120.0) -> str:
     """Pull ``image`` through containerd's CRI plugin at ``socket``; the image reference.
 
-    Raises :class:`~nodehost.runtime.grpchealth.GrpcStatusError` when the pull fails.
+    Raises :class:`~nodehost.daemon.grpchealth.GrpcStatusError` when the pull fails.
     """
     from nodehost.testing.cri import CriClient
 

@@ -1,4 +1,4 @@
-"""The gRPC health probe and the CRI client the runtime's readiness uses (``nodehost.runtime``)."""
+"""The gRPC health probe and the CRI client the runtime's readiness uses (``nodehost.daemon``)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ import pytest
 from hyperframe.frame import GoAwayFrame
 
 from nodehost.component import GrpcHealthProbe
-from nodehost.runtime.grpchealth import (
+from nodehost.daemon.grpchealth import (
     GrpcStatusError,
     HealthCheckError,
     check_health,
     grpc_message,
     serving_status,
 )
-from nodehost.runtime.ownership import Owner
-from nodehost.runtime.probes import attempt, check
+from nodehost.daemon.ownership import Owner
+from nodehost.daemon.probes import attempt, check
 
 
 def test_a_serving_answer_is_read_from_the_grpc_frame() -> None:
@@ -155,7 +155,7 @@ def test_serving_counts_only_when_the_owner_holds_the_socket(
         assert result.detail.startswith(f"{path} is held by pid {os.getpid()} (")
 
 
-# --- the CRI client (nodehost.runtime.cri) over the same unary call ---------------------------
+# --- the CRI client (nodehost.daemon.cri) over the same unary call ---------------------------
 
 
 NETWORK_NOT_READY = ("NetworkPluginNotReady", "cni config uninitialized")
@@ -164,7 +164,7 @@ NETWORK_NOT_READY = ("NetworkPluginNotReady", "cni config uninitialized")
 def cri_answer(runtime_ready: bool, network_ready: bool):
     """One message that answers both ``Version`` and ``Status``: field 1 is Status's
     RuntimeStatus (a string Version's reader skips), 2-4 Version's name, version and API."""
-    from nodehost.protowire import encode_field, encode_message
+    from nodehost.api.protowire import encode_field, encode_message
 
     conditions = b"".join(
         encode_field(1, encode_message((1, kind), (2, ready), (3, reason), (4, message)))
@@ -194,7 +194,7 @@ def fake_cri(path: str, answer) -> socket.socket:
 
 
 def test_a_cri_status_names_the_runtime_and_both_conditions(tmp_path: Path) -> None:
-    from nodehost.runtime.cri import runtime_status
+    from nodehost.daemon.cri import runtime_status
 
     path = str(tmp_path / "cri.sock")
     server = fake_cri(path, cri_answer(True, False))
@@ -223,7 +223,7 @@ def test_a_runtime_not_ready_fails_the_cri_probe_saying_why(tmp_path: Path) -> N
 
 
 def test_a_grpc_server_without_cri_is_not_cri_with_what_to_change(tmp_path: Path) -> None:
-    from nodehost.runtime.cri import NotCri, runtime_status
+    from nodehost.daemon.cri import NotCri, runtime_status
 
     def unknown_service(connection, stream: int) -> None:
         headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-status", "12"),

@@ -23,9 +23,9 @@ from realruntime import (
     wait_for,
 )
 
-from nodehost.runtime.grpchealth import GrpcStatusError, check_health
-from nodehost.runtime.teardown import mounts_below
-from nodehost.runtime.workloads import workload_roots
+from nodehost.daemon.grpchealth import GrpcStatusError, check_health
+from nodehost.daemon.teardown import mounts_below
+from nodehost.daemon.workloads import workload_roots
 
 pytestmark = [needs_containerd, pytest.mark.usefixtures("outside_guard")]
 

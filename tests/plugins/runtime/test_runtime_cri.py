@@ -1,4 +1,4 @@
-"""Runtime readiness through CRI (``nodehost.runtime.cri``): a kubelet could use it, or it is not ready."""
+"""Runtime readiness through CRI (``nodehost.daemon.cri``): a kubelet could use it, or it is not ready."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from realruntime import NODEHOST, needs_containerd, wait_for
 
-from nodehost.runtime.cri import NotCri, runtime_status
+from nodehost.daemon.cri import NotCri, runtime_status
 from nodehost.testing.cri import own_containerd
 
 pytestmark = [needs_containerd, pytest.mark.usefixtures("outside_guard")]

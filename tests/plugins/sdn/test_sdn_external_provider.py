@@ -141,8 +141,8 @@ def test_the_section_is_optional(make_config, validate) -> None:
 def test_the_real_host_starts_dependants_once_the_configuration_appears(
     make_config, make_context, tmp_path: Path
 ) -> None:
+    from nodehost.daemon import HostSettings, run_plan
     from nodehost.plan import Plan, PlannedComponent
-    from nodehost.runtime import HostSettings, run_plan
 
     conf_dir = tmp_path / "net.d"
     config = external_config(make_config, conf_dir)

@@ -1,0 +1,187 @@
+"""A small CRI client: is the container runtime at an endpoint usable by a kubelet?
+
+The kubelet talks to its runtime over CRI (``runtime.v1.RuntimeService``,
+gRPC over a unix socket).  It asks ``Version`` once at start and ``Status``
+every few seconds, and runs no pod until the ``RuntimeReady`` condition is
+true; it reports its Node ``NotReady`` while ``RuntimeReady`` or
+``NetworkReady`` is false (kubelet: ``pkg/kubelet/kubelet.go``,
+``updateRuntimeUp``; ``pkg/kubelet/nodestatus/setters.go``, ``ReadyCondition``).
+:func:`runtime_status` makes the same two calls and returns a
+:class:`CriStatus`; a server that is gRPC but not CRI -- a containerd with
+its CRI plugin disabled (``disabled_plugins = ["io.containerd.grpc.v1.cri"]``,
+as Docker's containerd packages ship) -- raises :class:`NotCri` with one line
+saying what to change.
+
+The calls go through :func:`nodehost.daemon.grpchealth.unary_call` (``h2``,
+already a dependency for the health probe; no ``grpcio``, no generated
+code): the few message fields used are encoded and read with
+:mod:`nodehost.api.protowire`.  :func:`call` is the same unary call for any CRI
+method, for callers that encode their own requests (``nodehost.testing.cri``
+runs pods with it).
+
+Endpoints are written as the kubelet's ``--container-runtime-endpoint``:
+``unix:///run/containerd/containerd.sock`` or a bare absolute path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from nodehost.api.protowire import encode_message, fields
+from nodehost.daemon.grpchealth import GrpcStatusError, HealthCheckError, response_message
+
+RUNTIME_SERVICE = "runtime.v1.RuntimeService"
+IMAGE_SERVICE = "runtime.v1.ImageService"
+#: The CRI API version the kubelet sends in ``VersionRequest``.
+CRI_API_VERSION = "v1"
+RUNTIME_READY = "RuntimeReady"
+NETWORK_READY = "NetworkReady"
+#: gRPC's UNIMPLEMENTED: the server does not know the service (or the method).
+UNIMPLEMENTED = 12
+CRI_PLUGIN = "io.containerd.grpc.v1.cri"
+
+
+class NotCri(HealthCheckError):
+    """The endpoint answers gRPC but does not serve CRI; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class CriCondition:
+    """One ``RuntimeCondition``: ``type`` (``RuntimeReady``...), whether it holds, and why not."""
+
+    type: str
+    status: bool
+    reason: str = ""
+    message: str = ""
+
+    def describe(self) -> str:
+        """``NetworkReady=false (NetworkPluginNotReady: cni config uninitialized)``."""
+        why = ": ".join(part for part in (self.reason, self.message) if part)
+        return f"{self.type}={str(self.status).lower()}" + (f" ({why})" if why else "")
+
+
+@dataclass(frozen=True)
+class CriStatus:
+    """What ``Version`` and ``Status`` answered."""
+
+    endpoint: str
+    runtime_name: str
+    runtime_version: str
+    api_version: str
+    conditions: tuple[CriCondition, ...]
+
+    @property
+    def version(self) -> str:
+        """``containerd 1.6.20`` (the runtime's name and version)."""
+        return f"{self.runtime_name} {self.runtime_version}".strip()
+
+    def condition(self, kind: str) -> CriCondition | None:
+        return next((c for c in self.conditions if c.type == kind), None)
+
+    @property
+    def runtime_ready(self) -> bool:
+        """Whether ``RuntimeReady`` is true (the kubelet runs no pod otherwise)."""
+        found = self.condition(RUNTIME_READY)
+        return found is not None and found.status
+
+    @property
+    def network_ready(self) -> bool:
+        """Whether ``NetworkReady`` is true (false until a CNI config is in place)."""
+        found = self.condition(NETWORK_READY)
+        return found is not None and found.status
+
+    def not_ready(self, kind: str) -> CriCondition:
+        """The condition ``kind``, or one saying the runtime did not report it."""
+        return self.condition(kind) or CriCondition(kind, False, "NotReported", "not in Status")
+
+    def summary(self) -> str:
+        """One line: ``containerd 1.6.20: RuntimeReady=true, NetworkReady=false (...)``."""
+        shown = [self.not_ready(RUNTIME_READY), self.not_ready(NETWORK_READY)]
+        return f"{self.version or self.endpoint}: " + ", ".join(c.describe() for c in shown)
+
+
+def socket_path(endpoint: str) -> str:
+    """The socket of an endpoint (``unix:///x.sock`` or ``/x.sock``); ``ValueError`` otherwise."""
+    path = endpoint.removeprefix("unix://")
+    if not path.startswith("/"):
+        raise ValueError(f"not a unix socket endpoint: {endpoint!r} (want unix:///path)")
+    return path
+
+
+async def call(endpoint: str, service: str, method: str, request: bytes, timeout: float) -> bytes:
+    """One CRI unary call (``service``/``method``) with the encoded ``request``; its response.
+
+    Raises :class:`OSError` (socket), :class:`TimeoutError`, :class:`NotCri`
+    when the server does not know ``service``, :class:`GrpcStatusError` for
+    another non-OK status, :class:`HealthCheckError` for a non-gRPC answer.
+    """
+    from nodehost.daemon.grpchealth import unary_call
+
+    path = socket_path(endpoint)
+    try:
+        async with asyncio.timeout(timeout):
+            return response_message(await unary_call(path, f"/{service}/{method}", request))
+    except GrpcStatusError as error:
+        if error.code == UNIMPLEMENTED and "unknown service" in error.grpc_message:
+            raise NotCri(not_cri_message(endpoint, service, error)) from None
+        raise
+
+
+def not_cri_message(endpoint: str, service: str, error: GrpcStatusError) -> str:
+    """The one line for a gRPC server without CRI, saying what to change."""
+    return (
+        f"{endpoint} does not serve CRI ({service}: {error.code_name}"
+        f"{': ' + error.grpc_message if error.grpc_message else ''}): a kubelet cannot run pods "
+        f"on it; if it is a containerd with its CRI plugin disabled (as Docker's packages "
+        f'ship it), remove "{CRI_PLUGIN}" from disabled_plugins in its config.toml and '
+        "restart it"
+    )
+
+
+async def runtime_status(endpoint: str, timeout: float = 2.0) -> CriStatus:
+    """``Version`` then ``Status`` on ``endpoint`` (each bounded by ``timeout`` seconds).
+
+    Raises as :func:`call` does (:class:`NotCri` for a containerd without
+    CRI); a malformed answer raises :class:`HealthCheckError`.
+    """
+    version = await call(
+        endpoint, RUNTIME_SERVICE, "Version", encode_message((1, CRI_API_VERSION)), timeout
+    )
+    status = await call(endpoint, RUNTIME_SERVICE, "Status", b"", timeout)
+    try:
+        name, runtime_version, api_version = _read_version(version)
+        conditions = _read_conditions(status)
+    except ValueError as error:
+        raise HealthCheckError(f"{endpoint}: malformed CRI answer ({error})") from None
+    return CriStatus(endpoint, name, runtime_version, api_version, conditions)
+
+
+def _read_version(message: bytes) -> tuple[str, str, str]:
+    """``VersionResponse``: runtime_name (2), runtime_version (3), runtime_api_version (4)."""
+    found = {number: value for number, value in fields(message) if isinstance(value, bytes)}
+    return tuple(found.get(n, b"").decode(errors="replace") for n in (2, 3, 4))  # type: ignore[return-value]
+
+
+def _read_conditions(message: bytes) -> tuple[CriCondition, ...]:
+    """``StatusResponse.status`` (1) -> ``RuntimeStatus.conditions`` (1), each a condition."""
+    conditions = []
+    for number, status in fields(message):
+        if number != 1 or not isinstance(status, bytes):
+            continue
+        for inner, condition in fields(status):
+            if inner == 1 and isinstance(condition, bytes):
+                conditions.append(_read_condition(condition))
+    return tuple(conditions)
+
+
+def _read_condition(message: bytes) -> CriCondition:
+    """``RuntimeCondition``: type (1), status (2), reason (3), message (4)."""
+    text: dict[int, str] = {}
+    status = False
+    for number, value in fields(message):
+        if isinstance(value, bytes):
+            text[number] = value.decode(errors="replace")
+        elif number == 2:
+            status = bool(value)
+    return CriCondition(text.get(1, ""), status, text.get(3, ""), text.get(4, ""))
