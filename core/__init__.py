@@ -33,6 +33,7 @@ _LAZY = {
     "hookimpl": "nodehost.pluginhost.markers",
     "ComponentRecord": "nodehost.pluginhost.records",
     "NetworkProviderRecord": "nodehost.pluginhost.records",
+    "OptionRecord": "nodehost.pluginhost.records",
     "Problem": "nodehost.pluginhost.records",
     "Severity": "nodehost.pluginhost.records",
     "ValidationScope": "nodehost.pluginhost.records",
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.pluginhost.markers import hookimpl as hookimpl
     from nodehost.pluginhost.records import ComponentRecord as ComponentRecord
     from nodehost.pluginhost.records import NetworkProviderRecord as NetworkProviderRecord
+    from nodehost.pluginhost.records import OptionRecord as OptionRecord
     from nodehost.pluginhost.records import Problem as Problem
     from nodehost.pluginhost.records import Severity as Severity
     from nodehost.pluginhost.records import Topology as Topology

@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
         ApiRoute,
         ComponentRecord,
         NetworkProviderRecord,
+        OptionRecord,
         Problem,
         ValidationScope,
     )
@@ -117,6 +118,37 @@ def nodehost_network_providers() -> Sequence[NetworkProviderRecord]:
 
 
 # --- options --------------------------------------------------------------------
+
+
+@hookspec
+def nodehost_options() -> Sequence[OptionRecord]:
+    """Declare this plugin's own ``nodehost start`` options (as pytest's ``pytest_addoption``).
+
+    **When**: once per process that loads the plugins, right after loading;
+    also to build ``start``'s (and ``check``'s, ``install``'s) options before
+    the command line is parsed, so ``nodehost start --help`` shows them under
+    the plugin's name.  It must be cheap: return records, import nothing
+    heavy (``config validate`` and ``start --dry-run`` call it).
+
+    **Arguments**: none.
+
+    **Returns**: a sequence of :class:`nodehost.OptionRecord` (possibly
+    empty): each a long flag with its help, type, choices, default and
+    ``NODEHOST_*`` variable.  The value given (flag, else variable, else
+    default) reaches every hook and plan context that has the start options,
+    as ``options.plugin_values[record.dest]``; check it in
+    :func:`nodehost_start_options` (raise :class:`nodehost.errors.UsageError`
+    naming the flag).
+
+    **Kind**: broadcast; results are flattened.
+
+    **Errors**: a record that breaks :class:`~nodehost.OptionRecord`'s rules
+    (it raises as it is made), or a flag, value name or variable that
+    nodehost's own options or another plugin's already have, fails the
+    plugin alone (a clash with a built-in fails the third-party plugin,
+    between two third-party plugins both fail), as a name clash of
+    :func:`nodehost_components` does; ``nodehost plugins`` shows why.
+    """
 
 
 @hookspec

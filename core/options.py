@@ -9,14 +9,163 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nodehost.config.listen import DEFAULT_LISTEN
 from nodehost.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.binaries import StandinMode
+
+#: The words of nodehost's own ``start``, ``check`` and ``install`` options (flags, value
+#: names, variables): an option a plugin declares with one of them fails that plugin
+#: (:mod:`nodehost.pluginhost.clashes`).  Kept here, without click, so that loading plugins
+#: does not import the CLI; ``tests/cli/test_plugin_options.py`` checks it against the commands.
+HOST_OPTION_WORDS = frozenset(
+    {
+        # flags
+        "--binary",
+        "--bootstrap-config-name",
+        "--bootstrap-config-namespace",
+        "--components",
+        "--config",
+        "--config-dir",
+        "--config-rollback-after",
+        "--crash-loop-limit",
+        "--disable",
+        "--disable-plugin",
+        "--dry-run",
+        "--enable",
+        "--exit-on-ready",
+        "--expire-days",
+        "--force",
+        "--health-address",
+        "--hostname",
+        "--ignore-preflight-errors",
+        "--images",
+        "--json",
+        "--kubeconfig",
+        "--kubernetes",
+        "--latest-images",
+        "--listen",
+        "--local-cluster",
+        "--log-format",
+        "--loglevel",
+        "--master-cert-dir",
+        "--network-plugin",
+        "--no-exec",
+        "--no-plugins",
+        "--node-ip",
+        "--node-label",
+        "--node-taint",
+        "--now",
+        "--ready-timeout",
+        "--recursive-resolv-conf",
+        "--set",
+        "--standins",
+        "--state-dir",
+        "--strict-config",
+        "--strict-plugins",
+        "--volume-dir",
+        "--write-config",
+        "--write-flags",
+        # variables
+        "NODEHOST_BINARY",
+        "NODEHOST_BOOTSTRAP_CONFIG_NAME",
+        "NODEHOST_BOOTSTRAP_CONFIG_NAMESPACE",
+        "NODEHOST_COMPONENTS",
+        "NODEHOST_CONFIG",
+        "NODEHOST_CONFIG_DIR",
+        "NODEHOST_CONFIG_ROLLBACK_AFTER",
+        "NODEHOST_CRASH_LOOP_LIMIT",
+        "NODEHOST_DISABLE",
+        "NODEHOST_DISABLE_PLUGINS",
+        "NODEHOST_DRY_RUN",
+        "NODEHOST_ENABLE",
+        "NODEHOST_EXIT_ON_READY",
+        "NODEHOST_EXPIRE_DAYS",
+        "NODEHOST_FORCE",
+        "NODEHOST_HEALTH_ADDRESS",
+        "NODEHOST_HOSTNAME",
+        "NODEHOST_IGNORE_PREFLIGHT_ERRORS",
+        "NODEHOST_IMAGES",
+        "NODEHOST_JSON",
+        "NODEHOST_KUBECONFIG",
+        "NODEHOST_KUBERNETES",
+        "NODEHOST_LATEST_IMAGES",
+        "NODEHOST_LISTEN",
+        "NODEHOST_LOCAL_CLUSTER",
+        "NODEHOST_LOGLEVEL",
+        "NODEHOST_LOG_FORMAT",
+        "NODEHOST_MASTER_CERT_DIR",
+        "NODEHOST_NETWORK_PLUGIN",
+        "NODEHOST_NODE_IP",
+        "NODEHOST_NODE_LABEL",
+        "NODEHOST_NODE_TAINT",
+        "NODEHOST_NOW",
+        "NODEHOST_NO_EXEC",
+        "NODEHOST_NO_PLUGINS",
+        "NODEHOST_READY_TIMEOUT",
+        "NODEHOST_RECURSIVE_RESOLV_CONF",
+        "NODEHOST_SET",
+        "NODEHOST_STANDINS",
+        "NODEHOST_STATE_DIR",
+        "NODEHOST_STRICT_CONFIG",
+        "NODEHOST_STRICT_PLUGINS",
+        "NODEHOST_VOLUME_DIR",
+        "NODEHOST_WRITE_CONFIG",
+        "NODEHOST_WRITE_FLAGS",
+        # value names
+        "as_json",
+        "binaries",
+        "bootstrap_config_name",
+        "bootstrap_config_namespace",
+        "components",
+        "config",
+        "config_dir",
+        "config_rollback_after",
+        "crash_loop_limit",
+        "disable",
+        "disable_plugins",
+        "dry_run",
+        "enable",
+        "exit_on_ready",
+        "expire_days",
+        "force",
+        "health_address",
+        "hostname",
+        "ignore_preflight_errors",
+        "images",
+        "kubeconfig",
+        "kubernetes",
+        "latest_images",
+        "listen",
+        "local_cluster",
+        "log_format",
+        "loglevel",
+        "master_cert_dir",
+        "network_plugin",
+        "no_exec",
+        "no_plugins",
+        "node_ip",
+        "node_labels",
+        "node_taints",
+        "now",
+        "print_only",
+        "ready_timeout",
+        "recursive_resolv_conf",
+        "settings",
+        "standins",
+        "state_dir",
+        "strict_config",
+        "strict_plugins",
+        "volume_dir",
+        "write_config",
+        "write_flags",
+    }
+)
 
 DEFAULT_CLUSTER_DOMAIN = "cluster.local"
 DEFAULT_VOLUME_DIR = "openshift.local.volumes"
@@ -47,6 +196,9 @@ class StartOptions:
     ``node_ip`` is ``--node-ip`` (None: not given; the config's ``nodeIP`` stands).
     ``node_labels`` / ``node_taints`` are ``--node-label`` / ``--node-taint``
     (:mod:`nodehost.kube.nodelabels`).
+    ``settings`` are ``--set SECTION.KEY=VALUE`` (:mod:`nodehost.config.setflags`).
+    ``plugin_values`` holds the value of each option a plugin declares
+    (``nodehost_options``), keyed by the record's ``dest`` (``--my-flag``: ``my_flag``).
     """
 
     config: str | None = None
@@ -69,8 +221,6 @@ class StartOptions:
     kubeconfig: str = ""
     bootstrap_config_name: str = ""
     bootstrap_config_namespace: str = DEFAULT_BOOTSTRAP_NAMESPACE
-    bootstrap_timeout: float = 3600.0
-    serving_cert_wait: float = 15.0
     expire_days: int = DEFAULT_EXPIRE_DAYS
     master_cert_dir: str = DEFAULT_MASTER_CERT_DIR
     config_dir: str = DEFAULT_CONFIG_DIR
@@ -82,6 +232,8 @@ class StartOptions:
     node_ip: str | None = None
     node_labels: tuple[str, ...] = ()
     node_taints: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()
+    plugin_values: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def bootstrapping(self) -> bool:
@@ -127,6 +279,23 @@ def check_start_options(options: StartOptions) -> None:
     _check_node_labels(options.node_labels, options.node_taints)
     if options.dry_run and options.write_flags:
         raise UsageError("--dry-run and --write-flags are mutually exclusive")
+    _check_settings(options)
+
+
+def _check_settings(options: StartOptions) -> None:
+    """``--set`` only where a config is generated from flags and then read."""
+    if not options.settings:
+        return
+    from nodehost.config.setflags import FLAG, parse_setting
+
+    for text in options.settings:
+        parse_setting(text)
+    if options.config:
+        raise UsageError("sets keys of a config generated from flags; edit --config's file", FLAG)
+    if options.bootstrapping:
+        raise UsageError("does not go with --bootstrap-config-name (the config map rules)", FLAG)
+    if options.write_config is not None:
+        raise UsageError("does not go with --write-config (edit the written file)", FLAG)
 
 
 def _check_node_ip(value: str) -> None:

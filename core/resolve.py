@@ -39,6 +39,8 @@ from nodehost.pluginhost.selection import SelectionRequest, select
 IN_CLUSTER = ValidationScope.IN_CLUSTER
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable, Sequence
+
     from nodehost.config.schema import NodeConfig
     from nodehost.nodeip import NodeIP
     from nodehost.options import StartOptions
@@ -82,18 +84,45 @@ def scope_for(inventory: Inventory, selected: frozenset[str]) -> ValidationScope
 
 
 def load_config_file(
-    path: str, inventory: Inventory, *, strict: bool
+    path: str, inventory: Inventory, *, strict: bool, settings: Sequence[str] = ()
 ) -> tuple[NodeConfig, list[Problem]]:
-    """Read and build ``path`` with plugins' sections known and their adjust hook applied."""
+    """Read and build ``path`` with plugins' sections known, ``settings`` (``--set``) and
+    then their adjust hook applied."""
     from nodehost.config.load import load_node_config
 
     config, problems = load_node_config(
         path,
         known_sections=inventory.known_sections(),
         strict=strict,
-        adjust=inventory.host.hooks.adjust_config,
+        adjust=_adjusting(inventory, settings),
     )
     return config, _explain_unknown_sections(problems, inventory)
+
+
+def _adjusting(inventory: Inventory, settings: Sequence[str]) -> Callable[[Any, str], None]:
+    """What edits a raw config before it is typed: ``--set``, then every plugin."""
+    if not settings:
+        return inventory.host.hooks.adjust_config
+
+    def adjust(raw: Any, source: str) -> None:
+        from nodehost.config.setflags import apply_settings
+
+        apply_settings(raw, settings)
+        inventory.host.hooks.adjust_config(raw, source)
+
+    return adjust
+
+
+def generated_settings(options: StartOptions, inventory: Inventory) -> tuple[str, ...]:
+    """``--set`` for a config generated from flags, each section checked (``UsageError``
+    naming one that neither NodeConfig nor a loaded plugin has); none for a file."""
+    if options.config or not options.settings:
+        return ()
+    from nodehost.config.schema import NodeConfig, yaml_keys
+    from nodehost.config.setflags import check_sections
+
+    check_sections(options.settings, {*yaml_keys(NodeConfig), *inventory.known_sections()})
+    return options.settings
 
 
 def _explain_unknown_sections(problems: list[Problem], inventory: Inventory) -> list[Problem]:
@@ -227,7 +256,9 @@ def resolve_config(
     if path is None:
         obtained = obtain_config(options, inventory)
     else:
-        obtained = Obtained(*load_config_file(path, inventory, strict=options.strict_config))
+        settings = generated_settings(options, inventory)
+        loaded = load_config_file(path, inventory, strict=options.strict_config, settings=settings)
+        obtained = Obtained(*loaded)
     config, scope, errors, warnings = check_obtained(obtained, options, inventory, selected, scope)
     if errors:
         raise ConfigInvalid(config.source, errors)
@@ -309,9 +340,12 @@ def obtain_config(options: StartOptions, inventory: Inventory) -> Obtained:
     memory only (:mod:`nodehost.dryrun`).
     """
     strict = options.strict_config
+    settings = generated_settings(options, inventory)
     if not options.dry_run:
         path = inventory.host.hooks.obtain_config(options)
         if path is not None:
+            if settings:
+                raise UsageError("--set sets keys of a config generated from flags", "--set")
             return Obtained(*load_config_file(path, inventory, strict=strict))
     if options.bootstrapping:
         hint = inventory.host.failure_hint("")
@@ -322,19 +356,21 @@ def obtain_config(options: StartOptions, inventory: Inventory) -> Obtained:
     if options.config:
         return Obtained(*load_config_file(options.config, inventory, strict=strict))
     if options.dry_run:
-        return _generated_unwritten(options, inventory)
+        return _generated_unwritten(options, inventory, settings)
     from nodehost.generate import generate_node_folder
 
     path = generate_node_folder(options)
-    return Obtained(*load_config_file(path, inventory, strict=strict))
+    return Obtained(*load_config_file(path, inventory, strict=strict, settings=settings))
 
 
-def _generated_unwritten(options: StartOptions, inventory: Inventory) -> Obtained:
+def _generated_unwritten(
+    options: StartOptions, inventory: Inventory, settings: Sequence[str]
+) -> Obtained:
     from nodehost.config.load import build_node_config
     from nodehost.dryrun import generated_raw_config
 
     document, pending, actions = generated_raw_config(options)
-    inventory.host.hooks.adjust_config(document.data, document.source)
+    _adjusting(inventory, settings)(document.data, document.source)
     config, problems = build_node_config(
         document, known_sections=inventory.known_sections(), strict=options.strict_config
     )

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from nodehost.cli.options import echo_warnings, logging_options, plugin_options
+from nodehost.cli.pluginoptions import PluginOptionsCommand
 from nodehost.cli.start import (
     ENVIRONMENT_PREFIX,
     config_options,
@@ -36,7 +37,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: The file a bootstrap leaves in ``--config-dir``: what a later ``check`` judges.
 
 
-@click.command(context_settings={"auto_envvar_prefix": ENVIRONMENT_PREFIX})
+@click.command(
+    cls=PluginOptionsCommand, context_settings={"auto_envvar_prefix": ENVIRONMENT_PREFIX}
+)
 @config_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (errors too).")
 @plugin_options

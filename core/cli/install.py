@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from nodehost.cli.pluginoptions import PluginOption, PluginOptionsCommand
 from nodehost.cli.start import start
 
 #: ``start`` options that make no sense for a service (they make ``start`` stop early).
@@ -26,14 +27,15 @@ PLUGIN_VARIABLES = {
     "no_plugins": "NODEHOST_NO_PLUGINS",
     "strict_plugins": "NODEHOST_STRICT_PLUGINS",
 }
+#: ``start``'s own options for a service; the plugins' follow (:class:`PluginOptionsCommand`).
 SERVICE_OPTIONS = [
     param
-    for param in start.params
+    for param in start.host_params
     if isinstance(param, click.Option) and param.name not in NOT_FOR_A_SERVICE
 ]
 
 
-@click.command(params=list(SERVICE_OPTIONS))
+@click.command(cls=PluginOptionsCommand, params=list(SERVICE_OPTIONS))
 @click.option(
     "--dry-run",
     "print_only",
@@ -135,7 +137,8 @@ def _check_as_start_would(ctx: click.Context, flags: dict[str, Any]) -> None:
 def _variables(ctx: click.Context, flags: dict[str, Any]) -> dict[str, str]:
     """The options given on the command line as ``NODEHOST_*`` variables ``start`` reads."""
     variables = {}
-    for param in SERVICE_OPTIONS:
+    plugins = [param for param in ctx.command.params if isinstance(param, PluginOption)]
+    for param in [*SERVICE_OPTIONS, *plugins]:
         name = param.name or ""
         source = ctx.get_parameter_source(name)
         if source is not click.core.ParameterSource.COMMANDLINE:
@@ -201,13 +204,13 @@ def uninstall(purge: bool, purge_volumes: bool, grace: str) -> None:
     Safe to run again after a failed or interrupted run.  Exit 0 done, 1 when
     something could not be removed (the lines say what).
     """
-    from nodehost.cli.start import _duration
+    from nodehost.config.goduration import flag_duration
     from nodehost.errors import RuntimeFailure
     from nodehost.install.uninstall import UninstallOptions
     from nodehost.install.uninstall import uninstall as run_uninstall
 
     options = UninstallOptions(
-        purge=purge, purge_volumes=purge_volumes, grace=_duration(grace, "--grace")
+        purge=purge, purge_volumes=purge_volumes, grace=flag_duration(grace, "--grace")
     )
     report = run_uninstall(options)
     for line in report.removed or ["nothing to remove: nodehost is not installed here"]:

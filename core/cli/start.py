@@ -20,6 +20,7 @@ from nodehost.cli.options import (
     parse_address_flag,
     plugin_options,
 )
+from nodehost.cli.pluginoptions import PluginOptionsCommand, plugin_values
 from nodehost.daemon.settings import DEFAULT_HEALTH_ADDRESS
 from nodehost.options import (
     DEFAULT_BOOTSTRAP_NAMESPACE,
@@ -170,6 +171,14 @@ CONFIG_OPTIONS = [
         help="Node folder generated when --config is not given.",
     ),
     click.option(
+        "--set",
+        "settings",
+        multiple=True,
+        metavar="SECTION.KEY=VALUE",
+        help="Set a key of the config generated from flags (VALUE is YAML: true, 1500, "
+        "'x'); repeatable; validated like the file.",
+    ),
+    click.option(
         "--strict-config", is_flag=True, help="Unknown config keys are errors, not warnings."
     ),
     click.option(
@@ -192,20 +201,6 @@ CONFIG_OPTIONS = [
         help="Use stand-ins (nodehost.testing's, or a component's own) for missing programs "
         "(or always): CI smoke runs (with --local-cluster: missing unless given).",
     ),
-    click.option(
-        "--bootstrap-timeout",
-        default="1h",
-        show_default=True,
-        metavar="DURATION",
-        help="Bootstrap: how long to wait for the API server and the client certificate.",
-    ),
-    click.option(
-        "--serving-cert-wait",
-        default="15s",
-        show_default=True,
-        metavar="DURATION",
-        help="Bootstrap: how long to wait for the kubelet serving certificate before going on.",
-    ),
 ]
 
 
@@ -218,7 +213,8 @@ def config_options(command: F) -> F:
 
 
 @click.command(
-    context_settings={"ignore_unknown_options": False, "auto_envvar_prefix": ENVIRONMENT_PREFIX}
+    cls=PluginOptionsCommand,
+    context_settings={"ignore_unknown_options": False, "auto_envvar_prefix": ENVIRONMENT_PREFIX},
 )
 @config_options
 @click.option(
@@ -349,8 +345,10 @@ def environment_variable(option: click.Option) -> str:
 
 
 def show_environment_variables(command: click.Command) -> None:
-    """Give each option its ``NODEHOST_*`` variable and name it in ``--help``."""
-    for param in command.params:
+    """Give each of the host's options its ``NODEHOST_*`` variable and name it in ``--help``
+    (the plugins' options have theirs already)."""
+    own = command.host_params if isinstance(command, PluginOptionsCommand) else command.params
+    for param in own:
         if isinstance(param, click.Option) and param.allow_from_autoenv:
             param.show_envvar = True
             if param.envvar is None:
@@ -383,8 +381,6 @@ def start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         kubeconfig=flags["kubeconfig"],
         bootstrap_config_name=flags["bootstrap_config_name"],
         bootstrap_config_namespace=flags["bootstrap_config_namespace"],
-        bootstrap_timeout=_duration(flags["bootstrap_timeout"], "--bootstrap-timeout"),
-        serving_cert_wait=_duration(flags["serving_cert_wait"], "--serving-cert-wait"),
         expire_days=flags["expire_days"],
         master_cert_dir=flags["master_cert_dir"],
         config_dir=flags["config_dir"] if not flags["config"] else _dirname(flags["config"]),
@@ -396,6 +392,8 @@ def start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         node_ip=flags["node_ip"],
         node_labels=tuple(flags["node_labels"]),
         node_taints=tuple(flags["node_taints"]),
+        settings=tuple(flags["settings"]),
+        plugin_values=plugin_values(ctx.command.params, flags),
         **optional,
     )
 
@@ -615,6 +613,7 @@ def _run(
 
 def _host_settings(flags: dict[str, Any]) -> HostSettings:
     """The host's settings from the flags, checked before anything is loaded or planned."""
+    from nodehost.config.goduration import flag_duration
     from nodehost.daemon import HostSettings, RestartPolicy
     from nodehost.daemon.profile import check_profile_environment
 
@@ -631,23 +630,13 @@ def _host_settings(flags: dict[str, Any]) -> HostSettings:
         health_address=health,
         exit_on_ready=flags["exit_on_ready"],
         ready_timeout=_optional_duration(flags["ready_timeout"], "--ready-timeout"),
-        config_rollback_after=_duration(flags["config_rollback_after"], "--config-rollback-after"),
+        config_rollback_after=flag_duration(
+            flags["config_rollback_after"], "--config-rollback-after"
+        ),
     )
 
 
 def _optional_duration(text: str | None, flag: str) -> float | None:
-    return None if text is None else _duration(text, flag)
+    from nodehost.config.goduration import flag_duration
 
-
-def _duration(text: str, flag: str) -> float:
-    """``flag``'s Go duration in seconds; ``UsageError`` unless it parses and is positive."""
-    from nodehost.config.goduration import parse_go_duration
-    from nodehost.errors import UsageError
-
-    try:
-        seconds = parse_go_duration(text)
-    except ValueError as error:
-        raise UsageError(str(error), flag) from error
-    if seconds <= 0:
-        raise UsageError(f"{text!r} must be positive", flag)
-    return seconds
+    return None if text is None else flag_duration(text, flag)

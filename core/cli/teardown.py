@@ -47,13 +47,13 @@ def teardown(
     import asyncio
     import os
 
-    from nodehost.cli.start import _duration
+    from nodehost.config.goduration import flag_duration
     from nodehost.daemon.pidfiles import StateLock
     from nodehost.daemon.teardown import tear_down
     from nodehost.errors import RuntimeFailure
     from nodehost.plan import default_state_dir
 
-    seconds = _duration(grace, "--grace") or 0.0
+    seconds = flag_duration(grace, "--grace") or 0.0
     state = default_state_dir(state_dir)
     if os.path.lexists(state) and not os.path.isdir(state):
         from nodehost.errors import UsageError

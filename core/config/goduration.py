@@ -130,3 +130,17 @@ def parse_go_duration_ns(text: str) -> int:
 def parse_go_duration(text: str) -> float:
     """Parse a Go duration to seconds (a float); errors as :func:`parse_go_duration_ns`."""
     return parse_go_duration_ns(text) / 1e9
+
+
+def flag_duration(text: str, flag: str) -> float:
+    """A flag's Go duration in seconds; :class:`~nodehost.errors.UsageError` naming ``flag``
+    unless it parses and is positive."""
+    from nodehost.errors import UsageError
+
+    try:
+        seconds = parse_go_duration(text)
+    except ValueError as error:
+        raise UsageError(str(error), flag) from error
+    if seconds <= 0:
+        raise UsageError(f"{text!r} must be positive", flag)
+    return seconds

@@ -2,7 +2,8 @@
 
 Component names, aliases and group names share one namespace (the words
 ``--components`` accepts, ``all`` included); network-provider names and
-aliases another, compared case-insensitively.  A word claimed by two
+aliases another, compared case-insensitively; ``start`` options (flags, value
+names and ``NODEHOST_*`` variables, nodehost's own first) a third.  A word claimed by two
 records -- other than a group that several components share, which is what
 groups are for -- is a clash:
 
@@ -76,6 +77,17 @@ def section_claims(
     for key in origin_keys:
         if key not in builtin_owned:
             yield Claim(key, "NodeConfig key", None)
+
+
+def option_claims(provided: Iterable[Provided[Any]], host_words: Iterable[str]) -> Iterator[Claim]:
+    """Claims on ``start``'s option words: each declared option's flag, value name
+    (``dest``) and variable, after the host's own (``host_words``: nodehost's)."""
+    yield from (Claim(word, "start option", None) for word in host_words)
+    for item in provided:
+        record = item.record
+        yield Claim(record.name, "start option", item)
+        yield Claim(record.dest, "start option value name", item)
+        yield Claim(record.variable, "environment variable", item)
 
 
 def find_clashes(claims: Iterable[Claim], hook: str, host: PluginHost) -> list[Clash]:

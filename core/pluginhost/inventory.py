@@ -7,13 +7,13 @@ A name clash fails the third-party plugin(s) involved, not the command
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import PluginError
 from nodehost.pluginhost.manager import LoadOptions, PluginHost, Provided, index_by_name, unique
-from nodehost.pluginhost.records import ComponentRecord, NetworkProviderRecord
+from nodehost.pluginhost.records import ComponentRecord, NetworkProviderRecord, OptionRecord
 from nodehost.pluginhost.selection import Catalog
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,11 +26,13 @@ class Inventory:
 
     ``components`` maps every component name *and alias* to its record;
     ``providers`` maps every lower-cased provider name and alias to its record.
+    ``options`` lists every ``start`` option plugins declare, in declaration order.
     """
 
     host: PluginHost
     components: dict[str, Provided[ComponentRecord]]
     providers: dict[str, Provided[NetworkProviderRecord]]
+    options: list[Provided[OptionRecord]] = field(default_factory=list)
 
     @classmethod
     def load(cls, options: LoadOptions) -> Inventory:
@@ -39,9 +41,11 @@ class Inventory:
     @classmethod
     def from_host(cls, host: PluginHost) -> Inventory:
         from nodehost.config.schema import NodeConfig, yaml_keys
+        from nodehost.options import HOST_OPTION_WORDS
         from nodehost.pluginhost.clashes import (
             component_claims,
             find_clashes,
+            option_claims,
             provider_claims,
             section_claims,
             unknown_references,
@@ -49,6 +53,7 @@ class Inventory:
 
         hooks = host.hooks
         components, providers = hooks.components(), hooks.network_providers()
+        options = hooks.options()
         clashes = [
             *find_clashes(component_claims(components), "nodehost_components", host),
             *find_clashes(provider_claims(providers), "nodehost_network_providers", host),
@@ -57,6 +62,7 @@ class Inventory:
                 "nodehost_components",
                 host,
             ),
+            *find_clashes(option_claims(options, HOST_OPTION_WORDS), "nodehost_options", host),
         ]
         _fail_for(host, clashes)
         components, providers = _without_failed(host, components), _without_failed(host, providers)
@@ -68,6 +74,7 @@ class Inventory:
             host,
             index_by_name(components, "component"),
             index_by_name(providers, "network provider", fold_case=True),
+            _without_failed(host, options),
         )
 
     @cached_property

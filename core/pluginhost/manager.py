@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
         ApiRoute,
         ComponentRecord,
         NetworkProviderRecord,
+        OptionRecord,
         Problem,
         ValidationScope,
     )
@@ -264,6 +265,9 @@ class PluginHost:
     infos: dict[str, PluginInfo] = field(default_factory=dict)
     builtins: Sequence[str] = BUILTIN_PLUGINS
     strict: bool = False
+    #: Record failures without logging or raising them (collecting declared options
+    #: before the command line is parsed; the command loads again and reports).
+    quiet: bool = False
     #: A built-in's run-time hook that raised (it stays loaded): (plugin, hook) -> error line.
     builtin_hook_errors: dict[tuple[str, str], str] = field(default_factory=dict)
 
@@ -275,7 +279,7 @@ class PluginHost:
 
     def load(self, options: LoadOptions = LoadOptions()) -> PluginHost:
         """Register built-ins, then entry points, as the module docstring says."""
-        self.strict = options.strict
+        self.strict = options.strict and not self.quiet
         for name in options.disabled:
             self.pm.set_blocked(name)
         self.hooks.addhooks()
@@ -295,7 +299,7 @@ class PluginHost:
 
         Without entry points (``--no-plugins``) a name cannot be checked: nothing is said.
         """
-        if not options.entry_points:
+        if not options.entry_points or self.quiet:
             return
         for name in sorted(options.disabled - set(self.infos)):
             from nodehost.log import get_logger
@@ -402,6 +406,8 @@ class PluginHost:
         self.infos[info.name] = failed
         if self.strict:
             raise PluginError(failed.failure_line()) from error
+        if self.quiet:
+            return
         from nodehost.log import DEBUG_VERBOSITY, get_logger, verbosity
 
         get_logger().warning(
@@ -592,6 +598,12 @@ class Hooks:
         return self.records("nodehost_network_providers", NetworkProviderRecord)
 
     # options
+    def options(self) -> list[Provided[OptionRecord]]:
+        """Every ``start`` option plugins declare, with the plugin that declared it."""
+        from nodehost.pluginhost.records import OptionRecord
+
+        return self.records("nodehost_options", OptionRecord)
+
     def start_options(
         self, options: StartOptions, components: frozenset[str]
     ) -> tuple[StartOptions, list[str]]:

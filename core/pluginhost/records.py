@@ -226,6 +226,90 @@ class NetworkProviderRecord:
             raise ValueError(f"network provider {self.name}: topology must be a nodehost.Topology")
 
 
+_FLAG = re.compile(r"^--[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+_VARIABLE = re.compile(r"^NODEHOST_[A-Z0-9_]+$")
+#: The value types an option may declare (``bool``: a flag, given or not).
+OPTION_TYPES: tuple[type, ...] = (str, int, float, bool)
+
+
+@dataclass(frozen=True)
+class OptionRecord:
+    """One ``nodehost start`` option a plugin declares (``nodehost_options``).
+
+    ``name``      the long flag, ``--`` then lower-case words joined by ``-``.
+    ``help``      one or two sentences for ``nodehost start --help``.
+    ``type``      ``str``, ``int``, ``float``, or ``bool`` (a flag, given or not).
+    ``default``   the value when neither the flag nor its variable is given
+                  (``None``: not given; a ``bool`` flag defaults to False).
+    ``choices``   the accepted values of a ``str`` option (empty: any).
+    ``multiple``  repeatable; the value is then a tuple of every one given.
+    ``metavar``   the placeholder shown in help (``DIR``, ``DURATION``).
+    ``envvar``    the variable that gives it when the flag is not given; by
+                  default ``NODEHOST_`` and the flag (``--my-flag``:
+                  ``NODEHOST_MY_FLAG``); always ``NODEHOST_*``.
+
+    The value reaches the plugin as ``options.plugin_values[record.dest]``
+    (:class:`nodehost.options.StartOptions`, in every hook and plan context
+    that has the options).  A record that breaks these rules, or a name or
+    variable another option already has, fails its plugin alone.
+    """
+
+    name: str
+    help: str
+    type: type = str
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    multiple: bool = False
+    metavar: str | None = None
+    envvar: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _FLAG.match(self.name):
+            raise ValueError(
+                f"option name {self.name!r} must be '--' and lower-case words joined by '-'"
+            )
+        owner = f"option {self.name}"
+        if not isinstance(self.help, str) or not self.help.strip():
+            raise ValueError(f"{owner}: help must be a non-empty string")
+        if self.type not in OPTION_TYPES:
+            raise ValueError(f"{owner}: type must be one of str, int, float, bool")
+        check_words(owner, "choices", self.choices)
+        if self.choices and self.type is not str:
+            raise ValueError(f"{owner}: choices need type str")
+        for flag_name in ("multiple",):
+            if not isinstance(getattr(self, flag_name), bool):
+                raise ValueError(f"{owner}: {flag_name} must be True or False")
+        if self.metavar is not None and not isinstance(self.metavar, str):
+            raise ValueError(f"{owner}: metavar must be a string or None")
+        if self.envvar is not None and (
+            not isinstance(self.envvar, str) or not _VARIABLE.match(self.envvar)
+        ):
+            raise ValueError(f"{owner}: envvar {self.envvar!r} must be NODEHOST_ and A-Z0-9_")
+        self._check_default(owner)
+
+    def _check_default(self, owner: str) -> None:
+        values = self.default if self.multiple and self.default is not None else (self.default,)
+        if self.multiple and self.default is not None and not isinstance(self.default, tuple):
+            raise ValueError(f"{owner}: the default of a multiple option must be a tuple")
+        for value in values:
+            if value is None:
+                continue
+            if type(value) is not self.type and not (self.type is float and type(value) is int):
+                raise ValueError(f"{owner}: default {value!r} is not a {self.type.__name__}")
+            if self.choices and value not in self.choices:
+                raise ValueError(f"{owner}: default {value!r} is not one of its choices")
+
+    @property
+    def dest(self) -> str:
+        """The key of the value in ``StartOptions.plugin_values``: ``--my-flag`` -> ``my_flag``."""
+        return self.name.removeprefix("--").replace("-", "_")
+
+    @property
+    def variable(self) -> str:
+        """The environment variable that gives the option."""
+        return self.envvar or "NODEHOST_" + self.dest.upper()
+
+
 @dataclass(frozen=True)
 class ApiRoute:
     """The node's API clients go through ``component``, with ``kubeconfig``.

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodehost import ComponentRecord, ValidationScope, hookimpl
+from nodehost import ComponentRecord, OptionRecord, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,6 +47,45 @@ def nodehost_components() -> list[ComponentRecord]:
             validation_scope=ValidationScope.NETWORK,
         )
     ]
+
+
+#: Bootstrap's own ``start`` options: how long each wait may take.
+TIMEOUT = OptionRecord(
+    "--bootstrap-timeout",
+    "Bootstrap: how long to wait for the API server and the client certificate.",
+    default="1h",
+    metavar="DURATION",
+)
+SERVING_WAIT = OptionRecord(
+    "--serving-cert-wait",
+    "Bootstrap: how long to wait for the kubelet serving certificate before going on.",
+    default="15s",
+    metavar="DURATION",
+)
+
+
+@hookimpl
+def nodehost_options() -> list[OptionRecord]:
+    return [TIMEOUT, SERVING_WAIT]
+
+
+@hookimpl
+def nodehost_start_options(options: StartOptions) -> None:
+    """Refuse a wait that is not a positive Go duration (``UsageError`` naming the flag),
+    bootstrapping or not, as every flag is checked."""
+    wait_seconds(options)
+
+
+def wait_seconds(options: StartOptions) -> tuple[float, float]:
+    """``(--bootstrap-timeout, --serving-cert-wait)`` in seconds (their defaults for options
+    made without them); ``UsageError`` naming the flag unless each is a positive Go duration."""
+    return _positive_duration(options, TIMEOUT), _positive_duration(options, SERVING_WAIT)
+
+
+def _positive_duration(options: StartOptions, record: OptionRecord) -> float:
+    from nodehost.config.goduration import flag_duration
+
+    return flag_duration(options.plugin_values.get(record.dest, record.default), record.name)
 
 
 @hookimpl

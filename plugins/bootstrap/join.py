@@ -105,8 +105,11 @@ def settings_from_options(options: StartOptions) -> BootstrapSettings:
             "--kubeconfig must name the bootstrap kubeconfig with --bootstrap-config-name",
             "--kubeconfig",
         )
+    from nodehost.plugins.bootstrap import wait_seconds
+
     listen = parse_listen(options.listen)
     node_name = options.hostname.strip().lower()
+    timeout, serving_wait = wait_seconds(options)
     return BootstrapSettings(
         config_dir=Path(options.config_dir).absolute(),
         bootstrap_kubeconfig=Path(options.kubeconfig).absolute(),
@@ -117,8 +120,8 @@ def settings_from_options(options: StartOptions) -> BootstrapSettings:
         listen_provided=options.listen_provided,
         listen_host=listen.host,
         volume_dir=options.volume_dir if options.volume_dir_provided else None,
-        timeout=options.bootstrap_timeout,
-        serving_wait=options.serving_cert_wait,
+        timeout=timeout,
+        serving_wait=serving_wait,
     )
 
 
