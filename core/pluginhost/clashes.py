@@ -82,7 +82,7 @@ def section_claims(
 def option_claims(provided: Iterable[Provided[Any]], host_words: Iterable[str]) -> Iterator[Claim]:
     """Claims on ``start``'s option words: each declared option's flag, value name
     (``dest``) and variable, after the host's own (``host_words``: nodehost's)."""
-    yield from (Claim(word, "start option", None) for word in host_words)
+    yield from (Claim(word, "start option", None) for word in sorted(host_words))
     for item in provided:
         record = item.record
         yield Claim(record.name, "start option", item)

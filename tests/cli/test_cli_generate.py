@@ -158,3 +158,57 @@ def test_generation_names_what_is_wrong_with_the_kubeconfig(
         assert result.code == 2, result.err
         assert "--kubeconfig" in result.err and str(path) in result.err and reason in result.err
         assert "Traceback" not in result.err
+
+
+def bridge_args(master: Path, tmp_path: Path, *sets: str) -> list[str]:
+    """A dry run of a config generated from flags, with the bridge provider and ``--set``s."""
+    base = ["networkConfig.networkPluginName=bridge", "bridgeNetwork.podCIDR=10.244.1.0/24"]
+    extra = [f"--config-dir={tmp_path / 'n'}", "--dry-run", "--standins=always"]
+    return generate_args(
+        master, *extra, "--components=kubelet,sdn", *(f"--set={s}" for s in [*base, *sets])
+    )
+
+
+def test_set_gives_a_plugin_section_of_a_generated_config(
+    nodehost, master: Path, tmp_path: Path
+) -> None:
+    result = nodehost(*bridge_args(master, tmp_path, f"bridgeNetwork.cniConfDir={tmp_path}"))
+    assert result.code == 0, result.err
+    assert f"writes: {tmp_path}/10-nodehost-bridge.conflist" in result.out
+
+
+def test_a_set_value_is_validated_at_its_field_path(nodehost, master: Path, tmp_path: Path) -> None:
+    result = nodehost(*bridge_args(master, tmp_path, "bridgeNetwork.ipMasq=abc"))
+    assert result.code == 255, result.err
+    assert result.err.startswith("Invalid NodeConfig ")
+    assert '  bridgeNetwork.ipMasq: Invalid value: "abc": must be true or false' in result.err
+
+
+def test_a_set_value_is_yaml(nodehost, master: Path, tmp_path: Path) -> None:
+    """``false`` is the boolean, so the bridge's masquerade rule goes (a string would fail)."""
+    result = nodehost(*bridge_args(master, tmp_path, "bridgeNetwork.ipMasq=false"))
+    assert result.code == 0, result.err
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("nosuch.key=1", "no NodeConfig key or plugin section is named 'nosuch'"),
+        ("bridgeNetwork=1", "'bridgeNetwork=1' is not SECTION.KEY=VALUE"),
+        ("bridgeNetwork.mtu", "is not SECTION.KEY=VALUE"),
+    ],
+)
+def test_a_bad_set_is_a_usage_error_naming_it(
+    nodehost, master: Path, tmp_path: Path, setting: str, message: str
+) -> None:
+    result = nodehost(*bridge_args(master, tmp_path, setting))
+    assert result.code == 2, result.err
+    assert result.err.startswith("error: invalid value for --set: ")
+    assert message in result.err
+
+
+def test_set_with_a_config_file_is_refused_not_ignored(nodehost, tmp_path: Path) -> None:
+    config = tmp_path / "node-config.yaml"
+    result = nodehost("start", f"--config={config}", "--set=bridgeNetwork.mtu=1400", "--dry-run")
+    assert result.code == 2
+    assert "--set" in result.err and "edit --config's file" in result.err

@@ -1,0 +1,221 @@
+"""Plugins declare their own ``start`` options (``nodehost_options``); a bad one fails alone.
+
+Through the real CLI with throw-away distributions: the option is in ``--help``
+under the plugin's name, parsed with its type, given by flag or ``NODEHOST_*``
+variable, and its value reaches the plugin's component plan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+
+from nodehost import OptionRecord, hookimpl
+from nodehost.options import HOST_OPTION_WORDS
+from nodehost.pluginhost.inventory import Inventory
+from nodehost.pluginhost.manager import (
+    ENV_DISABLE,
+    ENV_NO_PLUGINS,
+    ENV_STRICT,
+    LoadOptions,
+    PluginHost,
+)
+from nodehost.testing.distributions import throwaway_distribution
+
+WIDGET = """
+from nodehost import ComponentRecord, OptionRecord, hookimpl
+from nodehost.component import ComponentPlan
+
+class Widget:
+    def plan(self, context):
+        size = context.options.plugin_values["widget_size"]
+        return ComponentPlan(notes=(f"widget size {size}",))
+
+@hookimpl
+def nodehost_options():
+    return [OptionRecord("--widget-size", "How big the widget is.", type=int, default=3)]
+
+@hookimpl
+def nodehost_components():
+    return [ComponentRecord("widget", "a widget", Widget())]
+"""
+
+CLASHING = """
+from nodehost import OptionRecord, hookimpl
+
+@hookimpl
+def nodehost_options():
+    return [OptionRecord("--state-dir", "Mine now.")]
+"""
+
+
+@pytest.fixture
+def widget_env(tmp_path: Path) -> dict[str, str]:
+    dists = throwaway_distribution(tmp_path / "dists", "widgetplugin", WIDGET)
+    return {**os.environ, "PYTHONPATH": str(dists)}
+
+
+def dry_run(nodehost_exe: Any, node_dir: Path, env: dict[str, str], *extra: str) -> Any:
+    config = str(node_dir / "node-config.yaml")
+    args = ["start", f"--config={config}", "--components=widget", "--dry-run", *extra]
+    return nodehost_exe(*args, env=env)
+
+
+def test_a_plugins_option_is_in_start_help_under_its_name(
+    nodehost_exe: Any, widget_env: dict[str, str]
+) -> None:
+    result = nodehost_exe("start", "--help", env=widget_env)
+    assert result.code == 0, result.err
+    section = result.out.split("Options of plugin widgetplugin:", 1)[1]
+    assert "--widget-size INTEGER" in section
+    assert "NODEHOST_WIDGET_SIZE" in section
+    assert "--widget-size" not in result.out.split("Options of plugin", 1)[0]
+
+
+def test_a_plugins_option_value_reaches_its_plan(
+    nodehost_exe: Any, node_dir: Path, widget_env: dict[str, str]
+) -> None:
+    assert "widget size 3" in dry_run(nodehost_exe, node_dir, widget_env).out
+    assert "widget size 7" in dry_run(nodehost_exe, node_dir, widget_env, "--widget-size=7").out
+    from_variable = dry_run(nodehost_exe, node_dir, {**widget_env, "NODEHOST_WIDGET_SIZE": "9"})
+    assert "widget size 9" in from_variable.out, from_variable.err
+
+
+def test_a_plugins_option_is_parsed_with_its_type(
+    nodehost_exe: Any, node_dir: Path, widget_env: dict[str, str]
+) -> None:
+    result = dry_run(nodehost_exe, node_dir, widget_env, "--widget-size=big")
+    assert result.code == 2
+    assert "--widget-size" in result.err and "'big' is not a valid integer" in result.err
+
+
+def test_a_disabled_plugin_has_no_options(
+    nodehost_exe: Any, node_dir: Path, widget_env: dict[str, str]
+) -> None:
+    result = dry_run(
+        nodehost_exe, node_dir, widget_env, "--disable-plugin=widgetplugin", "--widget-size=7"
+    )
+    assert result.code == 2
+    assert "No such option '--widget-size'" in result.err
+
+
+def test_an_option_clashing_with_nodehosts_fails_its_plugin_alone(
+    nodehost_exe: Any, node_dir: Path, tmp_path: Path
+) -> None:
+    dists = throwaway_distribution(tmp_path / "dists", "clashplugin", CLASHING)
+    env = {**os.environ, "PYTHONPATH": str(dists)}
+    config = str(node_dir / "node-config.yaml")
+    args = ["start", f"--config={config}", "--components=kubelet", "--standins=missing"]
+    assert nodehost_exe(*args, "--dry-run", env=env).code == 0
+    listing = nodehost_exe("plugins", "--json", env=env)
+    (info,) = [info for info in json.loads(listing.out) if info["name"] == "clashplugin"]
+    assert (info["status"], info["hook"]) == ("failed", "nodehost_options")
+    assert info["error"] == "start option '--state-dir' is already taken by nodehost"
+
+
+def declaring(*records: OptionRecord) -> object:
+    class Plugin:
+        @hookimpl
+        def nodehost_options(self) -> list[OptionRecord]:
+            return list(records)
+
+    return Plugin()
+
+
+def with_plugins(*plugins: tuple[str, object]) -> Inventory:
+    host = PluginHost().load(LoadOptions(entry_points=False))
+    for name, plugin in plugins:
+        host.register(plugin, name, kind="entrypoint")
+    return Inventory.from_host(host)
+
+
+def test_two_third_party_plugins_declaring_one_variable_both_fail() -> None:
+    one = declaring(OptionRecord("--one", "One.", envvar="NODEHOST_SHARED"))
+    two = declaring(OptionRecord("--two", "Two.", envvar="NODEHOST_SHARED"))
+    inventory = with_plugins(("one", one), ("two", two), ("fine", declaring()))
+    assert [info.status for info in map(inventory.host.infos.get, ("one", "two", "fine"))] == [
+        "failed",
+        "failed",
+        "active",
+    ]
+    assert "environment variable 'NODEHOST_SHARED' is already taken by plugin 'two'" in (
+        inventory.host.infos["one"].error or ""
+    )
+    assert {item.plugin for item in inventory.options} == {"bootstrap"}
+
+
+def test_an_option_clashing_with_a_builtins_fails_the_third_party_plugin() -> None:
+    inventory = with_plugins(("late", declaring(OptionRecord("--bootstrap-timeout", "Mine."))))
+    assert inventory.host.infos["late"].status == "failed"
+    assert "taken by built-in plugin 'bootstrap'" in (inventory.host.infos["late"].error or "")
+    assert [item.plugin for item in inventory.options] == ["bootstrap", "bootstrap"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"name": "widget"}, "option name 'widget' must be '--' and lower-case words"),
+        ({"name": "--Widget"}, "option name '--Widget' must be"),
+        ({"help": ""}, "help must be a non-empty string"),
+        ({"type": list}, "type must be one of str, int, float, bool"),
+        ({"choices": "ab"}, "choices must be a tuple of names, not the string 'ab'"),
+        ({"type": int, "choices": ("a",)}, "choices need type str"),
+        ({"type": int, "default": "3"}, "default '3' is not a int"),
+        ({"multiple": True, "default": ["a"]}, "the default of a multiple option must be a tuple"),
+        ({"envvar": "WIDGET"}, "envvar 'WIDGET' must be NODEHOST_"),
+    ],
+)
+def test_a_wrong_option_record_fails_its_plugin_alone(fields: dict[str, Any], error: str) -> None:
+    arguments = {"name": "--widget", "help": "A widget.", **fields}
+
+    class Plugin:
+        @hookimpl
+        def nodehost_options(self) -> list[OptionRecord]:
+            return [OptionRecord(**arguments)]
+
+    inventory = with_plugins(("bad", Plugin()), ("good", declaring(OptionRecord("--good", "G."))))
+    assert inventory.host.infos["bad"].status == "failed"
+    assert error in (inventory.host.infos["bad"].error or "")
+    assert [item.record.name for item in inventory.options if item.plugin == "good"] == ["--good"]
+
+
+def test_host_option_words_are_the_commands_own() -> None:
+    """:data:`HOST_OPTION_WORDS` (read without click) lists every flag, value name and
+    variable of ``start``, ``check`` and ``install``'s own options."""
+    from nodehost.cli.check import check
+    from nodehost.cli.install import install
+    from nodehost.cli.start import environment_variable, start
+
+    words = {ENV_DISABLE, ENV_NO_PLUGINS, ENV_STRICT}
+    for command in (start, check, install):
+        for param in command.host_params:
+            if isinstance(param, click.Option):
+                words.update(opt for opt in param.opts if opt.startswith("--"))
+                words.add(param.name or "")
+                if isinstance(param.envvar, str):
+                    words.add(param.envvar)
+                elif param.allow_from_autoenv:
+                    words.add(environment_variable(param))
+    assert words == HOST_OPTION_WORDS
+
+
+def test_install_writes_a_plugins_option_given_to_it(
+    nodehost_exe: Any, widget_env: dict[str, str]
+) -> None:
+    result = nodehost_exe("install", "--dry-run", "--widget-size=5", env=widget_env)
+    assert result.code == 0, result.err
+    assert 'NODEHOST_WIDGET_SIZE="5"' in result.out
+
+
+def test_a_bad_bootstrap_wait_is_a_usage_error_naming_it(nodehost_exe: Any, node_dir: Path) -> None:
+    config = str(node_dir / "node-config.yaml")
+    args = ["start", f"--config={config}", "--components=kubelet", "--dry-run"]
+    result = nodehost_exe(*args, "--bootstrap-timeout=soon")
+    assert result.code == 2
+    assert result.err.startswith("error: invalid value for --bootstrap-timeout: ")
+    assert "--serving-cert-wait" in nodehost_exe(*args, "--serving-cert-wait=-1s").err
