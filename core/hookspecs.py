@@ -164,13 +164,16 @@ def nodehost_start_options(
     the flags gave them; ``components`` -- the name of every known component
     (so an answer only names components that exist).
 
-    **Returns**: ``{field: value}`` for the :class:`~nodehost.options.StartOptions`
-    fields these options imply, or None when they imply nothing for this
-    plugin.  The built-in ``localcluster`` plugin turns ``--local-cluster DIR``
-    into the bootstrap flags and the folders under DIR.  The core applies
-    every answer and checks the result as it checks flags; an unknown field,
-    or two plugins giving one field different values, fails (exit 2).  An
-    implementation has no side effects (a dry run asks too).
+    **Returns**: ``{key: value}`` for the :class:`~nodehost.options.StartOptions`
+    fields, or the ``dest`` of options plugins declare (:func:`nodehost_options`,
+    set in ``plugin_values``), that these options imply; or None when they
+    imply nothing for this plugin.  The built-in ``localcluster`` plugin turns
+    ``--local-cluster DIR`` into the bootstrap flags and the folders under
+    DIR; the built-in ``bootstrap`` plugin only checks its own options here.
+    The core applies every answer and checks the result as it checks flags;
+    an unknown key fails the plugin, two plugins giving one key different
+    values is a usage error (exit 2).  An implementation has no side effects
+    (a dry run asks too).
 
     **Kind**: broadcast.
 

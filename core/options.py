@@ -50,7 +50,6 @@ HOST_OPTION_WORDS = frozenset(
         "--kubernetes",
         "--latest-images",
         "--listen",
-        "--local-cluster",
         "--log-format",
         "--loglevel",
         "--master-cert-dir",
@@ -96,7 +95,6 @@ HOST_OPTION_WORDS = frozenset(
         "NODEHOST_KUBERNETES",
         "NODEHOST_LATEST_IMAGES",
         "NODEHOST_LISTEN",
-        "NODEHOST_LOCAL_CLUSTER",
         "NODEHOST_LOGLEVEL",
         "NODEHOST_LOG_FORMAT",
         "NODEHOST_MASTER_CERT_DIR",
@@ -142,7 +140,6 @@ HOST_OPTION_WORDS = frozenset(
         "kubernetes",
         "latest_images",
         "listen",
-        "local_cluster",
         "log_format",
         "loglevel",
         "master_cert_dir",
@@ -190,8 +187,6 @@ def default_cluster_domain() -> str:
 class StartOptions:
     """Every flag of ``nodehost start``; ``None`` means "not given" where that matters.
 
-    ``local_cluster`` is ``--local-cluster DIR``: a plugin (``localcluster``)
-    turns it into the other options it implies (``nodehost_start_options``).
     ``standins`` is ``--standins`` (None: not given, which means ``never``).
     ``node_ip`` is ``--node-ip`` (None: not given; the config's ``nodeIP`` stands).
     ``node_labels`` / ``node_taints`` are ``--node-label`` / ``--node-taint``
@@ -227,7 +222,6 @@ class StartOptions:
     strict_config: bool = False
     state_dir: str | None = None
     extra_args: tuple[str, ...] = ()
-    local_cluster: str | None = None
     standins: StandinMode | None = None
     node_ip: str | None = None
     node_labels: tuple[str, ...] = ()

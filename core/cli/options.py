@@ -83,8 +83,10 @@ def load_inventory(
 
         configure_logging(loglevel, log_format)
 
+    from nodehost.cli.pluginoptions import collected_inventory
+
     options = LoadOptions.from_environment(disable_plugins, strict_plugins, no_plugins)
-    return Inventory.load(options)
+    return collected_inventory(options) or Inventory.load(options)
 
 
 def parse_address_flag(text: str, flag: str) -> tuple[str, int]:

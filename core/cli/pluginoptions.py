@@ -6,8 +6,9 @@ first time they are needed: when the command line is parsed, when help is
 shown, when another command copies them (``install``) or a documentation tool
 reads ``start.params``.  Collecting loads the plugins as the command line and
 the environment say (``--no-plugins``, ``--disable-plugin``, their
-variables), quietly: a plugin that fails then only brings no options; the
-command loads the plugins again and reports failures as it always does.
+variables), quietly: nothing is logged or raised yet.  The command then takes
+that loaded host over (:func:`collected_inventory`, once), which reports each
+failure as loading always does; plugins are not loaded twice.
 
 Help lists the host's options under ``Options`` and each plugin's under
 ``Options of plugin NAME``; each plugin option's value reaches the plugins
@@ -17,12 +18,14 @@ as ``StartOptions.plugin_values[dest]`` (:func:`plugin_values`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.pluginhost.manager import Provided
+    from nodehost.pluginhost.inventory import Inventory
+    from nodehost.pluginhost.manager import LoadOptions, Provided
     from nodehost.pluginhost.records import OptionRecord
 
 
@@ -54,7 +57,7 @@ class PluginOptionsCommand(click.Command):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._declared: list[click.Parameter] | None = None
         self._combined: list[click.Parameter] = []
-        self._loading: tuple[tuple[str, ...], bool] = ((), False)
+        self._loading: LoadOptions | None = None
         super().__init__(*args, **kwargs)
 
     @property
@@ -62,7 +65,7 @@ class PluginOptionsCommand(click.Command):
         """The host's parameters, then the plugins' options (collected once per way of
         loading plugins); one list object, which click may append to and pop from."""
         if self._declared is None:
-            self._declared = list(declared_options(*self._loading))
+            self._declared = list(declared_options(self._loading or loading_for([])))
             self._combined = [*self.host_params, *self._declared]
         return self._combined
 
@@ -73,7 +76,7 @@ class PluginOptionsCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Collect the plugins' options as this command line loads plugins, then parse."""
-        loading = plugin_loading_flags(args)
+        loading = loading_for(args)
         if loading != self._loading:
             self._loading, self._declared = loading, None
         return super().parse_args(ctx, args)
@@ -91,36 +94,52 @@ class PluginOptionsCommand(click.Command):
                 formatter.write_dl(rows)
 
 
-def plugin_loading_flags(args: Sequence[str]) -> tuple[tuple[str, ...], bool]:
-    """``--disable-plugin`` values and ``--no-plugins`` in ``args``, read before parsing
-    (the options they load are part of what is parsed), up to a ``--``."""
+def loading_for(args: Sequence[str]) -> LoadOptions:
+    """How the plugins load for a command line ``args`` and the environment, read before
+    parsing (the options they declare are part of what is parsed): ``--disable-plugin``
+    and ``--no-plugins`` up to a ``--``; ``strict`` is left to the command."""
+    from nodehost.errors import NodehostError
+    from nodehost.pluginhost.manager import LoadOptions
+
     disabled: list[str] = []
     no_plugins = False
     words = list(args)
-    for index, word in enumerate(words):
-        if word == "--":
-            break
+    for index, word in enumerate(words[: words.index("--") if "--" in words else None]):
         if word == "--no-plugins":
             no_plugins = True
         elif word == "--disable-plugin" and index + 1 < len(words):
             disabled.append(words[index + 1])
         elif word.startswith("--disable-plugin="):
             disabled.append(word.partition("=")[2])
-    return tuple(disabled), no_plugins
-
-
-def declared_options(disabled: tuple[str, ...], no_plugins: bool) -> list[PluginOption]:
-    """Every active plugin's declared options as click options, plugins loaded quietly."""
-    from nodehost.errors import NodehostError
-    from nodehost.pluginhost.inventory import Inventory
-    from nodehost.pluginhost.manager import LoadOptions, PluginHost
-
     try:
-        options = LoadOptions.from_environment(disabled, False, no_plugins)
-    except NodehostError:  # a bad NODEHOST_* plugin variable: the command says so itself
-        options = LoadOptions(frozenset(disabled), False, not no_plugins)
-    host = PluginHost(quiet=True).load(options)
-    return [PluginOption(declared) for declared in Inventory.from_host(host).options]
+        return LoadOptions.from_environment(disabled, False, no_plugins)
+    except NodehostError:  # a bad NODEHOST_*_PLUGINS value: the command says so itself
+        return LoadOptions(frozenset(disabled), False, not no_plugins)
+
+
+#: The inventory loaded to collect options and how, until the command takes it.
+_collected: tuple[LoadOptions, Inventory] | None = None
+
+
+def declared_options(loading: LoadOptions) -> list[PluginOption]:
+    """Every active plugin's declared options as click options, plugins loaded quietly."""
+    global _collected
+    from nodehost.pluginhost.inventory import Inventory
+    from nodehost.pluginhost.manager import PluginHost
+
+    inventory = Inventory.from_host(PluginHost(quiet=True).load(loading))
+    _collected = (loading, inventory)
+    return [PluginOption(declared) for declared in inventory.options]
+
+
+def collected_inventory(loading: LoadOptions) -> Inventory | None:
+    """The inventory loaded to collect the options of the command being run, when it was
+    loaded as ``loading`` says (``strict`` aside): taken over, failures reported; once."""
+    global _collected
+    collected, _collected = _collected, None
+    if collected is None or collected[0] != replace(loading, strict=False):
+        return None
+    return replace(collected[1], host=collected[1].host.adopt(loading))
 
 
 def plugin_values(params: Sequence[click.Parameter], flags: Mapping[str, Any]) -> dict[str, Any]:

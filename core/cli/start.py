@@ -62,13 +62,6 @@ CONFIG_OPTIONS = [
         help="Run from this node config; other config flags are ignored.",
     ),
     click.option(
-        "--local-cluster",
-        metavar="DIR",
-        help="Run nodehost's test API server from DIR as a local control plane and join it: "
-        "the whole node on one machine, for trying, developing and CI (not a production API "
-        "server).",
-    ),
-    click.option(
         "--components",
         metavar="LIST",
         help="Components to run: names or groups, comma separated (kubelet,proxy).",
@@ -387,7 +380,6 @@ def start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         strict_config=flags["strict_config"],
         state_dir=flags["state_dir"],
         extra_args=tuple(flags.get("extra_args", ())),
-        local_cluster=flags["local_cluster"] or None,
         standins=flags["standins"] if _given(ctx, "standins") else None,
         node_ip=flags["node_ip"],
         node_labels=tuple(flags["node_labels"]),
@@ -417,22 +409,9 @@ def load_for_start(
 
 
 def implied_options(options: StartOptions, inventory: Inventory) -> StartOptions:
-    """The options with what plugins derive from them (``--local-cluster``), checked again.
-
-    ``--local-cluster`` that no plugin takes up is a usage error naming any
-    plugin that failed: it is never ignored.
-    """
-    from nodehost.errors import UsageError
-
+    """The options with what plugins derive from them (``--local-cluster``), checked again."""
     known = frozenset(inventory.catalog.records)
-    derived, answered = inventory.host.hooks.start_options(options, known)
-    if options.local_cluster and not answered:
-        hint = inventory.host.failure_hint("")
-        raise UsageError(
-            "--local-cluster needs a plugin that runs a local cluster, and none is active"
-            + (f": {hint}" if hint else ""),
-            "--local-cluster",
-        )
+    derived = inventory.host.hooks.start_options(options, known)
     check_start_options(derived)
     return derived
 

@@ -268,6 +268,8 @@ class PluginHost:
     #: Record failures without logging or raising them (collecting declared options
     #: before the command line is parsed; the command loads again and reports).
     quiet: bool = False
+    #: Failures recorded while quiet, reported by :meth:`adopt`.
+    unreported: list[tuple[PluginInfo, BaseException]] = field(default_factory=list)
     #: A built-in's run-time hook that raised (it stays loaded): (plugin, hook) -> error line.
     builtin_hook_errors: dict[tuple[str, str], str] = field(default_factory=dict)
 
@@ -401,13 +403,30 @@ class PluginHost:
         return f"implements an unknown hook {unknown.group(1)}{hint}"
 
     def _fail(self, info: PluginInfo, error: BaseException, hook: str | None) -> None:
-        """Record ``info``'s plugin as failed, log one line (traceback at -v 4), or raise."""
+        """Record ``info``'s plugin as failed, then report it (:meth:`_report`), or keep the
+        report for :meth:`adopt` while quiet."""
         failed = replace(info, status="failed", error=_one_line(error), hook=hook)
         self.infos[info.name] = failed
+        if self.quiet:
+            self.unreported.append((failed, error))
+            return
+        self._report(failed, error)
+
+    def adopt(self, options: LoadOptions) -> PluginHost:
+        """Take over a host loaded quietly with ``options`` but ``strict``: report what
+        failed meanwhile as :meth:`load` would have, and go on as a loaded host."""
+        self.quiet, self.strict = False, options.strict
+        unreported, self.unreported = self.unreported, []
+        for failed, error in unreported:
+            self._report(failed, error)
+        self._warn_unknown_disabled(options)
+        return self
+
+    def _report(self, failed: PluginInfo, error: BaseException) -> None:
+        """Log one line (traceback at -v 4) for a failed plugin, or raise when strict."""
         if self.strict:
             raise PluginError(failed.failure_line()) from error
-        if self.quiet:
-            return
+        hook = failed.hook
         from nodehost.log import DEBUG_VERBOSITY, get_logger, verbosity
 
         get_logger().warning(
@@ -604,30 +623,39 @@ class Hooks:
 
         return self.records("nodehost_options", OptionRecord)
 
-    def start_options(
-        self, options: StartOptions, components: frozenset[str]
-    ) -> tuple[StartOptions, list[str]]:
-        """``options`` with every plugin's ``nodehost_start_options`` answer applied,
-        and the plugins that answered (not None).
+    def start_options(self, options: StartOptions, components: frozenset[str]) -> StartOptions:
+        """``options`` with every plugin's ``nodehost_start_options`` answer applied.
 
-        A ``NodehostError`` (a usage error) reaches the user as it is; an answer
-        that is not a mapping of :class:`~nodehost.options.StartOptions` fields
-        fails its plugin; two plugins giving one field different values is a
-        ``UsageError`` naming both.
+        An answer's keys are :class:`~nodehost.options.StartOptions` fields or
+        the ``dest`` of an option a plugin declares (``plugin_values``).  A
+        ``NodehostError`` (a usage error) reaches the user as it is; any other
+        answer fails its plugin; two plugins giving one key different values is
+        a ``UsageError`` naming both.
         """
         import dataclasses
 
+        fields = {item.name for item in dataclasses.fields(options)}
+        changes = self._start_option_changes(
+            options, components, fields | set(options.plugin_values)
+        )
+        declared = {key: value for key, value in changes.items() if key not in fields}
+        return dataclasses.replace(
+            options,
+            **{key: value for key, value in changes.items() if key in fields},
+            plugin_values={**options.plugin_values, **declared},
+        )
+
+    def _start_option_changes(
+        self, options: StartOptions, components: frozenset[str], known: set[str]
+    ) -> dict[str, Any]:
         from nodehost.errors import NodehostError, UsageError
 
-        known = {item.name for item in dataclasses.fields(options)}
         changes: dict[str, tuple[str, Any]] = {}
-        answered: list[str] = []
         hook = "nodehost_start_options"
         for plugin, function, argnames in self._impls(hook):
             try:
                 arguments = {"options": options, "components": components}
-                result = function(**{name: arguments[name] for name in argnames})
-                answer = dict(result or {})
+                answer = dict(function(**{name: arguments[name] for name in argnames}) or {})
                 unknown = sorted(set(answer) - known)
                 if unknown:
                     raise ValueError(f"no start option is named {', '.join(unknown)}")
@@ -636,8 +664,6 @@ class Hooks:
             except Exception as error:
                 self._host.disable_failed(plugin, error, hook)
                 continue
-            if result is not None:
-                answered.append(plugin)
             for key, value in answer.items():
                 earlier = changes.get(key)
                 if earlier is not None and earlier[1] != value:
@@ -646,10 +672,7 @@ class Hooks:
                         f"differently ({earlier[1]!r}, {value!r}); disable one"
                     )
                 changes[key] = (plugin, value)
-        derived = dataclasses.replace(
-            options, **{key: value for key, (_, value) in changes.items()}
-        )
-        return derived, answered
+        return {key: value for key, (_, value) in changes.items()}
 
     # configuration
     def adjust_config(self, raw: dict[str, Any], source: str) -> None:

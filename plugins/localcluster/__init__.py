@@ -32,7 +32,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodehost import ComponentRecord, ValidationScope, hookimpl
+from nodehost import ComponentRecord, OptionRecord, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, TaskSpec, TcpProbe
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,9 +43,30 @@ NAME = "localcluster"
 STOP_GRACE = 10.0
 
 
+#: ``--local-cluster DIR``, this plugin's one ``start`` option.
+LOCAL_CLUSTER = OptionRecord(
+    "--local-cluster",
+    "Run nodehost's test API server from DIR as a local control plane and join it: the whole "
+    "node on one machine, for trying, developing and CI (not a production API server).",
+    metavar="DIR",
+)
+
+
+def cluster_dir(options: StartOptions | None) -> str | None:
+    """``--local-cluster``'s DIR, or None when not given."""
+    if options is None:
+        return None
+    return options.plugin_values.get(LOCAL_CLUSTER.dest) or None
+
+
 def wanted(options: StartOptions | None) -> bool:
     """Whether the start options ask for a local cluster (``--local-cluster``)."""
-    return options is not None and bool(options.local_cluster)
+    return cluster_dir(options) is not None
+
+
+@hookimpl
+def nodehost_options() -> list[OptionRecord]:
+    return [LOCAL_CLUSTER]
 
 
 @hookimpl
@@ -120,13 +141,13 @@ class LocalClusterComponent:
     """Plans the task that owns the running API server."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        options = context.options
-        if options is None or not options.local_cluster:
+        directory = cluster_dir(context.options)
+        if directory is None:
             return ComponentPlan(inactive_reason="--local-cluster DIR is not given")
         from nodehost.plugins.localcluster.cluster import WHAT_IT_IS, ClusterTask
         from nodehost.plugins.localcluster.layout import LOOPBACK, Layout, read_settings
 
-        layout = Layout(Path(options.local_cluster))
+        layout = Layout(Path(directory))
         settings = read_settings(layout)
         port = settings.apiserver_port if settings is not None else 0
         where = f"https://{LOOPBACK}:{port or '<chosen at the first start>'}"

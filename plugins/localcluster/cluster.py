@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import RuntimeFailure
+from nodehost.plugins.localcluster import cluster_dir
 from nodehost.plugins.localcluster.layout import (
     CONFIG_MAP,
     LOOPBACK,
@@ -92,8 +93,8 @@ def started() -> list[LocalCluster]:
 
 
 def start_cluster(options: StartOptions, machine: Machine) -> LocalCluster:
-    """Bring the local cluster of ``options.local_cluster`` up and publish the node's objects."""
-    layout = Layout(Path(options.local_cluster or "").absolute())
+    """Bring the local cluster of ``--local-cluster`` up and publish the node's objects."""
+    layout = Layout(Path(cluster_dir(options) or "").absolute())
     existing = running(str(layout.directory))
     if existing is not None:
         return existing
@@ -111,7 +112,7 @@ def describe_start(options: StartOptions, machine: Machine) -> list[str]:
     """What :func:`start_cluster` and the bootstrap after it would do, doing none of it."""
     from nodehost.plugins.localcluster.layout import read_settings
 
-    layout = Layout(Path(options.local_cluster or "").absolute())
+    layout = Layout(Path(cluster_dir(options) or "").absolute())
     settings = read_settings(layout)
     where = settings.apiserver_url if settings else f"https://{LOOPBACK}:<a free port>"
     kept = "kept from the first start" if settings else "a new CA, ports and token"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import UsageError
 from nodehost.options import DEFAULT_CONFIG_DIR, DEFAULT_MASTER_CERT_DIR
-from nodehost.plugins.localcluster import NAME
+from nodehost.plugins.localcluster import NAME, cluster_dir
 from nodehost.plugins.localcluster.layout import CONFIG_MAP, Layout
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,7 +39,7 @@ def implied_options(
 ) -> dict[str, Any]:
     """The start options ``--local-cluster`` sets; ``UsageError`` for a flag that clashes."""
     check_flags(options)
-    layout = Layout(Path(options.local_cluster or "").absolute())
+    layout = Layout(Path(cluster_dir(options) or "").absolute())
     check_directory(layout)
     changes: dict[str, Any] = {
         "local_cluster": str(layout.directory),

@@ -34,7 +34,7 @@ def own_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
 
 
 def options(directory: Path, **flags: object) -> StartOptions:
-    return StartOptions(local_cluster=str(directory), hostname="n1", **flags)
+    return StartOptions(plugin_values={"local_cluster": str(directory)}, hostname="n1", **flags)
 
 
 def get(cluster: clusters.LocalCluster, path: str) -> tuple[int, dict]:

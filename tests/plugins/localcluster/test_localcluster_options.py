@@ -15,7 +15,7 @@ KNOWN = frozenset({"kubelet", "sdn", "proxy", "dns", "bootstrap", "runtime", "lo
 
 
 def implied(directory: Path, runtime_possible: bool = True, **flags: object) -> dict:
-    options = StartOptions(local_cluster=str(directory), **flags)
+    options = StartOptions(plugin_values={"local_cluster": str(directory)}, **flags)
     return implied_options(options, KNOWN, runtime_possible)
 
 
@@ -58,7 +58,7 @@ def test_an_explicit_selection_is_left_as_given_but_for_the_cluster(tmp_path: Pa
 
 
 def test_no_unknown_component_is_disabled(tmp_path: Path) -> None:
-    options = StartOptions(local_cluster=str(tmp_path / "lc"))
+    options = StartOptions(plugin_values={"local_cluster": str(tmp_path / "lc")})
     changes = implied_options(options, KNOWN - {"runtime"}, runtime_possible=False)
     assert "disable" not in changes
 
@@ -104,5 +104,6 @@ def test_an_empty_folder_or_an_earlier_cluster_is_accepted(tmp_path: Path) -> No
 
 
 def test_the_options_are_start_options_fields(tmp_path: Path) -> None:
-    fields = {item.name for item in dataclasses.fields(StartOptions)}
+    """Each key is a StartOptions field or the plugin's own option (``--local-cluster``)."""
+    fields = {item.name for item in dataclasses.fields(StartOptions)} | {"local_cluster"}
     assert set(implied(tmp_path / "lc", runtime_possible=False, components="dns")) <= fields

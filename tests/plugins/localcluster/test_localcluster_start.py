@@ -77,7 +77,7 @@ def test_without_its_plugin_the_flag_is_refused_not_ignored(run_nodehost, cluste
         *EXIT_ON_READY,
     )  # fmt: skip
     assert done.code == 2
-    assert "--local-cluster needs a plugin that runs a local cluster" in done.err
+    assert "No such option '--local-cluster'" in done.err
     assert not cluster_dir.exists()
 
 
