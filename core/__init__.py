@@ -4,7 +4,8 @@ The public API for plugin authors is importable from here:
 
 * ``hookimpl`` -- the marker for hook implementations (``@nodehost.hookimpl``);
 * the record types a plugin returns (:class:`ComponentRecord`,
-  :class:`NetworkProviderRecord`, :class:`Problem`, :class:`Topology`);
+  :class:`NetworkProviderRecord`, :class:`OptionRecord`, :class:`Problem`,
+  :class:`Topology`);
 * the component API (:mod:`nodehost.component`).
 
 Attributes are resolved lazily so that ``import nodehost`` (and therefore
@@ -22,9 +23,9 @@ __version__ = "0.1.0"
 #: The plugin API this nodehost provides, ``(major, minor)``: the hooks, records and
 #: helpers a plugin uses.  The minor number grows when something is added, the major
 #: number when something a plugin may use changes or goes.  A plugin module that sets
-#: ``NODEHOST_PLUGIN_API = "1.1"`` (the oldest API it works with) fails alone on a
+#: ``NODEHOST_PLUGIN_API = "1.2"`` (the oldest API it works with) fails alone on a
 #: nodehost whose API has another major number or a lower minor one.
-PLUGIN_API = (1, 1)
+PLUGIN_API = (1, 2)
 
 #: pluggy project name and entry-point group.
 PROJECT_NAME = "nodehost"
