@@ -10,6 +10,12 @@ valid node folder instead of hand-written placeholders::
     config = folder.load()                       # a NodeConfig, plugins' sections known
     plan = node_plan(folder.config_path, components="sdn")
 
+Without a folder, :func:`sample_config` builds a complete node's NodeConfig
+from :data:`SAMPLE_NODE` and the changes a test needs (the one builder
+nodehost's own tests use)::
+
+    config = sample_config(tmp_path, nodeIP="192.0.2.2", bridgeNetwork={"podCIDR": ...})
+
 The pytest fixtures of :mod:`nodehost.testing.pytest_plugin` wrap these.
 """
 
@@ -163,10 +169,44 @@ def installed_inventory(disable_plugins: tuple[str, ...] = ()) -> Inventory:
     return Inventory.load(LoadOptions.from_environment(disable_plugins))
 
 
-def node_config(
-    data: Mapping[str, Any], *, base_dir: str | os.PathLike[str] = ".", strict: bool = False
+#: A complete node's ``node-config.yaml`` (relative paths: under the builder's ``base_dir``).
+SAMPLE_NODE: Mapping[str, Any] = {
+    "nodeName": NODE_NAME,
+    "nodeIP": "10.0.0.2",
+    "servingInfo": {
+        "bindAddress": "0.0.0.0:10250",
+        "certFile": "server.crt",
+        "keyFile": "server.key",
+        "clientCA": "ca.crt",
+    },
+    "masterKubeConfig": "node.kubeconfig",
+    "dnsDomain": "cluster.local",
+    "dnsIP": "10.0.0.10",
+    "volumeDirectory": "volumes",
+    "imageConfig": {"format": "openshift/origin-${component}:${version}"},
+}
+
+
+def sample_config(
+    base_dir: str | os.PathLike[str] = ".",
+    *,
+    source: str | os.PathLike[str] | None = None,
+    **changes: Any,
 ) -> NodeConfig:
-    """A NodeConfig from a mapping, as if it were a ``node-config.yaml`` in ``base_dir``.
+    """:data:`SAMPLE_NODE` with ``changes`` merged in (:func:`merge`: recursively, ``None``
+    deletes a key), built as :func:`node_config` builds (``ConfigInvalid`` on type errors)."""
+    return node_config(merge(SAMPLE_NODE, changes), base_dir=base_dir, source=source)
+
+
+def node_config(
+    data: Mapping[str, Any],
+    *,
+    base_dir: str | os.PathLike[str] = ".",
+    strict: bool = False,
+    source: str | os.PathLike[str] | None = None,
+) -> NodeConfig:
+    """A NodeConfig from a mapping, as if it were a ``node-config.yaml`` in ``base_dir``
+    (``source``: that file's path, ``<generated>`` unless given).
 
     Origin's v1 defaults are applied, relative paths resolve against
     ``base_dir``, and the installed plugins' sections are known (kept in
@@ -180,6 +220,7 @@ def node_config(
     inventory = installed_inventory()
     config, problems = node_config_from_mapping(
         data,
+        source="<generated>" if source is None else str(source),
         base_dir=str(base_dir),
         known_sections=inventory.known_sections(),
         strict=strict,

@@ -14,6 +14,8 @@ fixture                   what it gives
                           (:class:`~nodehost.testing.nodefolder.NodeFolder`: ``update()``,
                           ``load()``)
 ``node_config``           factory: a ``NodeConfig`` from a dict, Origin's defaults applied
+``sample_config``         factory: a complete node's ``NodeConfig`` with your changes
+                          (``sample_config(nodeIP="192.0.2.2", mySection={...})``)
 ``node_plan``             factory: what ``start --dry-run`` plans for a config, in-process
 ``node_run``              factory: a real ``nodehost start`` subprocess with stand-ins
                           (:class:`~nodehost.testing.noderun.NodeRun`: ``ready()``,
@@ -70,6 +72,7 @@ __all__ = [
     "node_plan",
     "node_run",
     "nodehost_cli",
+    "sample_config",
     "task_context",
 ]
 
@@ -124,6 +127,24 @@ def node_config(tmp_path: Path) -> Callable[..., NodeConfig]:
 
     def make(data: dict[str, Any], *, strict: bool = False) -> NodeConfig:
         return build(data, base_dir=tmp_path, strict=strict)
+
+    return make
+
+
+@pytest.fixture
+def sample_config(tmp_path: Path) -> Callable[..., NodeConfig]:
+    """Factory ``sample_config(**changes) -> NodeConfig``.
+
+    :data:`nodehost.testing.nodefolder.SAMPLE_NODE` (a complete node) with
+    ``changes`` merged in (recursively; ``None`` deletes a key), as if it were
+    ``tmp_path/node-config.yaml`` with relative paths under ``tmp_path/node``
+    (``base_dir=`` another folder); built as ``node_config`` builds.
+    """
+    from nodehost.testing.nodefolder import sample_config as build
+
+    def make(*, base_dir: Path | None = None, **changes: Any) -> NodeConfig:
+        folder = tmp_path / "node" if base_dir is None else base_dir
+        return build(folder, source=tmp_path / "node-config.yaml", **changes)
 
     return make
 

@@ -77,6 +77,21 @@ def test_node_config_reports_type_errors_with_their_paths(node_config) -> None:
     assert "nodeIP: Invalid value" in rendered
 
 
+def test_sample_config_is_a_complete_node_with_changes_merged(sample_config, tmp_path) -> None:
+    config = sample_config(nodeIP="192.0.2.2", servingInfo={"bindAddress": "127.0.0.1:1"})
+    assert (config.node_name, config.node_ip) == ("node1.example.com", "192.0.2.2")
+    assert config.serving_info.bind_address == "127.0.0.1:1"
+    assert config.serving_info.cert_file == str(tmp_path / "node" / "server.crt")  # kept
+    assert config.source == str(tmp_path / "node-config.yaml")
+    assert sample_config(dnsIP=None).dns_ip == ""  # None deletes a key
+
+
+def test_sample_config_reports_type_errors_with_their_paths(sample_config) -> None:
+    with pytest.raises(ConfigInvalid) as caught:
+        sample_config(networkConfig={"mtu": "big"})
+    assert "networkConfig.mtu: Invalid value" in caught.value.render()
+
+
 def test_node_plan_is_the_dry_run(node_plan, proxy_config) -> None:
     plan = node_plan(proxy_config, components="proxy")
     (proxy,) = plan.components

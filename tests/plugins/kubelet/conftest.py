@@ -16,42 +16,8 @@ from typing import Any
 import pytest
 
 from nodehost.component import ComponentPlan, PlanContext
-from nodehost.config import node_config_from_mapping
 from nodehost.errors import PluginError
 from nodehost.testing import ports
-from nodehost.testing.nodefolder import merge
-
-NODE = {
-    "nodeName": "node1.example.com",
-    "nodeIP": "10.0.0.2",
-    "servingInfo": {
-        "bindAddress": "0.0.0.0:10250",
-        "certFile": "server.crt",
-        "keyFile": "server.key",
-        "clientCA": "ca.crt",
-    },
-    "masterKubeConfig": "node.kubeconfig",
-    "dnsDomain": "cluster.local",
-    "dnsIP": "10.0.0.10",
-    "volumeDirectory": "volumes",
-    "imageConfig": {"format": "openshift/origin-${component}:${version}"},
-}
-
-
-@pytest.fixture
-def make_config(tmp_path: Path) -> Callable[..., Any]:
-    """Factory: ``make_config(**changes)`` -> a NodeConfig (relative paths under tmp_path/node)."""
-
-    def make(**changes: Any) -> Any:
-        config, problems = node_config_from_mapping(
-            merge(NODE, changes),
-            source=str(tmp_path / "node-config.yaml"),
-            base_dir=str(tmp_path / "node"),
-        )
-        assert not [problem for problem in problems if problem.is_error], problems
-        return config
-
-    return make
 
 
 class FakeHooks:

@@ -11,11 +11,11 @@ from nodehost.plugins.kubelet import arguments as args
 
 
 @pytest.fixture
-def computed(make_config):
+def computed(sample_config):
     """The merged arguments of a config built from changes, no contributions."""
 
     def compute(contributions=None, **changes):
-        return args.kubelet_arguments(make_config(**changes), contributions or {}).arguments
+        return args.kubelet_arguments(sample_config(**changes), contributions or {}).arguments
 
     return compute
 
@@ -29,8 +29,8 @@ def test_address_and_port_come_from_the_serving_bind_address(computed) -> None:
     assert arguments["port"] == ["10251"]
 
 
-def test_a_bind_address_without_port_cannot_be_parsed(make_config) -> None:
-    config = make_config(servingInfo={"bindAddress": "10.1.2.3"})
+def test_a_bind_address_without_port_cannot_be_parsed(sample_config) -> None:
+    config = sample_config(servingInfo={"bindAddress": "10.1.2.3"})
     with pytest.raises(args.ArgumentsError) as caught:
         args.kubelet_arguments(config, {})
     assert str(caught.value) == (
@@ -166,8 +166,8 @@ def test_openshift_pod_image_replaces_the_template_for_the_pod_image(computed, m
     assert computed()["pod-infra-container-image"] == ["mirror.example/pause:v3.11.0"]
 
 
-def test_a_template_with_an_unknown_variable_cannot_compute_the_arguments(make_config) -> None:
-    config = make_config(imageConfig={"format": "x/${component}:${build}"})
+def test_a_template_with_an_unknown_variable_cannot_compute_the_arguments(sample_config) -> None:
+    config = sample_config(imageConfig={"format": "x/${component}:${build}"})
     with pytest.raises(args.ArgumentsError, match=r'the key "build" in .* is not recognized'):
         args.kubelet_arguments(config, {})
 
@@ -217,8 +217,8 @@ def test_an_explicit_enforce_node_allocatable_is_kept(computed) -> None:
     assert arguments["enforce-node-allocatable"] == ["none"]
 
 
-def test_removed_flags_in_kubelet_arguments_are_dropped_or_renamed(make_config) -> None:
-    config = make_config(
+def test_removed_flags_in_kubelet_arguments_are_dropped_or_renamed(sample_config) -> None:
+    config = sample_config(
         kubeletArguments={"network-plugin": ["cni"], "resource-container": ["/kubelet.slice"]}
     )
     merged = args.kubelet_arguments(config, {"experimental-bootstrap-kubeconfig": ["/b.kc"]})
@@ -323,24 +323,24 @@ def test_check_flags_reads_the_effective_last_value(computed) -> None:
 # --- §7.3 the --write-flags line -----------------------------------------------------------------
 
 
-def test_the_flags_line_is_one_line_of_every_setting(make_config) -> None:
-    line = args.kubelet_flags_line(make_config(), {})
+def test_the_flags_line_is_one_line_of_every_setting(sample_config) -> None:
+    line = args.kubelet_flags_line(sample_config(), {})
     assert "\n" not in line
     assert line.startswith("--address=0.0.0.0 --anonymous-auth=true ")
     assert "--max-pods=250" in line.split(" ")
     assert "--config=" not in line
 
 
-def test_the_flags_line_quotes_arguments_outside_origins_bare_set(make_config) -> None:
-    config = make_config(kubeletArguments={"node-labels": ["role=a b", 'x="y"']})
+def test_the_flags_line_quotes_arguments_outside_origins_bare_set(sample_config) -> None:
+    config = sample_config(kubeletArguments={"node-labels": ["role=a b", 'x="y"']})
     words = args.kubelet_flags_line(config, {})
     assert '"--node-labels=role=a b"' in words
     assert '"--node-labels=x=\\"y\\""' in words
     assert "--hostname-override=node1.example.com" in words.split(" ")
 
 
-def test_the_flags_line_refuses_settings_that_break_check_flags(make_config) -> None:
-    config = make_config(kubeletArguments={"authorization-mode": ["AlwaysAllow"]})
+def test_the_flags_line_refuses_settings_that_break_check_flags(sample_config) -> None:
+    config = sample_config(kubeletArguments={"authorization-mode": ["AlwaysAllow"]})
     with pytest.raises(args.ArgumentsError) as caught:
         args.kubelet_flags_line(config, {})
     assert "--authorization-mode=Webhook" in str(caught.value)

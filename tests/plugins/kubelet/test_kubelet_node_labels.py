@@ -12,8 +12,8 @@ from nodehost.plugins.kubelet import nodehost_validate_config
 SELECTED = frozenset({"kubelet"})
 
 
-def problems_of(make_config, **arguments: list[str]) -> list[str]:
-    config = make_config(kubeletArguments=arguments)
+def problems_of(sample_config, **arguments: list[str]) -> list[str]:
+    config = sample_config(kubeletArguments=arguments)
     found = nodehost_validate_config(config=config, scope=ValidationScope.NODE, selected=SELECTED)
     return [problem.render() for problem in found]
 
@@ -82,19 +82,19 @@ def test_flags_join_the_file_labels_last_and_taints_into_one_value() -> None:
     assert merge_node_flags(arguments, [], []) == arguments
 
 
-def test_a_file_label_that_is_not_a_label_is_an_error_with_its_path(make_config) -> None:
-    problems = problems_of(make_config, **{"node-labels": ["ok=1,-bad=x"]})
+def test_a_file_label_that_is_not_a_label_is_an_error_with_its_path(sample_config) -> None:
+    problems = problems_of(sample_config, **{"node-labels": ["ok=1,-bad=x"]})
     assert len(problems) == 1
     assert problems[0].startswith(
         "kubeletArguments.node-labels: Invalid value: \"-bad=x\": label key '-bad' must be"
     )
 
 
-def test_a_restricted_file_label_is_a_warning_and_not_passed_on(make_config) -> None:
+def test_a_restricted_file_label_is_a_warning_and_not_passed_on(sample_config) -> None:
     """Origin's installers wrote node-role.kubernetes.io labels; a current kubelet exits on them."""
     from nodehost.plugins.kubelet.arguments import kubelet_arguments
 
-    config = make_config(
+    config = sample_config(
         kubeletArguments={"node-labels": ["node-role.kubernetes.io/compute=true,a=1"]}
     )
     found = nodehost_validate_config(config=config, scope=ValidationScope.NODE, selected=SELECTED)
@@ -103,13 +103,13 @@ def test_a_restricted_file_label_is_a_warning_and_not_passed_on(make_config) -> 
     ]
     assert found[0].detail.endswith("not passed to the kubelet (label the Node after it registers)")
     assert kubelet_arguments(config, {}).arguments["node-labels"] == ["a=1"]
-    only = make_config(kubeletArguments={"node-labels": ["k8s.io/x=1"]})
+    only = sample_config(kubeletArguments={"node-labels": ["k8s.io/x=1"]})
     assert "node-labels" not in kubelet_arguments(only, {}).arguments
 
 
-def test_a_taint_given_twice_is_a_problem_with_its_path(make_config) -> None:
+def test_a_taint_given_twice_is_a_problem_with_its_path(sample_config) -> None:
     problems = problems_of(
-        make_config, **{"register-with-taints": ["a=1:NoSchedule,a=2:NoSchedule"]}
+        sample_config, **{"register-with-taints": ["a=1:NoSchedule,a=2:NoSchedule"]}
     )
     assert problems == [
         'kubeletArguments.register-with-taints: Invalid value: "a=2:NoSchedule": '
@@ -117,8 +117,8 @@ def test_a_taint_given_twice_is_a_problem_with_its_path(make_config) -> None:
     ]
 
 
-def test_a_bad_taint_effect_in_the_file_is_a_problem_with_its_path(make_config) -> None:
-    problems = problems_of(make_config, **{"register-with-taints": ["a=1:Never"]})
+def test_a_bad_taint_effect_in_the_file_is_a_problem_with_its_path(sample_config) -> None:
+    problems = problems_of(sample_config, **{"register-with-taints": ["a=1:Never"]})
     assert problems == [
         'register-with-taints: Invalid value: "a=1:Never": could not be set: '
         "invalid taint effect: Never, unsupported taint effect"

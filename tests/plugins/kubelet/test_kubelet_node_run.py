@@ -34,12 +34,12 @@ def as_planhost_entry(name: str, plan, after: tuple[str, ...] = ()) -> dict:
 
 
 def test_the_host_brings_the_planned_kubelet_and_proxy_to_ready_and_stops_them(
-    tmp_path: Path, make_config, make_context, free_port
+    tmp_path: Path, sample_config, make_context, free_port
 ) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         proxy_port = probe.getsockname()[1]
-    config = make_config(
+    config = sample_config(
         kubeletArguments={"healthz-port": [str(free_port)]},
         proxyArguments={"healthz-bind-address": [f"127.0.0.1:{proxy_port}"]},
         servingInfo={"bindAddress": "127.0.0.1:10250"},

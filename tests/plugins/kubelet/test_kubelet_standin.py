@@ -17,9 +17,9 @@ PROGRAM = "kubelet"
 
 
 @pytest.fixture
-def planned(make_config, make_context, free_port, write_files):
+def planned(sample_config, make_context, free_port, write_files):
     """A plan whose kubelet serves healthz on a free loopback port; its files written."""
-    config = make_config(kubeletArguments={"healthz-port": [str(free_port)]})
+    config = sample_config(kubeletArguments={"healthz-port": [str(free_port)]})
     plan = Kubelet().plan(make_context(config))
     write_files(plan)
     return plan
@@ -39,10 +39,10 @@ def test_the_standin_runs_the_planned_kubelet_serves_healthz_and_stops_on_sigter
 
 
 def test_the_standin_accepts_the_write_flags_line_as_its_command_line(
-    make_config, free_port, start_standin
+    sample_config, free_port, start_standin
 ) -> None:
     port = free_port
-    config = make_config(kubeletArguments={"healthz-port": [str(port)]})
+    config = sample_config(kubeletArguments={"healthz-port": [str(port)]})
     argv = kubelet_flags_line(config, {}).split(" ")
     standin = start_standin(PROGRAM, argv)
     assert standin.wait_for(f"http://127.0.0.1:{port}/healthz") == 200

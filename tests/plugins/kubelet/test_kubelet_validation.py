@@ -8,17 +8,17 @@ from nodehost.plugins.kubelet import nodehost_validate_config
 SELECTED = frozenset({"kubelet"})
 
 
-def rendered(make_config, scope=ValidationScope.NODE, selected=SELECTED, **arguments):
-    config = make_config(kubeletArguments=arguments)
+def rendered(sample_config, scope=ValidationScope.NODE, selected=SELECTED, **arguments):
+    config = sample_config(kubeletArguments=arguments)
     return [
         (problem.severity, problem.render())
         for problem in nodehost_validate_config(config=config, scope=scope, selected=selected)
     ]
 
 
-def test_origins_failing_kubelet_args_test_gives_exactly_two_errors(make_config) -> None:
+def test_origins_failing_kubelet_args_test_gives_exactly_two_errors(sample_config) -> None:
     """§6.5 TestFailingKubeletArgs: paths are not prefixed with kubeletArguments."""
-    config = make_config(kubeletArguments={"port": ["invalid-value"], "missing-key": ["value"]})
+    config = sample_config(kubeletArguments={"port": ["invalid-value"], "missing-key": ["value"]})
     problems = nodehost_validate_config(
         config=config, scope=ValidationScope.NODE, selected=SELECTED
     )
@@ -38,8 +38,8 @@ def test_origins_failing_kubelet_args_test_gives_exactly_two_errors(make_config)
     ]
 
 
-def test_only_the_first_bad_value_of_a_key_is_reported(make_config) -> None:
-    assert rendered(make_config, **{"max-pods": ["1", "x", "y"]}) == [
+def test_only_the_first_bad_value_of_a_key_is_reported(sample_config) -> None:
+    assert rendered(sample_config, **{"max-pods": ["1", "x", "y"]}) == [
         (
             Severity.ERROR,
             'max-pods: Invalid value: "x": could not be set: '
@@ -48,24 +48,24 @@ def test_only_the_first_bad_value_of_a_key_is_reported(make_config) -> None:
     ]
 
 
-def test_valid_arguments_give_no_problems(make_config) -> None:
-    assert rendered(make_config, **{"max-pods": ["110"], "node-labels": ["a=b"]}) == []
+def test_valid_arguments_give_no_problems(sample_config) -> None:
+    assert rendered(sample_config, **{"max-pods": ["110"], "node-labels": ["a=b"]}) == []
 
 
-def test_in_cluster_scope_checks_kubelet_arguments_too(make_config) -> None:
-    problems = rendered(make_config, scope=ValidationScope.IN_CLUSTER, nope=["1"])
+def test_in_cluster_scope_checks_kubelet_arguments_too(sample_config) -> None:
+    problems = rendered(sample_config, scope=ValidationScope.IN_CLUSTER, nope=["1"])
     assert problems == [(Severity.ERROR, 'flag: Invalid value: "nope": is not a valid flag')]
 
 
-def test_network_scope_does_not_check_kubelet_arguments(make_config) -> None:
+def test_network_scope_does_not_check_kubelet_arguments(sample_config) -> None:
     problems = rendered(
-        make_config, scope=ValidationScope.NETWORK, selected=frozenset({"proxy"}), nope=["1"]
+        sample_config, scope=ValidationScope.NETWORK, selected=frozenset({"proxy"}), nope=["1"]
     )
     assert problems == []
 
 
-def test_a_removed_flag_is_a_warning_not_an_error(make_config) -> None:
-    assert rendered(make_config, **{"allow-privileged": ["true"]}) == [
+def test_a_removed_flag_is_a_warning_not_an_error(sample_config) -> None:
+    assert rendered(sample_config, **{"allow-privileged": ["true"]}) == [
         (
             Severity.WARNING,
             "kubeletArguments.allow-privileged: Forbidden: removed in v1.15 (privileged pods are "
@@ -74,8 +74,8 @@ def test_a_removed_flag_is_a_warning_not_an_error(make_config) -> None:
     ]
 
 
-def test_a_renamed_flag_is_checked_under_its_new_name(make_config) -> None:
-    problems = rendered(make_config, **{"resource-container": ["/a"]})
+def test_a_renamed_flag_is_checked_under_its_new_name(sample_config) -> None:
+    problems = rendered(sample_config, **{"resource-container": ["/a"]})
     assert problems == [
         (
             Severity.WARNING,
@@ -85,8 +85,8 @@ def test_a_renamed_flag_is_checked_under_its_new_name(make_config) -> None:
     ]
 
 
-def test_overriding_authorization_mode_is_an_error_when_the_kubelet_runs(make_config) -> None:
-    assert rendered(make_config, **{"authorization-mode": ["AlwaysAllow"]}) == [
+def test_overriding_authorization_mode_is_an_error_when_the_kubelet_runs(sample_config) -> None:
+    assert rendered(sample_config, **{"authorization-mode": ["AlwaysAllow"]}) == [
         (
             Severity.ERROR,
             'kubeletArguments.authorization-mode: Invalid value: "AlwaysAllow": must be Webhook: '
@@ -95,8 +95,8 @@ def test_overriding_authorization_mode_is_an_error_when_the_kubelet_runs(make_co
     ]
 
 
-def test_removing_a_required_tls_setting_is_an_error(make_config) -> None:
-    assert rendered(make_config, **{"tls-cipher-suites": []}) == [
+def test_removing_a_required_tls_setting_is_an_error(sample_config) -> None:
+    assert rendered(sample_config, **{"tls-cipher-suites": []}) == [
         (
             Severity.ERROR,
             "kubeletArguments.tls-cipher-suites: Forbidden: cannot be removed: the kubelet must "
@@ -105,17 +105,17 @@ def test_removing_a_required_tls_setting_is_an_error(make_config) -> None:
     ]
 
 
-def test_an_unparseable_webhook_setting_is_reported_once_by_rule_13(make_config) -> None:
-    problems = rendered(make_config, **{"authentication-token-webhook": ["maybe"]})
+def test_an_unparseable_webhook_setting_is_reported_once_by_rule_13(sample_config) -> None:
+    problems = rendered(sample_config, **{"authentication-token-webhook": ["maybe"]})
     assert [text for _, text in problems] == [
         'authentication-token-webhook: Invalid value: "maybe": could not be set: '
         'strconv.ParseBool: parsing "maybe": invalid syntax'
     ]
 
 
-def test_security_settings_are_not_checked_when_the_kubelet_is_not_selected(make_config) -> None:
+def test_security_settings_are_not_checked_when_the_kubelet_is_not_selected(sample_config) -> None:
     problems = rendered(
-        make_config,
+        sample_config,
         scope=ValidationScope.IN_CLUSTER,
         selected=frozenset({"proxy", "dns"}),
         **{"authorization-mode": ["AlwaysAllow"]},
@@ -123,13 +123,13 @@ def test_security_settings_are_not_checked_when_the_kubelet_is_not_selected(make
     assert problems == []
 
 
-def test_the_config_key_is_owned_by_nodehost(make_config) -> None:
-    ((severity, text),) = rendered(make_config, config=["/etc/kubelet.yaml"])
+def test_the_config_key_is_owned_by_nodehost(sample_config) -> None:
+    ((severity, text),) = rendered(sample_config, config=["/etc/kubelet.yaml"])
     assert severity is Severity.ERROR
     assert text.startswith("kubeletArguments.config: Forbidden: is written by nodehost")
 
 
-def test_file_arguments_must_name_readable_regular_files(make_config, tmp_path) -> None:
+def test_file_arguments_must_name_readable_regular_files(sample_config, tmp_path) -> None:
     import os
 
     pem = tmp_path / "ok.crt"
@@ -137,7 +137,7 @@ def test_file_arguments_must_name_readable_regular_files(make_config, tmp_path) 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     problems = rendered(
-        make_config,
+        sample_config,
         **{
             "tls-cert-file": [str(tmp_path / "missing.crt")],
             "tls-private-key-file": [str(fifo)],
@@ -151,6 +151,6 @@ def test_file_arguments_must_name_readable_regular_files(make_config, tmp_path) 
         f"{fifo}: not a regular file (a named pipe)",
     ]
     not_selected = rendered(
-        make_config, selected=frozenset(), **{"tls-cert-file": [str(tmp_path / "x")]}
+        sample_config, selected=frozenset(), **{"tls-cert-file": [str(tmp_path / "x")]}
     )
     assert not_selected == []

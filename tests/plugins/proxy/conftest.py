@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import os
 import signal
 import subprocess
@@ -17,32 +16,7 @@ from typing import Any
 import pytest
 
 from nodehost.component import ComponentPlan, PlanContext
-from nodehost.config import node_config_from_mapping
 from nodehost.testing import ports
-
-NODE = {
-    "nodeName": "node1.example.com",
-    "nodeIP": "10.0.0.2",
-    "servingInfo": {"bindAddress": "10.0.0.2:10250"},
-    "masterKubeConfig": "node.kubeconfig",
-    "iptablesSyncPeriod": "45s",
-    "imageConfig": {"format": "openshift/origin-${component}:${version}"},
-}
-
-
-@pytest.fixture
-def make_config(tmp_path: Path) -> Callable[..., Any]:
-    """Factory: ``make_config(**top_level_changes)`` -> a NodeConfig (paths under tmp_path/node)."""
-
-    def make(**changes: Any) -> Any:
-        raw = {**copy.deepcopy(NODE), **changes}
-        config, problems = node_config_from_mapping(
-            raw, source=str(tmp_path / "node-config.yaml"), base_dir=str(tmp_path / "node")
-        )
-        assert not [problem for problem in problems if problem.is_error], problems
-        return config
-
-    return make
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from nodehost.plugins.proxy import configuration
 
 
 @pytest.fixture
-def launch(make_config):
+def launch(sample_config):
     """The launch (document, flags, values) for a config built from top-level changes."""
 
     def compute(**changes):
-        merged = configuration.proxy_arguments(make_config(**changes))
+        merged = configuration.proxy_arguments(sample_config(**changes))
         return configuration.launch_arguments(merged.arguments)
 
     return compute
@@ -34,11 +34,12 @@ def test_mode_is_iptables(launch) -> None:
 
 
 def test_bind_address_is_the_ip_of_the_serving_bind_address(launch) -> None:
-    assert launch().document["bindAddress"] == "10.0.0.2"
+    serving = {"bindAddress": "10.0.0.2:10250"}
+    assert launch(servingInfo=serving).document["bindAddress"] == "10.0.0.2"
 
 
 def test_iptables_sync_period_comes_from_node_config(launch) -> None:
-    assert launch().document["iptables"]["syncPeriod"] == "45s"
+    assert launch(iptablesSyncPeriod="45s").document["iptables"]["syncPeriod"] == "45s"
 
 
 def test_kubeconfig_is_the_master_kubeconfig(launch, tmp_path: Path) -> None:
@@ -77,8 +78,8 @@ def test_metrics_keep_kube_proxys_loopback_default_unless_asked_for(launch) -> N
     assert document["metricsBindAddress"] == "127.0.0.1:19249"
 
 
-def test_a_bind_address_with_a_host_name_cannot_be_used(make_config) -> None:
-    config = make_config(servingInfo={"bindAddress": "node1:10250"})
+def test_a_bind_address_with_a_host_name_cannot_be_used(sample_config) -> None:
+    config = sample_config(servingInfo={"bindAddress": "node1:10250"})
     with pytest.raises(configuration.ArgumentsError, match="kube-proxy needs an IP address"):
         configuration.proxy_arguments(config)
 
@@ -118,22 +119,22 @@ def test_metrics_port_applies_to_the_given_metrics_address(launch) -> None:
     assert document["metricsBindAddress"] == "127.0.0.2:9"
 
 
-def test_removed_userspace_flags_are_dropped_and_reported(make_config) -> None:
-    merged = configuration.proxy_arguments(make_config(proxyArguments={"udp-timeout": ["250ms"]}))
+def test_removed_userspace_flags_are_dropped_and_reported(sample_config) -> None:
+    merged = configuration.proxy_arguments(sample_config(proxyArguments={"udp-timeout": ["250ms"]}))
     assert "udp-timeout" not in merged.arguments
     assert [found.key for found in merged.translations] == ["udp-timeout"]
 
 
-def test_proxy_port_range_is_passed_on_as_kube_proxy_still_accepts_it(make_config) -> None:
+def test_proxy_port_range_is_passed_on_as_kube_proxy_still_accepts_it(sample_config) -> None:
     merged = configuration.proxy_arguments(
-        make_config(proxyArguments={"proxy-port-range": ["30000-30100"]})
+        sample_config(proxyArguments={"proxy-port-range": ["30000-30100"]})
     )
     assert merged.arguments["proxy-port-range"] == ["30000-30100"]
     assert not merged.translations
 
 
-def test_an_invalid_value_fails_the_launch_naming_it(make_config) -> None:
-    merged = configuration.proxy_arguments(make_config(proxyArguments={"conntrack-min": ["x"]}))
+def test_an_invalid_value_fails_the_launch_naming_it(sample_config) -> None:
+    merged = configuration.proxy_arguments(sample_config(proxyArguments={"conntrack-min": ["x"]}))
     with pytest.raises(configuration.ArgumentsError) as caught:
         configuration.launch_arguments(merged.arguments)
     assert str(caught.value) == (
@@ -151,7 +152,7 @@ def test_an_invalid_value_fails_the_launch_naming_it(make_config) -> None:
         ({"healthz-port": ["0"]}, ("0.0.0.0", 10256)),
     ],
 )
-def test_healthz_address_is_where_kube_proxy_will_serve(make_config, arguments, expected) -> None:
-    merged = configuration.proxy_arguments(make_config(proxyArguments=arguments))
+def test_healthz_address_is_where_kube_proxy_will_serve(sample_config, arguments, expected) -> None:
+    merged = configuration.proxy_arguments(sample_config(proxyArguments=arguments))
     values = configuration.launch_arguments(merged.arguments).values
     assert configuration.healthz_address(values) == expected

@@ -22,41 +22,41 @@ def test_the_record_is_a_default_network_component() -> None:
     assert isinstance(record.component, Proxy)
 
 
-def test_the_plan_runs_kube_proxy_with_its_config_file(make_config, make_context) -> None:
-    context = make_context(make_config(proxyArguments={"v": ["2"]}))
+def test_the_plan_runs_kube_proxy_with_its_config_file(sample_config, make_context) -> None:
+    context = make_context(sample_config(proxyArguments={"v": ["2"]}))
     plan = Proxy().plan(context)
     path = f"{context.state_dir}/{CONFIG_FILE_NAME}"
     assert plan.run.argv == ("kube-proxy", f"--config={path}", "--v=2")
     assert [spec.path for spec in plan.files] == [path, f"{context.state_dir}/teardown.json"]
 
 
-def test_teardown_has_kube_proxy_remove_its_rules(make_config, make_context) -> None:
+def test_teardown_has_kube_proxy_remove_its_rules(sample_config, make_context) -> None:
     import json
 
-    plan = Proxy().plan(make_context(make_config()))
+    plan = Proxy().plan(make_context(sample_config()))
     record = json.loads(plan.files[1].content)
     assert record == {"unmount_below": [], "commands": [["kube-proxy", "--cleanup"]]}
     assert check_configuration(yaml.safe_load(plan.files[0].content)) == []
 
 
-def test_accepted_content_types_reach_the_config_file(make_config, make_context) -> None:
+def test_accepted_content_types_reach_the_config_file(sample_config, make_context) -> None:
     """No flag sets clientConnection.acceptContentTypes; the plugin writes it into the file."""
     overrides = {"acceptContentTypes": "application/vnd.kubernetes.protobuf,application/json"}
-    plan = Proxy().plan(make_context(make_config(masterClientConnectionOverrides=overrides)))
+    plan = Proxy().plan(make_context(sample_config(masterClientConnectionOverrides=overrides)))
     document = yaml.safe_load(plan.files[0].content)
     assert document["clientConnection"]["acceptContentTypes"] == overrides["acceptContentTypes"]
     assert check_configuration(document) == []
 
 
-def test_readiness_is_kube_proxys_healthz_on_loopback(make_config, make_context) -> None:
-    plan = Proxy().plan(make_context(make_config()))
+def test_readiness_is_kube_proxys_healthz_on_loopback(sample_config, make_context) -> None:
+    plan = Proxy().plan(make_context(sample_config()))
     assert plan.run.readiness == HttpProbe(url="http://127.0.0.1:10256/healthz")
 
 
 def test_a_bad_proxy_argument_fails_the_plan_naming_the_component(
-    make_config, make_context
+    sample_config, make_context
 ) -> None:
-    context = make_context(make_config(proxyArguments={"conntrack-min": ["x"]}))
+    context = make_context(sample_config(proxyArguments={"conntrack-min": ["x"]}))
     with pytest.raises(InvalidSetting, match=r"^proxyArguments: Invalid value: invalid kube-proxy"):
         Proxy().plan(context)
 
@@ -68,14 +68,14 @@ def problems_of(config, selected=frozenset({"proxy"})):
     return [(p.severity, p.render()) for p in validate(config=config, selected=selected)]
 
 
-def test_an_unknown_proxy_argument_is_reported_under_proxy_arguments(make_config) -> None:
-    assert problems_of(make_config(proxyArguments={"no-such": ["1"]})) == [
+def test_an_unknown_proxy_argument_is_reported_under_proxy_arguments(sample_config) -> None:
+    assert problems_of(sample_config(proxyArguments={"no-such": ["1"]})) == [
         (Severity.ERROR, 'proxyArguments.no-such: Invalid value: "no-such": is not a valid flag')
     ]
 
 
-def test_a_bad_value_is_reported_with_the_go_error(make_config) -> None:
-    assert problems_of(make_config(proxyArguments={"iptables-sync-period": ["5"]})) == [
+def test_a_bad_value_is_reported_with_the_go_error(sample_config) -> None:
+    assert problems_of(sample_config(proxyArguments={"iptables-sync-period": ["5"]})) == [
         (
             Severity.ERROR,
             'proxyArguments.iptables-sync-period: Invalid value: "5": could not be set: '
@@ -84,8 +84,8 @@ def test_a_bad_value_is_reported_with_the_go_error(make_config) -> None:
     ]
 
 
-def test_a_proxy_mode_current_kube_proxy_lacks_is_unsupported(make_config) -> None:
-    assert problems_of(make_config(proxyArguments={"proxy-mode": ["userspace"]})) == [
+def test_a_proxy_mode_current_kube_proxy_lacks_is_unsupported(sample_config) -> None:
+    assert problems_of(sample_config(proxyArguments={"proxy-mode": ["userspace"]})) == [
         (
             Severity.ERROR,
             'proxyArguments.proxy-mode: Unsupported value: "userspace": supported values: '
@@ -94,20 +94,20 @@ def test_a_proxy_mode_current_kube_proxy_lacks_is_unsupported(make_config) -> No
     ]
 
 
-def test_a_removed_flag_is_a_warning(make_config) -> None:
-    ((severity, text),) = problems_of(make_config(proxyArguments={"udp-timeout": ["250ms"]}))
+def test_a_removed_flag_is_a_warning(sample_config) -> None:
+    ((severity, text),) = problems_of(sample_config(proxyArguments={"udp-timeout": ["250ms"]}))
     assert severity is Severity.WARNING
     assert text.startswith("proxyArguments.udp-timeout: Forbidden: removed in v1.29")
 
 
-def test_a_flag_that_makes_kube_proxy_exit_is_forbidden(make_config) -> None:
-    ((severity, text),) = problems_of(make_config(proxyArguments={"cleanup": ["true"]}))
+def test_a_flag_that_makes_kube_proxy_exit_is_forbidden(sample_config) -> None:
+    ((severity, text),) = problems_of(sample_config(proxyArguments={"cleanup": ["true"]}))
     assert severity is Severity.ERROR
     assert text.startswith("proxyArguments.cleanup: Forbidden: makes kube-proxy remove its rules")
 
 
-def test_a_host_name_bind_address_is_reported_for_the_proxy(make_config) -> None:
-    assert problems_of(make_config(servingInfo={"bindAddress": "node1:10250"})) == [
+def test_a_host_name_bind_address_is_reported_for_the_proxy(sample_config) -> None:
+    assert problems_of(sample_config(servingInfo={"bindAddress": "node1:10250"})) == [
         (
             Severity.ERROR,
             'servingInfo.bindAddress: Invalid value: "node1:10250": must be an IP address and '
@@ -116,11 +116,11 @@ def test_a_host_name_bind_address_is_reported_for_the_proxy(make_config) -> None
     ]
 
 
-def test_nothing_is_checked_when_the_proxy_is_not_selected(make_config) -> None:
-    config = make_config(proxyArguments={"no-such": ["1"]})
+def test_nothing_is_checked_when_the_proxy_is_not_selected(sample_config) -> None:
+    config = sample_config(proxyArguments={"no-such": ["1"]})
     assert problems_of(config, selected=frozenset({"kubelet"})) == []
 
 
-def test_valid_proxy_arguments_give_no_problems(make_config) -> None:
-    config = make_config(proxyArguments={"proxy-mode": ["nftables"], "masquerade-all": ["true"]})
+def test_valid_proxy_arguments_give_no_problems(sample_config) -> None:
+    config = sample_config(proxyArguments={"proxy-mode": ["nftables"], "masquerade-all": ["true"]})
     assert problems_of(config) == []

@@ -11,9 +11,9 @@ from nodehost.testing.programs import kube_proxy_flags_healthz_address
 
 
 def test_the_standin_runs_the_planned_proxy_serves_healthz_and_stops_on_sigterm(
-    make_config, make_context, write_files, free_port, start_standin
+    sample_config, make_context, write_files, free_port, start_standin
 ) -> None:
-    config = make_config(proxyArguments={"healthz-bind-address": [f"127.0.0.1:{free_port}"]})
+    config = sample_config(proxyArguments={"healthz-bind-address": [f"127.0.0.1:{free_port}"]})
     plan = Proxy().plan(make_context(config))
     write_files(plan)
     assert plan.run.readiness.url == f"http://127.0.0.1:{free_port}/healthz"
@@ -25,9 +25,9 @@ def test_the_standin_runs_the_planned_proxy_serves_healthz_and_stops_on_sigterm(
 
 
 def test_with_a_config_file_the_healthz_flag_is_ignored_like_kube_proxy(
-    tmp_path: Path, make_config, make_context, write_files, free_port, start_standin
+    tmp_path: Path, sample_config, make_context, write_files, free_port, start_standin
 ) -> None:
-    config = make_config(proxyArguments={"healthz-bind-address": [f"127.0.0.1:{free_port}"]})
+    config = sample_config(proxyArguments={"healthz-bind-address": [f"127.0.0.1:{free_port}"]})
     plan = Proxy().plan(make_context(config))
     write_files(plan)
     args = [*plan.run.argv[1:], "--healthz-bind-address=127.0.0.1:1"]

@@ -20,9 +20,7 @@ from typing import Any
 import pytest
 
 from nodehost.component import PlanContext
-from nodehost.config import node_config_from_mapping
 from nodehost.pluginhost.manager import BUILTIN_PLUGINS
-from nodehost.plugins.runtime.settings import SECTION
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -31,39 +29,6 @@ from realruntime import NAMESPACE, NODEHOST
 PLUGIN = "nodehost.plugins.runtime"
 #: Places containerd 1.6 and ctr write to outside the configured folders.
 OUTSIDE = ("/run/containerd", "/opt/containerd", "/etc/cni/net.d")
-
-NODE = {
-    "nodeName": "node1.example.com",
-    "nodeIP": "127.0.0.1",
-    "servingInfo": {
-        "bindAddress": "127.0.0.1:10250",
-        "certFile": "server.crt",
-        "keyFile": "server.key",
-        "clientCA": "ca.crt",
-    },
-    "masterKubeConfig": "node.kubeconfig",
-    "dnsDomain": "cluster.local",
-    "dnsIP": "10.0.0.10",
-    "volumeDirectory": "volumes",
-    "imageConfig": {"format": "openshift/origin-${component}:${version}"},
-}
-
-
-@pytest.fixture
-def make_config(tmp_path: Path) -> Callable[..., Any]:
-    """Factory: ``make_config(**top_level_keys)`` -> a NodeConfig that knows the runtime section."""
-
-    def make(**changes: Any) -> Any:
-        config, problems = node_config_from_mapping(
-            {**NODE, **changes},
-            source=str(tmp_path / "node-config.yaml"),
-            base_dir=str(tmp_path),
-            known_sections=(SECTION, "bridgeNetwork"),
-        )
-        assert not [problem for problem in problems if problem.is_error], problems
-        return config
-
-    return make
 
 
 @pytest.fixture

@@ -22,10 +22,10 @@ COMPONENTS = "runtime,images,kubelet"
 
 
 def test_the_plan_reads_the_default_folder_and_names_the_pod_image(
-    make_config, make_context, tmp_path: Path
+    sample_config, make_context, tmp_path: Path
 ) -> None:
     context = make_context(
-        make_config(), selected=frozenset({"runtime", "images", "kubelet"}),
+        sample_config(), selected=frozenset({"runtime", "images", "kubelet"}),
         state_dir=str(tmp_path / "state" / "images"),
     )  # fmt: skip
     plan = IMAGES_COMPONENT.plan(context)
@@ -36,26 +36,26 @@ def test_the_plan_reads_the_default_folder_and_names_the_pod_image(
     assert task.pod_image == "openshift/origin-pod:v3.11.0"
 
 
-def test_a_standin_kubelet_needs_no_pod_image(make_config, make_context) -> None:
+def test_a_standin_kubelet_needs_no_pod_image(sample_config, make_context) -> None:
     from types import SimpleNamespace
 
     selected = frozenset({"runtime", "images", "kubelet"})
     options = SimpleNamespace(components="runtime,images,kubelet", enable=None, standins="always")
-    plan = IMAGES_COMPONENT.plan(make_context(make_config(), selected=selected, options=options))
+    plan = IMAGES_COMPONENT.plan(make_context(sample_config(), selected=selected, options=options))
     assert plan.run.run.pod_image_required is False  # type: ignore[union-attr]
 
 
-def test_an_external_runtime_gets_no_import(make_config, make_context) -> None:
-    config = make_config(containerRuntime={"endpoint": "unix:///run/crio/crio.sock"})
+def test_an_external_runtime_gets_no_import(sample_config, make_context) -> None:
+    config = sample_config(containerRuntime={"endpoint": "unix:///run/crio/crio.sock"})
     selected = frozenset({"runtime", "images", "kubelet"})
     plan = IMAGES_COMPONENT.plan(make_context(config, selected=selected))
     assert plan.inactive_reason == "the container runtime is external (unix:///run/crio/crio.sock)"
 
 
 def test_archives_set_while_the_images_component_is_not_selected_is_a_warning(
-    make_config,
+    sample_config,
 ) -> None:
-    config = make_config(containerRuntime={"imageArchives": "/srv/images"})
+    config = sample_config(containerRuntime={"imageArchives": "/srv/images"})
     found = nodehost_validate_config(config=config, selected=frozenset({"runtime", "kubelet"}))
     assert [p.render() for p in found] == [
         "containerRuntime.imageArchives: has no effect in nodehost: it is used only when the "
@@ -63,8 +63,8 @@ def test_archives_set_while_the_images_component_is_not_selected_is_a_warning(
     ]
 
 
-def test_relative_archive_folder_is_a_problem(make_config) -> None:
-    config = make_config(containerRuntime={"imageArchives": "images"})
+def test_relative_archive_folder_is_a_problem(sample_config) -> None:
+    config = sample_config(containerRuntime={"imageArchives": "images"})
     found = nodehost_validate_config(config=config, selected=frozenset({"runtime", "images"}))
     assert [p.render() for p in found] == [
         'containerRuntime.imageArchives: Invalid value: "images": must be an absolute path'

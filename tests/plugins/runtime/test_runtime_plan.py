@@ -23,7 +23,7 @@ def config_toml(plan) -> dict:
 
 
 def test_containerd_finds_its_shims_through_workload_launchers(
-    make_config, make_context, tmp_path
+    sample_config, make_context, tmp_path
 ) -> None:
     programs = tmp_path / "programs"
     programs.mkdir()
@@ -32,7 +32,7 @@ def test_containerd_finds_its_shims_through_workload_launchers(
         (programs / name).chmod(0o755)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PATH", str(programs))
-        plan = RUNTIME.plan(make_context(make_config()))
+        plan = RUNTIME.plan(make_context(sample_config()))
     launcher_dir = tmp_path / "state" / "runtime" / "bin"
     assert plan.run.env["PATH"] == f"{launcher_dir}:{programs}"
     launchers = {spec.path: spec for spec in plan.files if spec.path.startswith(str(launcher_dir))}
@@ -46,9 +46,9 @@ def test_containerd_finds_its_shims_through_workload_launchers(
 
 
 def test_containerd_keeps_root_state_sockets_and_opt_under_the_component_folder(
-    make_config, make_context, tmp_path
+    sample_config, make_context, tmp_path
 ) -> None:
-    plan = RUNTIME.plan(make_context(make_config()))
+    plan = RUNTIME.plan(make_context(sample_config()))
     folder = str(tmp_path / "state" / "runtime")
     document = config_toml(plan)
     assert document["version"] == 2
@@ -63,34 +63,34 @@ def test_containerd_keeps_root_state_sockets_and_opt_under_the_component_folder(
 
 
 def test_the_cri_plugin_uses_the_network_providers_cni_directories(
-    make_config, make_context
+    sample_config, make_context
 ) -> None:
-    config = make_config(networkConfig={"networkPluginName": "bridge"}, bridgeNetwork=BRIDGE)
+    config = sample_config(networkConfig={"networkPluginName": "bridge"}, bridgeNetwork=BRIDGE)
     cni = config_toml(RUNTIME.plan(make_context(config)))["plugins"]["io.containerd.grpc.v1.cri"]
     assert cni["cni"] == {"conf_dir": "/srv/cni/net.d", "bin_dir": "/srv/cni"}
 
 
 @pytest.mark.parametrize(("driver", "systemd_cgroup"), [("systemd", True), ("cgroupfs", False)])
 def test_runc_uses_the_kubelets_cgroup_driver(
-    make_config, make_context, driver, systemd_cgroup
+    sample_config, make_context, driver, systemd_cgroup
 ) -> None:
-    config = make_config(kubeletArguments={"cgroup-driver": [driver]})
+    config = sample_config(kubeletArguments={"cgroup-driver": [driver]})
     document = config_toml(RUNTIME.plan(make_context(config)))
     runc = document["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["runc"]
     assert runc["options"]["SystemdCgroup"] is systemd_cgroup
 
 
-def test_standard_paths_are_containerds_own(make_config, make_context) -> None:
+def test_standard_paths_are_containerds_own(sample_config, make_context) -> None:
     document = config_toml(
-        RUNTIME.plan(make_context(make_config(containerRuntime={"paths": "standard"})))
+        RUNTIME.plan(make_context(sample_config(containerRuntime={"paths": "standard"})))
     )
     assert (document["root"], document["state"]) == ("/var/lib/containerd", "/run/containerd")
     assert document["grpc"]["address"] == "/run/containerd/containerd.sock"
     assert document["plugins"]["io.containerd.internal.v1.opt"]["path"] == "/opt/containerd"
 
 
-def test_the_pod_sandbox_image_is_origins_pod_infra_image(make_config, make_context) -> None:
-    config = make_config(imageConfig={"format": "mirror.example/origin-${component}:${version}"})
+def test_the_pod_sandbox_image_is_origins_pod_infra_image(sample_config, make_context) -> None:
+    config = sample_config(imageConfig={"format": "mirror.example/origin-${component}:${version}"})
     document = config_toml(RUNTIME.plan(make_context(config)))
     cri = document["plugins"]["io.containerd.grpc.v1.cri"]
     assert cri["sandbox_image"] == "mirror.example/origin-pod:v3.11.0"
@@ -103,9 +103,9 @@ def test_paths_that_need_quoting_stay_valid_toml() -> None:
 
 
 def test_containerd_is_ready_when_it_answers_cri_with_runtime_ready(
-    make_config, make_context, tmp_path
+    sample_config, make_context, tmp_path
 ) -> None:
-    run = RUNTIME.plan(make_context(make_config())).run
+    run = RUNTIME.plan(make_context(sample_config())).run
     assert isinstance(run, ProcessSpec)
     assert run.argv[:2] == ("containerd", "--config")
     socket = tmp_path / "state" / "runtime" / "containerd.sock"
@@ -113,9 +113,9 @@ def test_containerd_is_ready_when_it_answers_cri_with_runtime_ready(
 
 
 def test_the_kubelet_is_pointed_at_the_managed_runtimes_socket(
-    make_config, make_context, tmp_path
+    sample_config, make_context, tmp_path
 ) -> None:
-    config = make_config()
+    config = sample_config()
     endpoint = f"unix://{tmp_path}/state/runtime/containerd.sock"
     contributed = nodehost_kubelet_arguments(
         config=config, selected=SELECTED, state_dir=str(tmp_path / "state")
@@ -125,15 +125,15 @@ def test_the_kubelet_is_pointed_at_the_managed_runtimes_socket(
     assert contributed["cgroup-driver"][0] in ("systemd", "cgroupfs")
 
 
-def test_the_kubelet_keeps_an_endpoint_that_kubelet_arguments_name(make_config) -> None:
-    config = make_config(kubeletArguments={"container-runtime-endpoint": ["unix:///run/x.sock"]})
+def test_the_kubelet_keeps_an_endpoint_that_kubelet_arguments_name(sample_config) -> None:
+    config = sample_config(kubeletArguments={"container-runtime-endpoint": ["unix:///run/x.sock"]})
     assert nodehost_kubelet_arguments(config=config, selected=SELECTED, state_dir="/x") == {}
 
 
-def test_the_kubelet_gets_nothing_when_the_runtime_is_not_selected(make_config) -> None:
+def test_the_kubelet_gets_nothing_when_the_runtime_is_not_selected(sample_config) -> None:
     assert (
         nodehost_kubelet_arguments(
-            config=make_config(), selected=frozenset({"kubelet"}), state_dir="/x"
+            config=sample_config(), selected=frozenset({"kubelet"}), state_dir="/x"
         )
         == {}
     )
@@ -151,57 +151,61 @@ def test_the_kubelet_gets_nothing_when_the_runtime_is_not_selected(make_config) 
     ],
 )
 def test_an_external_endpoint_replaces_containerd_with_a_wait_for_its_socket(
-    make_config, make_context, changes, source
+    sample_config, make_context, changes, source
 ) -> None:
-    plan = RUNTIME.plan(make_context(make_config(**changes)))
+    plan = RUNTIME.plan(make_context(sample_config(**changes)))
     assert isinstance(plan.run, TaskSpec)
     assert plan.run.description.endswith("unix:///run/crio/crio.sock")
     assert plan.files == ()
     assert source in plan.notes[0]
 
 
-def test_a_section_endpoint_is_passed_to_the_kubelet(make_config) -> None:
-    config = make_config(containerRuntime={"endpoint": "unix:///run/crio/crio.sock"})
+def test_a_section_endpoint_is_passed_to_the_kubelet(sample_config) -> None:
+    config = sample_config(containerRuntime={"endpoint": "unix:///run/crio/crio.sock"})
     contributed = nodehost_kubelet_arguments(config=config, selected=SELECTED, state_dir="/x")
     assert contributed["container-runtime-endpoint"] == ["unix:///run/crio/crio.sock"]
 
 
 def test_in_the_default_selection_the_runtime_runs_only_for_a_component_after_it(
-    make_config, make_context
+    sample_config, make_context
 ) -> None:
     options = SimpleNamespace(components=None, enable=None)
-    context = make_context(make_config(), selected=frozenset({"runtime", "proxy"}), options=options)
+    context = make_context(
+        sample_config(), selected=frozenset({"runtime", "proxy"}), options=options
+    )
     assert "no selected component runs after it" in RUNTIME.plan(context).inactive_reason
-    used = make_context(make_config(), selected=frozenset({"runtime", "kubelet"}), options=options)
+    used = make_context(
+        sample_config(), selected=frozenset({"runtime", "kubelet"}), options=options
+    )
     assert isinstance(RUNTIME.plan(used).run, ProcessSpec)
 
 
-def test_named_explicitly_the_runtime_runs_without_the_kubelet(make_config, make_context) -> None:
+def test_named_explicitly_the_runtime_runs_without_the_kubelet(sample_config, make_context) -> None:
     options = SimpleNamespace(components="runtime", enable=None)
-    context = make_context(make_config(), selected=frozenset({"runtime"}), options=options)
+    context = make_context(sample_config(), selected=frozenset({"runtime"}), options=options)
     assert isinstance(RUNTIME.plan(context).run, ProcessSpec)
 
 
 def test_a_socket_path_too_long_for_unix_sockets_is_an_error_naming_the_component(
-    make_config, make_context, tmp_path
+    sample_config, make_context, tmp_path
 ) -> None:
-    context = make_context(make_config(), state_dir=str(tmp_path / ("x" * 100) / "runtime"))
+    context = make_context(sample_config(), state_dir=str(tmp_path / ("x" * 100) / "runtime"))
     with pytest.raises(RuntimeFailure, match=r"^component runtime: the socket path .* bytes"):
         RUNTIME.plan(context)
 
 
 def test_a_socket_in_an_unwritable_place_is_an_error_naming_the_component(
-    make_config, make_context, tmp_path
+    sample_config, make_context, tmp_path
 ) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory\n")
-    config = make_config(containerRuntime={"socket": f"{blocker}/run/c.sock"})
+    config = sample_config(containerRuntime={"socket": f"{blocker}/run/c.sock"})
     with pytest.raises(RuntimeFailure, match=f"cannot create the socket .*: {blocker} is not a"):
         RUNTIME.plan(make_context(config))
 
 
-def test_every_bad_setting_is_reported_at_its_field(make_config) -> None:
-    config = make_config(
+def test_every_bad_setting_is_reported_at_its_field(sample_config) -> None:
+    config = sample_config(
         containerRuntime={
             "endpoint": "tcp://1.2.3.4:5",
             "paths": "elsewhere",

@@ -20,8 +20,8 @@ BRIDGE = {
 }
 
 
-def environment(make_config, make_context, **changes: object) -> dict[str, str]:
-    plan = RUNTIME.plan(make_context(make_config(**changes)))
+def environment(sample_config, make_context, **changes: object) -> dict[str, str]:
+    plan = RUNTIME.plan(make_context(sample_config(**changes)))
     assert isinstance(plan.run, ProcessSpec)
     return dict(plan.run.env)
 
@@ -35,9 +35,9 @@ def no_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name.lower(), raising=False)
 
 
-def test_the_proxy_goes_to_containerd_with_no_proxy_completed(make_config, make_context) -> None:
+def test_the_proxy_goes_to_containerd_with_no_proxy_completed(sample_config, make_context) -> None:
     env = environment(
-        make_config,
+        sample_config,
         make_context,
         containerRuntime={
             "proxy": {
@@ -57,6 +57,7 @@ def test_the_proxy_goes_to_containerd_with_no_proxy_completed(make_config, make_
         "localhost",
         "127.0.0.1",
         "::1",
+        "10.0.0.2",  # the node IP
         "10.244.9.0/24",  # the CNI configuration's subnet
         "10.244.7.0/24",  # kubeletArguments.pod-cidr
         "172.30.0.0/16",  # Origin's service network
@@ -66,34 +67,36 @@ def test_the_proxy_goes_to_containerd_with_no_proxy_completed(make_config, make_
     ]
 
 
-def test_the_password_of_a_proxy_is_not_in_the_plan_notes(make_config, make_context) -> None:
-    config = make_config(containerRuntime={"proxy": {"httpsProxy": "http://u:hunter2@p.example:8"}})
+def test_the_password_of_a_proxy_is_not_in_the_plan_notes(sample_config, make_context) -> None:
+    config = sample_config(
+        containerRuntime={"proxy": {"httpsProxy": "http://u:hunter2@p.example:8"}}
+    )
     notes = RUNTIME.plan(make_context(config)).notes
     assert any("HTTPS_PROXY=http://u:***@p.example:8" in note for note in notes)
     assert not any("hunter2" in note for note in notes)
 
 
-def test_without_a_proxy_containerd_gets_none(make_config, make_context) -> None:
-    assert set(environment(make_config, make_context)) == {"PATH"}
+def test_without_a_proxy_containerd_gets_none(sample_config, make_context) -> None:
+    assert set(environment(sample_config, make_context)) == {"PATH"}
 
 
 def test_containerd_variables_are_read_as_k3s_reads_them(
-    make_config, make_context, monkeypatch: pytest.MonkeyPatch
+    sample_config, make_context, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CONTAINERD_HTTP_PROXY", "http://from-env:1")
     monkeypatch.setenv("HTTP_PROXY", "http://general:1")
     monkeypatch.setenv("CONTAINERD_NO_PROXY", "a.example")
-    env = environment(make_config, make_context)
+    env = environment(sample_config, make_context)
     assert env["HTTP_PROXY"] == "http://from-env:1"
     assert env["NO_PROXY"].startswith("a.example,localhost,")
     config = {"proxy": {"httpProxy": "http://from-file:2"}}
-    assert environment(make_config, make_context, containerRuntime=config)["HTTP_PROXY"] == (
+    assert environment(sample_config, make_context, containerRuntime=config)["HTTP_PROXY"] == (
         "http://from-file:2"
     )
 
 
-def test_bad_proxy_settings_are_problems_with_their_paths(make_config) -> None:
-    config = make_config(
+def test_bad_proxy_settings_are_problems_with_their_paths(sample_config) -> None:
+    config = sample_config(
         containerRuntime={
             "proxy": {
                 "httpProxy": "proxy.example:3128",

@@ -23,17 +23,17 @@ SELECTED = frozenset({"runtime", "kubelet"})
 UPSTREAM = "registry.nodehost.invalid"  # never resolves: only the mirror can serve it
 
 
-def problems(make_config, registries: object) -> list[str]:
-    config = make_config(containerRuntime={"registries": registries})
+def problems(sample_config, registries: object) -> list[str]:
+    config = sample_config(containerRuntime={"registries": registries})
     return [p.render() for p in nodehost_validate_config(config=config, selected=SELECTED)]
 
 
 def test_a_mirror_with_credentials_and_tls_renders_hosts_files_and_a_private_config(
-    make_config, make_context, tmp_path: Path
+    sample_config, make_context, tmp_path: Path
 ) -> None:
     ca = tmp_path / "ca.pem"
     ca.write_text("placeholder\n")
-    config = make_config(
+    config = sample_config(
         containerRuntime={
             "registries": {
                 "mirrors": {"docker.io": {"endpoint": ["https://mirror.example:5000"]}},
@@ -71,15 +71,15 @@ def test_a_mirror_with_credentials_and_tls_renders_hosts_files_and_a_private_con
     assert "s3cret" not in repr(read_settings(config)[0])
 
 
-def test_without_registries_nothing_changes(make_config, make_context) -> None:
-    plan = RUNTIME.plan(make_context(make_config()))
+def test_without_registries_nothing_changes(sample_config, make_context) -> None:
+    plan = RUNTIME.plan(make_context(sample_config()))
     [config] = [f for f in plan.files if f.path.endswith("containerd.toml")]
     assert config.mode == 0o644 and b"registry" not in config.content
 
 
-def test_bad_registries_are_problems_with_their_field_paths(make_config, tmp_path: Path) -> None:
+def test_bad_registries_are_problems_with_their_field_paths(sample_config, tmp_path: Path) -> None:
     found = problems(
-        make_config,
+        sample_config,
         {
             "mirrors": {
                 "docker.io": {"endpoint": ["ftp://x", "https://ok.example"], "rewrite": {"a": "b"}},
@@ -117,8 +117,8 @@ def test_bad_registries_are_problems_with_their_field_paths(make_config, tmp_pat
     ]
 
 
-def test_an_auth_that_is_not_base64_of_a_pair_is_refused_without_showing_it(make_config) -> None:
-    found = problems(make_config, {"configs": {"r.example": {"auth": {"auth": "c2VjcmV0"}}}})
+def test_an_auth_that_is_not_base64_of_a_pair_is_refused_without_showing_it(sample_config) -> None:
+    found = problems(sample_config, {"configs": {"r.example": {"auth": {"auth": "c2VjcmV0"}}}})
     assert found == [
         'containerRuntime.registries.configs.r.example.auth.auth: Invalid value: "(hidden)": '
         "must be base64 of username:password"
@@ -184,9 +184,9 @@ def test_an_image_is_pulled_by_its_original_name_through_the_mirror(
     assert "pull-s3cret" not in node.stderr()
 
 
-def test_probe_mirrors_says_which_endpoints_answer(registry: Registry, make_config) -> None:
+def test_probe_mirrors_says_which_endpoints_answer(registry: Registry, sample_config) -> None:
     dead = f"http://127.0.0.1:{registry.port + 1 if registry.port < 65535 else 1}"
-    config = make_config(
+    config = sample_config(
         containerRuntime={"registries": {"mirrors": {UPSTREAM: {"endpoint": [registry.url, dead]}}}}
     )
     answers = probe_mirrors(read_settings(config)[0].registries, timeout=5)

@@ -11,18 +11,15 @@ import pytest
 
 from nodehost import ComponentRecord
 from nodehost.component import PlanContext
-from nodehost.config import node_config_from_mapping
 from nodehost.plugins import sdn
+from nodehost.testing.nodefolder import merge
 
+#: What the sdn tests change in nodehost.testing's sample node.
 NODE = {
-    "nodeName": "node1.example.com",
     "nodeIP": "192.0.2.2",
-    "servingInfo": {"bindAddress": "0.0.0.0:10250"},
     "dnsIP": "172.30.0.10",
-    "imageConfig": {"format": "openshift/origin-${component}:${version}"},
     "networkConfig": {"networkPluginName": "bridge", "mtu": 1400},
 }
-SECTIONS = ("bridgeNetwork", "externalNetwork")
 
 
 @pytest.fixture
@@ -41,15 +38,16 @@ def cni_bin(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_config(tmp_path: Path, cni_bin: Path) -> Callable[..., Any]:
+def make_config(
+    tmp_path: Path, cni_bin: Path, sample_config: Callable[..., Any]
+) -> Callable[..., Any]:
     """``make_config(provider="bridge", section={...}, **node_changes)`` -> (config, problems).
 
     The bridge section defaults to a valid one writing into ``tmp_path/net.d``.
     """
 
     def make(provider: str = "bridge", section: Any = "default", **changes: Any) -> Any:
-        raw = {**NODE, **changes}
-        raw["networkConfig"] = {**raw["networkConfig"], "networkPluginName": provider}
+        raw = merge(merge(NODE, changes), {"networkConfig": {"networkPluginName": provider}})
         if section == "default":
             section = {
                 "podCIDR": "10.244.9.0/24",
@@ -58,11 +56,7 @@ def make_config(tmp_path: Path, cni_bin: Path) -> Callable[..., Any]:
             }
         if section is not None:
             raw["bridgeNetwork" if provider == "bridge" else "externalNetwork"] = section
-        config, problems = node_config_from_mapping(
-            raw, source=str(tmp_path / "node-config.yaml"), known_sections=SECTIONS
-        )
-        assert not [p for p in problems if p.is_error], problems
-        return config
+        return sample_config(**raw)
 
     return make
 
