@@ -109,5 +109,5 @@ def test_every_page_title_cited_exists_on_the_page() -> None:
         for path, text in project_texts()
         for title in TITLE_REFERENCE.findall(text)
     }
-    assert cited, "README.rst cites the page by title"
+    assert "Which validation rules apply" in titles
     assert sorted(f"{path}: {title!r}" for title, path in cited if title not in titles) == []
