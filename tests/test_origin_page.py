@@ -1,18 +1,22 @@
-"""Where the project says "as Origin did", it cites docs/origin.rst, never an outside document.
+"""The Origin compatibility page (docs/origin.rst) is what the project cites, and it stays true.
 
-The Origin compatibility page (``docs/origin.rst``) states what Origin 3.x did
-for each flag and key, with the upstream source file of each fact, under stable
-labels.  The code, the tests, the README and the other docs pages cite it by
-label (``:ref:`origin-...```) or, where no Sphinx role works (README.rst, which
-the package index renders with docutils alone), by the page's path, a comma
-and a section title in single quotes.  Numbered sections of a document the project
-does not hold ("reference", the section sign and a number) must not come back;
-RFC sections are public standards and stay allowed.
+The page states what Origin 3.x did for each flag and key, with the upstream
+source file of each fact, under stable labels.  The code, the tests, the README
+and the other docs pages cite it by label (``:ref:`origin-...```) or, where no
+Sphinx role works (README.rst, which the package index renders with docutils
+alone), by the page's path, a comma and a section title in single quotes.
+Numbered sections of a document the project does not hold ("reference", the
+section sign and a number) must not come back; RFC sections are public
+standards and stay allowed.  The page's tables name every NodeConfig key and
+every ``start node`` flag, and say "no effect" for exactly the keys nodehost
+warns about.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -111,3 +115,67 @@ def test_every_page_title_cited_exists_on_the_page() -> None:
     }
     assert "Which validation rules apply" in titles
     assert sorted(f"{path}: {title!r}" for title, path in cited if title not in titles) == []
+
+
+def list_table_after(label: str) -> list[list[str]]:
+    """The rows (cells as one-line text) of the first ``list-table`` after ``.. _label:``."""
+    text = ORIGIN_PAGE.read_text().split(f".. _{label}:", 1)[1]
+    options_and_rows = text.split(".. list-table::", 1)[1].split("\n\n", 2)
+    rows: list[list[str]] = []
+    for line in options_and_rows[1].splitlines():
+        if line.startswith("   * - "):
+            rows.append([line[len("   * - ") :]])
+        elif line.startswith("     - "):
+            rows[-1].append(line[len("     - ") :])
+        else:
+            rows[-1][-1] += " " + line.strip()
+    return rows
+
+
+def literal_keys(cell: str) -> set[str]:
+    return set(re.findall(r"``([A-Za-z.]+)``", cell))
+
+
+def test_every_nodeconfig_key_has_a_row_on_the_page() -> None:
+    from nodehost.config.schema import NodeConfig, yaml_keys
+
+    rows = list_table_after("origin-nodeconfig-keys")
+    named = {key.split(".")[0] for row in rows for key in literal_keys(row[0])}
+    assert sorted(set(yaml_keys(NodeConfig)) - named) == []
+
+
+def test_the_page_says_no_effect_for_exactly_the_keys_nodehost_warns_about() -> None:
+    from nodehost.config.noeffect import NO_EFFECT
+
+    rows = list_table_after("origin-nodeconfig-keys")
+    without_effect = {
+        key
+        for key_cell, _, nodehost in rows
+        if nodehost.startswith("no effect")
+        for key in literal_keys(key_cell)
+    }
+    assert without_effect == set(NO_EFFECT)
+
+
+def start_node_flags() -> set[str]:
+    rows = list_table_after("origin-start-node-flags")[1:]
+    return {flag for row in rows for flag in re.findall(r"``(--[a-z-]+)", row[0])}
+
+
+def nodehost_start(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "nodehost", "start", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_nodehost_start_takes_every_flag_of_origins_start_node() -> None:
+    flags = start_node_flags()
+    shown = set(re.findall(r"--[a-z][a-z-]*", nodehost_start("--help").stdout))
+    assert len(flags) >= 15
+    assert sorted(flags - shown - {"--kubernetes"}) == []
+
+
+def test_the_removed_kubernetes_flag_is_the_usage_error_the_page_names() -> None:
+    assert "--kubernetes" in start_node_flags()
+    result = nodehost_start("--kubernetes", "https://master.example.com:8443")
+    assert result.returncode == 2
+    assert result.stderr == "error: --kubernetes is no longer allowed, try using --kubeconfig\n"
