@@ -179,3 +179,17 @@ def test_the_removed_kubernetes_flag_is_the_usage_error_the_page_names() -> None
     result = nodehost_start("--kubernetes", "https://master.example.com:8443")
     assert result.returncode == 2
     assert result.stderr == "error: --kubernetes is no longer allowed, try using --kubeconfig\n"
+
+
+def section(label: str) -> str:
+    """The page's text from ``.. _label:`` to the next label."""
+    return ORIGIN_PAGE.read_text().split(f".. _{label}:", 1)[1].split("\n.. _", 1)[0]
+
+
+def test_nodehost_config_create_takes_every_flag_of_origins_create_node_config() -> None:
+    listed = section("origin-create-node-config").split("Flags:", 1)[1].split("\n\n", 1)[0]
+    flags = set(re.findall(r"``(--[a-z][a-z-]*)``", listed))
+    command = [sys.executable, "-m", "nodehost", "config", "create", "--help"]
+    shown = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True).stdout
+    assert len(flags) >= 20
+    assert sorted(flags - set(re.findall(r"--[a-z][a-z-]*", shown))) == []
