@@ -7,9 +7,9 @@ Sphinx role works (README.rst, which the package index renders with docutils
 alone), by the page's path, a comma and a section title in single quotes.
 Numbered sections of a document the project does not hold ("reference", the
 section sign and a number) must not come back; RFC sections are public
-standards and stay allowed.  The page's tables name every NodeConfig key and
-every ``start node`` flag, and say "no effect" for exactly the keys nodehost
-warns about.
+standards and stay allowed.  The page names every NodeConfig key, every
+``start node`` and ``create-node-config`` flag, and says "no effect" for exactly
+the keys nodehost warns about.
 """
 
 from __future__ import annotations
