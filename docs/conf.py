@@ -31,6 +31,8 @@ exclude_patterns = ["_build"]
 html_theme = "furo"
 html_title = f"nodehost {release}"
 pygments_style = "sphinx"
+# Quotes stay as typed: commands, flags and messages are copied from these pages.
+smartquotes = False
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"

@@ -167,9 +167,33 @@ def resolve_short_name(
     )
 
 
+def load_lazy_commands(app: Sphinx) -> None:
+    """Put every lazily loaded command into its group's ``commands`` for sphinx-click.
+
+    sphinx-click lists a group's ``commands`` and asks ``list_commands`` only
+    when there are none, so a group with both (``nodehost config``: ``validate``
+    eager, ``create`` lazy) would lose its lazy ones from the reference.
+    """
+    import click
+
+    from nodehost.cli import cli
+
+    pending: list[click.Command] = [cli]
+    while pending:
+        group = pending.pop()
+        if isinstance(group, click.Group):
+            context = click.Context(group)
+            for name in group.list_commands(context):
+                command = group.get_command(context, name)
+                if command is not None:
+                    group.commands.setdefault(name, command)
+                    pending.append(command)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("nodehost-config-schema", ConfigSchemaDirective)
     app.add_directive("nodehost-no-effect", NoEffectDirective)
     app.add_directive("nodehost-exit-codes", ExitCodesDirective)
     app.connect("missing-reference", resolve_short_name)
+    app.connect("builder-inited", load_lazy_commands)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
