@@ -514,7 +514,7 @@ def node_client_ca(node_kubeconfig: Path) -> bytes:
 
 
 def rewrite_node_config(content: bytes, settings: BootstrapSettings, serving: Path | None) -> bytes:
-    """The start flags' overrides and the bootstrap overrides (README "Joining a cluster")
+    """The start flags' overrides and the bootstrap overrides (docs/operating/cluster.rst)
     applied to ``content``.
 
     ``content`` is parsed by the one bounded loader (:mod:`nodehost.config.yamlsafe`); when
