@@ -191,7 +191,7 @@ class StartOptions:
     ``node_ip`` is ``--node-ip`` (None: not given; the config's ``nodeIP`` stands).
     ``node_labels`` / ``node_taints`` are ``--node-label`` / ``--node-taint``
     (:mod:`nodehost.kube.nodelabels`).
-    ``settings`` are ``--set SECTION.KEY=VALUE`` (:mod:`nodehost.config.setflags`).
+    ``settings`` are ``--set SECTION.KEY=VALUE`` (``nodehost.config.setflags``).
     ``plugin_values`` holds the value of each option a plugin declares
     (``nodehost_options``), keyed by the record's ``dest`` (``--my-flag``: ``my_flag``).
     """

@@ -82,8 +82,9 @@ nitpick_ignore_regex = [
     # The NodeConfig reference documents every key (reference/config); the classes that
     # hold a section's keys in Python are not presented one by one.
     ("py:class", r"nodehost\.config\.schema\..*"),
-    # Sphinx splits ``tuple[str, ...]`` in a dataclass's signature at the comma.
-    ("py:class", r"tuple\[str"),
+    # Sphinx splits ``tuple[str, ...]`` (``Mapping[str, Any]``) in a dataclass's signature
+    # at the comma.
+    ("py:class", r"(tuple|Mapping)\[str"),
     # Hidden removed flags (``start --kubernetes``): sphinx-click lists their environment
     # variable but not the hidden option it points to.
     ("option", r"--kubernetes"),

@@ -224,17 +224,25 @@ OPTION_TYPES: tuple[type, ...] = (str, int, float, bool)
 class OptionRecord:
     """One ``nodehost start`` option a plugin declares (``nodehost_options``).
 
-    ``name``      the long flag, ``--`` then lower-case words joined by ``-``.
-    ``help``      one or two sentences for ``nodehost start --help``.
-    ``type``      ``str``, ``int``, ``float``, or ``bool`` (a flag, given or not).
-    ``default``   the value when neither the flag nor its variable is given
-                  (``None``: not given; a ``bool`` flag defaults to False).
-    ``choices``   the accepted values of a ``str`` option (empty: any).
-    ``multiple``  repeatable; the value is then a tuple of every one given.
-    ``metavar``   the placeholder shown in help (``DIR``, ``DURATION``).
-    ``envvar``    the variable that gives it when the flag is not given; by
-                  default ``NODEHOST_`` and the flag (``--my-flag``:
-                  ``NODEHOST_MY_FLAG``); always ``NODEHOST_*``.
+    ``name``
+        the long flag, ``--`` then lower-case words joined by ``-``.
+    ``help``
+        one or two sentences for ``nodehost start --help``.
+    ``type``
+        ``str``, ``int``, ``float``, or ``bool`` (a flag, given or not).
+    ``default``
+        the value when neither the flag nor its variable is given (``None``:
+        not given; a ``bool`` flag defaults to False).
+    ``choices``
+        the accepted values of a ``str`` option (empty: any).
+    ``multiple``
+        repeatable; the value is then a tuple of every one given.
+    ``metavar``
+        the placeholder shown in help (``DIR``, ``DURATION``).
+    ``envvar``
+        the variable that gives it when the flag is not given; by default
+        ``NODEHOST_`` and the flag (``--my-flag``: ``NODEHOST_MY_FLAG``);
+        always ``NODEHOST_*``.
 
     The value reaches the plugin as ``options.plugin_values[record.dest]``
     (:class:`nodehost.options.StartOptions`, in every hook and plan context

@@ -135,7 +135,7 @@ def node_config(tmp_path: Path) -> Callable[..., NodeConfig]:
 def sample_config(tmp_path: Path) -> Callable[..., NodeConfig]:
     """Factory ``sample_config(**changes) -> NodeConfig``.
 
-    :data:`nodehost.testing.nodefolder.SAMPLE_NODE` (a complete node) with
+    ``nodehost.testing.nodefolder.SAMPLE_NODE`` (a complete node) with
     ``changes`` merged in (recursively; ``None`` deletes a key), as if it were
     ``tmp_path/node-config.yaml`` with relative paths under ``tmp_path/node``
     (``base_dir=`` another folder); built as ``node_config`` builds.

@@ -71,7 +71,7 @@ def test_start_shows_the_options_plugins_declare(built_docs: BuiltDocs) -> None:
 
     documented = built_docs.names("std:cmdoption")
     flags = visible_flags(start)
-    assert flags
+    assert {"--local-cluster", "--bootstrap-timeout", "--serving-cert-wait"} <= set(flags)
     assert all(f"nodehost-start.{flag}" in documented for flag in flags)
 
 
@@ -99,6 +99,7 @@ def test_every_hook_has_an_entry(built_docs: BuiltDocs, module_name: str) -> Non
 RECORDS = (
     "nodehost.pluginhost.records.ComponentRecord",
     "nodehost.pluginhost.records.NetworkProviderRecord",
+    "nodehost.pluginhost.records.OptionRecord",
     "nodehost.pluginhost.records.ApiRoute",
     "nodehost.pluginhost.records.Problem",
     "nodehost.plugins.dns.hookspecs.DnsRecordSourceRecord",
