@@ -28,14 +28,15 @@ validation, planning, host checks, run time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nodehost.pluginhost.markers import hookspec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from pluggy import PluginManager
+    from prometheus_client.metrics_core import Metric
 
     from nodehost.check import Check, CheckContext
     from nodehost.config.schema import NodeConfig
@@ -48,6 +49,15 @@ if TYPE_CHECKING:  # pragma: no cover
         Problem,
         ValidationScope,
     )
+
+
+class MetricsCollector(Protocol):
+    """What :func:`nodehost_metrics_collectors` returns: a prometheus_client collector."""
+
+    def collect(self) -> Iterable[Metric]:
+        """The metric families to serve now (``GaugeMetricFamily`` and the like)."""
+        ...
+
 
 # --- registration ---------------------------------------------------------------
 
@@ -471,7 +481,7 @@ def nodehost_node_ready(seconds: float, status_address: str | None, keeps_runnin
 
 
 @hookspec
-def nodehost_metrics_collectors() -> Sequence[Any]:
+def nodehost_metrics_collectors() -> Sequence[MetricsCollector]:
     """Add a plugin's own metrics to ``/metrics``.
 
     **When**: once, when the host starts its health server (never with

@@ -25,13 +25,17 @@ Readiness: its listener accepts.  While it runs it follows the
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, FileSpec, PlanContext, TaskSpec, TcpProbe
 from nodehost.config.sections import idle_section_problems
 from nodehost.pluginhost.records import ApiRoute
 from nodehost.plugins.apilb.settings import SCHEMA, SECTION, read_settings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.config.schema import NodeConfig
+    from nodehost.hookspecs import MetricsCollector
 
 NAME = "apilb"
 
@@ -54,7 +58,7 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 @hookimpl
-def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
+def nodehost_validate_config(config: NodeConfig, selected: frozenset[str]) -> list[Problem]:
     """Every problem of the ``apiServerLoadBalancer`` section (its bad content even when
     the component is not selected: :func:`idle_section_problems`)."""
     problems = read_settings(config)[1].problems
@@ -64,7 +68,9 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
 
 
 @hookimpl
-def nodehost_api_route(config: Any, selected: frozenset[str], state_dir: str) -> ApiRoute | None:
+def nodehost_api_route(
+    config: NodeConfig, selected: frozenset[str], state_dir: str
+) -> ApiRoute | None:
     """The routed kubeconfig, when the balancer is selected and has servers to balance."""
     if NAME not in selected:
         return None
@@ -77,7 +83,7 @@ def nodehost_api_route(config: Any, selected: frozenset[str], state_dir: str) ->
 
 
 @hookimpl
-def nodehost_metrics_collectors() -> list[Any]:
+def nodehost_metrics_collectors() -> list[MetricsCollector]:
     """The balancer's per-server metrics (:mod:`.metrics`)."""
     from nodehost.plugins.apilb.metrics import BalancerCollector
 

@@ -26,6 +26,7 @@ from nodehost import ComponentRecord, OptionRecord, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskSpec
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.check import Check, CheckContext
     from nodehost.options import StartOptions
     from nodehost.plugins.bootstrap.sync import SyncSettings
 
@@ -218,7 +219,7 @@ class BootstrapTask:
 
 
 @hookimpl
-def nodehost_checks(context: Any) -> list[Any]:
+def nodehost_checks(context: CheckContext) -> list[Check]:
     """The node identity's checks (:mod:`nodehost.plugins.bootstrap.checks`)."""
     from nodehost.plugins.bootstrap.checks import bootstrap_checks
 

@@ -36,6 +36,11 @@ from nodehost.plugins.dns.settings import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pluggy import PluginManager
+
+    from nodehost.check import Check, CheckContext
+    from nodehost.config.schema import NodeConfig
+    from nodehost.hookspecs import MetricsCollector
     from nodehost.plugins.dns.sources import RecordSource, SourceContext
 
 STOP_GRACE = 5.0
@@ -56,7 +61,7 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 @hookimpl
-def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
+def nodehost_validate_config(config: NodeConfig, selected: frozenset[str]) -> list[Problem]:
     """Every problem with the DNS settings, when the server would run.
 
     Origin's start-up check that ``dnsRecursiveResolvConf`` is readable, the
@@ -87,7 +92,7 @@ def _core_owned(path: str) -> bool:
 
 
 @hookimpl
-def nodehost_metrics_collectors() -> list[Any]:
+def nodehost_metrics_collectors() -> list[MetricsCollector]:
     """The DNS server's request, response, cache and upstream metrics (:mod:`.metrics`)."""
     from nodehost.plugins.dns.metrics import DnsCollector
 
@@ -95,7 +100,7 @@ def nodehost_metrics_collectors() -> list[Any]:
 
 
 @hookimpl
-def nodehost_addhooks(pluginmanager: Any) -> None:
+def nodehost_addhooks(pluginmanager: PluginManager) -> None:
     """Add this plugin's own hook, ``nodehost_dns_record_sources``."""
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -263,7 +268,7 @@ class DnsTask:
 
 
 @hookimpl
-def nodehost_checks(context: Any) -> list[Any]:
+def nodehost_checks(context: CheckContext) -> list[Check]:
     """The DNS server's port check (:mod:`nodehost.plugins.dns.checks`)."""
     from nodehost.plugins.dns.checks import dns_checks
 

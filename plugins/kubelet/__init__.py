@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nodehost import ComponentRecord, Problem, Severity, ValidationScope, hookimpl
 from nodehost.component import (
@@ -54,6 +54,10 @@ from nodehost.pluginhost.records import ProblemKind
 from nodehost.plugins.kubelet import hookspecs
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pluggy import PluginManager
+
+    from nodehost.check import Check, CheckContext
+    from nodehost.config.schema import NodeConfig
     from nodehost.pluginhost.records import ApiRoute
     from nodehost.plugins.kubelet import arguments as args
 
@@ -88,14 +92,14 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 @hookimpl
-def nodehost_addhooks(pluginmanager: Any) -> None:
+def nodehost_addhooks(pluginmanager: PluginManager) -> None:
     """Add this plugin's own hook, ``nodehost_kubelet_arguments``."""
     pluginmanager.add_hookspecs(hookspecs)
 
 
 @hookimpl
 def nodehost_validate_config(
-    config: Any, scope: ValidationScope, selected: frozenset[str]
+    config: NodeConfig, scope: ValidationScope, selected: frozenset[str]
 ) -> list[Problem]:
     """Rule 13 and the removed-flag warnings; Origin's required security settings, files,
     node labels and taints and reserved keys if the kubelet runs."""
@@ -393,7 +397,7 @@ def reload_files(
 
 
 @hookimpl
-def nodehost_checks(context: Any) -> list[Any]:
+def nodehost_checks(context: CheckContext) -> list[Check]:
     """The kubelet's host checks (:mod:`nodehost.plugins.kubelet.checks`)."""
     from nodehost.plugins.kubelet.checks import kubelet_checks
 

@@ -28,7 +28,7 @@ kube-proxy itself does -- and planning fails with one line when there is none
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, Problem, Severity, ValidationScope, hookimpl
 from nodehost.component import (
@@ -42,6 +42,10 @@ from nodehost.component import (
 from nodehost.config.hostport import parse_ip, split_host_port
 from nodehost.errors import InvalidSetting
 from nodehost.pluginhost.records import ProblemKind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.check import Check, CheckContext
+    from nodehost.config.schema import NodeConfig
 
 CONFIG_FILE_NAME = "kube-proxy-config.yaml"
 
@@ -72,7 +76,7 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 @hookimpl
-def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
+def nodehost_validate_config(config: NodeConfig, selected: frozenset[str]) -> list[Problem]:
     """``proxyArguments`` and the bind address, when the proxy is selected."""
     if "proxy" not in selected:
         return []
@@ -180,7 +184,7 @@ def _document(launch: Any, config: Any) -> dict[str, Any]:
 
 
 @hookimpl
-def nodehost_checks(context: Any) -> list[Any]:
+def nodehost_checks(context: CheckContext) -> list[Check]:
     """kube-proxy's host checks (:mod:`nodehost.plugins.proxy.checks`)."""
     from nodehost.plugins.proxy.checks import proxy_checks
 

@@ -68,7 +68,9 @@ from nodehost.plugins.runtime.settings import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.check import Check, CheckContext
     from nodehost.cni import CniNetwork
+    from nodehost.config.schema import NodeConfig
 
 NAME = "runtime"
 IMAGES = "images"
@@ -98,7 +100,7 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 @hookimpl
-def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
+def nodehost_validate_config(config: NodeConfig, selected: frozenset[str]) -> list[Problem]:
     """Every problem of the ``containerRuntime`` section, when the runtime is selected; its
     bad content whenever it is set (:func:`idle_section_problems`)."""
     settings, reader = read_settings(config)
@@ -113,7 +115,7 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
 
 @hookimpl(optionalhook=True)
 def nodehost_kubelet_arguments(
-    config: Any, selected: frozenset[str], state_dir: str
+    config: NodeConfig, selected: frozenset[str], state_dir: str
 ) -> dict[str, list[str]]:
     """Point the kubelet at the runtime's socket and give it the runtime's cgroup driver.
 
@@ -349,7 +351,7 @@ def _pod_image(config: Any) -> str:
 
 
 @hookimpl
-def nodehost_checks(context: Any) -> list[Any]:
+def nodehost_checks(context: CheckContext) -> list[Check]:
     """The runtime's host checks (:mod:`nodehost.plugins.runtime.checks`)."""
     from nodehost.plugins.runtime.checks import runtime_checks
 

@@ -31,7 +31,7 @@ selected and it is the configured provider.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost import (
     ComponentRecord,
@@ -45,6 +45,10 @@ from nodehost.cni import CniNetwork, node_network, provider_section_problems
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.errors import InvalidSetting
 from nodehost.plugins.sdn import bridge, external
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.check import Check, CheckContext
+    from nodehost.config.schema import NodeConfig
 
 PATH = "networkConfig.networkPluginName"
 
@@ -111,7 +115,7 @@ def nodehost_network_providers() -> list[NetworkProviderRecord]:
 
 @hookimpl
 def nodehost_validate_config(
-    config: Any,
+    config: NodeConfig,
     selected: frozenset[str],
     providers: Mapping[str, NetworkProviderRecord],
     plugin_failures: Sequence[str],
@@ -230,7 +234,7 @@ class Sdn:
 
 
 @hookimpl
-def nodehost_checks(context: Any) -> list[Any]:
+def nodehost_checks(context: CheckContext) -> list[Check]:
     """The pod network's host checks (:mod:`nodehost.plugins.sdn.checks`)."""
     from nodehost.plugins.sdn.checks import sdn_checks
 
