@@ -53,7 +53,7 @@ _STDLIB = (
 _OTHERS = "pluggy|click|_pytest|pytest|cryptography|structlog|yaml|h11|h2|prometheus_client|dns"
 _SHORT = (
     "Path|Any|Callable|Mapping|Sequence|Iterator|Iterable|Awaitable|PluginManager|Enum|"
-    "IntEnum|StrEnum|Protocol|NoneType|ellipsis"
+    "IntEnum|StrEnum|Protocol|NoneType|ellipsis|Metric"
 )
 nitpick_ignore_regex = [
     # No intersphinx (the build never goes to the network): the standard library's,
