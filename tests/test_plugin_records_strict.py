@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from nodehost import ComponentRecord, NetworkProviderRecord, hookimpl
+from nodehost import ComponentRecord, NetworkProviderRecord, OptionRecord, hookimpl
 from nodehost.component import ComponentPlan
 from nodehost.pluginhost.inventory import Inventory
 from nodehost.pluginhost.manager import LoadOptions, PluginHost
@@ -156,3 +156,62 @@ def test_ordering_after_a_blocked_plugins_component_is_no_failure() -> None:
     inventory = Inventory.from_host(host)
     assert inventory.host.infos["ordered"].status == "active"
     assert "widget" in inventory.catalog.records
+
+
+def declaring(*records: OptionRecord) -> object:
+    class Plugin:
+        @hookimpl
+        def nodehost_options(self) -> list[OptionRecord]:
+            return list(records)
+
+    return Plugin()
+
+
+def test_two_third_party_plugins_declaring_one_variable_both_fail() -> None:
+    one = declaring(OptionRecord("--one", "One.", envvar="NODEHOST_SHARED"))
+    two = declaring(OptionRecord("--two", "Two.", envvar="NODEHOST_SHARED"))
+    inventory = with_plugins(("one", one), ("two", two), ("fine", declaring()))
+    assert [info.status for info in map(inventory.host.infos.get, ("one", "two", "fine"))] == [
+        "failed",
+        "failed",
+        "active",
+    ]
+    assert "environment variable 'NODEHOST_SHARED' is already taken by plugin 'two'" in (
+        inventory.host.infos["one"].error or ""
+    )
+    assert not {item.plugin for item in inventory.options} & {"one", "two"}
+
+
+def test_an_option_clashing_with_a_builtins_fails_the_third_party_plugin() -> None:
+    inventory = with_plugins(("late", declaring(OptionRecord("--bootstrap-timeout", "Mine."))))
+    assert inventory.host.infos["late"].status == "failed"
+    assert "taken by built-in plugin 'bootstrap'" in (inventory.host.infos["late"].error or "")
+    assert "late" not in {item.plugin for item in inventory.options}
+
+
+@pytest.mark.parametrize(
+    ("fields", "error"),
+    [
+        ({"name": "widget"}, "option name 'widget' must be '--' and lower-case words"),
+        ({"name": "--Widget"}, "option name '--Widget' must be"),
+        ({"help": ""}, "help must be a non-empty string"),
+        ({"type": list}, "type must be one of str, int, float, bool"),
+        ({"choices": "ab"}, "choices must be a tuple of names, not the string 'ab'"),
+        ({"type": int, "choices": ("a",)}, "choices need type str"),
+        ({"type": int, "default": "3"}, "default '3' is not a int"),
+        ({"multiple": True, "default": ["a"]}, "the default of a multiple option must be a tuple"),
+        ({"envvar": "WIDGET"}, "envvar 'WIDGET' must be NODEHOST_"),
+    ],
+)
+def test_a_wrong_option_record_fails_its_plugin_alone(fields: dict[str, Any], error: str) -> None:
+    arguments = {"name": "--widget", "help": "A widget.", **fields}
+
+    class Plugin:
+        @hookimpl
+        def nodehost_options(self) -> list[OptionRecord]:
+            return [OptionRecord(**arguments)]
+
+    inventory = with_plugins(("bad", Plugin()), ("good", declaring(OptionRecord("--good", "G."))))
+    assert inventory.host.infos["bad"].status == "failed"
+    assert error in (inventory.host.infos["bad"].error or "")
+    assert [item.record.name for item in inventory.options if item.plugin == "good"] == ["--good"]
