@@ -271,9 +271,11 @@ def nodehost_obtain_config(options: StartOptions) -> str | None:
 
     **Returns**: the path of the NodeConfig file to load, or None when these
     options are not for this plugin.  The core loads the file exactly as it
-    loads ``--config``.  With ``--bootstrap-config-name`` and no answer the
-    core refuses to start (exit 2) and names any plugin that failed to load.
-    An implementation that makes ready what another obtains the configuration
+    loads ``--config``.  The options that ask for an obtained configuration
+    are the obtaining plugin's own (:func:`nodehost_options`): without the
+    plugin they do not exist, so a command line giving one fails (exit 2).
+    With ``--set`` (only for a configuration generated from flags) an answer
+    is a usage error.  An implementation that makes ready what another obtains the configuration
     from returns None after doing so, and is marked ``tryfirst`` (the built-in
     ``localcluster`` plugin starts its API server and publishes the node's
     config map for ``bootstrap``).

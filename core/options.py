@@ -27,8 +27,6 @@ HOST_OPTION_WORDS = frozenset(
     {
         # flags
         "--binary",
-        "--bootstrap-config-name",
-        "--bootstrap-config-namespace",
         "--components",
         "--config",
         "--config-dir",
@@ -72,8 +70,6 @@ HOST_OPTION_WORDS = frozenset(
         "--write-flags",
         # variables
         "NODEHOST_BINARY",
-        "NODEHOST_BOOTSTRAP_CONFIG_NAME",
-        "NODEHOST_BOOTSTRAP_CONFIG_NAMESPACE",
         "NODEHOST_COMPONENTS",
         "NODEHOST_CONFIG",
         "NODEHOST_CONFIG_DIR",
@@ -118,8 +114,6 @@ HOST_OPTION_WORDS = frozenset(
         # value names
         "as_json",
         "binaries",
-        "bootstrap_config_name",
-        "bootstrap_config_namespace",
         "components",
         "config",
         "config_dir",
@@ -169,7 +163,6 @@ DEFAULT_VOLUME_DIR = "openshift.local.volumes"
 DEFAULT_CONFIG_DIR = "openshift.local.config/node"
 DEFAULT_MASTER_CERT_DIR = "openshift.local.config/master"
 DEFAULT_EXPIRE_DAYS = 730
-DEFAULT_BOOTSTRAP_NAMESPACE = "openshift-node"
 DEFAULT_IMAGE_FORMAT = "openshift/origin-${component}:${version}"
 
 
@@ -214,8 +207,6 @@ class StartOptions:
     latest_images: bool = False
     kubernetes: str | None = None
     kubeconfig: str = ""
-    bootstrap_config_name: str = ""
-    bootstrap_config_namespace: str = DEFAULT_BOOTSTRAP_NAMESPACE
     expire_days: int = DEFAULT_EXPIRE_DAYS
     master_cert_dir: str = DEFAULT_MASTER_CERT_DIR
     config_dir: str = DEFAULT_CONFIG_DIR
@@ -228,10 +219,6 @@ class StartOptions:
     node_taints: tuple[str, ...] = ()
     settings: tuple[str, ...] = ()
     plugin_values: Mapping[str, Any] = field(default_factory=dict, hash=False)
-
-    @property
-    def bootstrapping(self) -> bool:
-        return bool(self.bootstrap_config_name)
 
 
 #: The longest certificate lifetime accepted (100 years; X.509 dates end at 9999).
@@ -263,11 +250,6 @@ def check_start_options(options: StartOptions) -> None:
             raise UsageError("--config may not be set if you're only writing the config")
         if options.write_flags:
             raise UsageError("--write-config and --write-flags are mutually exclusive")
-    if options.bootstrapping:
-        if options.write_flags:
-            raise UsageError("--write-flags is mutually exclusive with --bootstrap-config-name")
-        if not options.bootstrap_config_namespace:
-            raise UsageError("--bootstrap-config-namespace must be specified")
     if options.node_ip is not None:
         _check_node_ip(options.node_ip)
     _check_node_labels(options.node_labels, options.node_taints)
@@ -286,8 +268,6 @@ def _check_settings(options: StartOptions) -> None:
         parse_setting(text)
     if options.config:
         raise UsageError("sets keys of a config generated from flags; edit --config's file", FLAG)
-    if options.bootstrapping:
-        raise UsageError("does not go with --bootstrap-config-name (the config map rules)", FLAG)
     if options.write_config is not None:
         raise UsageError("does not go with --write-config (edit the written file)", FLAG)
 

@@ -125,6 +125,12 @@ def generated_settings(options: StartOptions, inventory: Inventory) -> tuple[str
     return options.settings
 
 
+def refuse_settings(options: StartOptions) -> None:
+    """``UsageError`` when ``--set`` is given for a config a plugin obtains (not generated)."""
+    if options.settings:
+        raise UsageError("sets keys of a config generated from flags, not one obtained", "--set")
+
+
 def _explain_unknown_sections(problems: list[Problem], inventory: Inventory) -> list[Problem]:
     """Unknown top-level keys, when plugins are disabled or failed: say which (one may own it)."""
     missing = inventory.host.missing_summary()
@@ -344,15 +350,8 @@ def obtain_config(options: StartOptions, inventory: Inventory) -> Obtained:
     if not options.dry_run:
         path = inventory.host.hooks.obtain_config(options)
         if path is not None:
-            if settings:
-                raise UsageError("--set sets keys of a config generated from flags", "--set")
+            refuse_settings(options)
             return Obtained(*load_config_file(path, inventory, strict=strict))
-    if options.bootstrapping:
-        hint = inventory.host.failure_hint("")
-        raise UsageError(
-            "--bootstrap-config-name needs a plugin that bootstraps the node, and none is active"
-            + (f": {hint}" if hint else "")
-        )
     if options.config:
         return Obtained(*load_config_file(options.config, inventory, strict=strict))
     if options.dry_run:

@@ -90,7 +90,7 @@ def _run_checks(ctx: click.Context, flags: dict[str, Any], *, quiet: bool) -> li
         earlier = os.path.join(options.config_dir, NODE_CONFIG_FILE)
         if not os.path.isfile(earlier):
             return [_unobtained(unobtained)]
-        options = dataclasses.replace(options, config=earlier, bootstrap_config_name="")
+        options = dataclasses.replace(options, config=earlier)
     # The node IP is chosen by its own check (a line, not a failure before every check).
     resolved = resolve_config(
         dataclasses.replace(options, dry_run=True), inventory, selected, choose_ip=False

@@ -23,7 +23,6 @@ from nodehost.cli.options import (
 from nodehost.cli.pluginoptions import PluginOptionsCommand, plugin_values
 from nodehost.daemon.settings import DEFAULT_HEALTH_ADDRESS
 from nodehost.options import (
-    DEFAULT_BOOTSTRAP_NAMESPACE,
     DEFAULT_CONFIG_DIR,
     DEFAULT_EXPIRE_DAYS,
     DEFAULT_IMAGE_FORMAT,
@@ -130,19 +129,6 @@ CONFIG_OPTIONS = [
         default="",
         metavar="FILE",
         help="kubeconfig for API requests (bootstrap credentials with --bootstrap-config-name).",
-    ),
-    click.option(
-        "--bootstrap-config-name",
-        default="",
-        metavar="NAME",
-        help="Bootstrap: get a client certificate, then the config from this config map.",
-    ),
-    click.option(
-        "--bootstrap-config-namespace",
-        default=DEFAULT_BOOTSTRAP_NAMESPACE,
-        show_default=True,
-        metavar="NAMESPACE",
-        help="Bootstrap: the namespace of the config map.",
     ),
     click.option(
         "--expire-days",
@@ -286,11 +272,12 @@ def start(ctx: click.Context, **flags: Any) -> None:
     check_start_options(options)
     settings = _host_settings(flags)
     options, overrides, inventory, selected = load_for_start(options, flags)
-    from nodehost.resolve import resolve_config
+    from nodehost.resolve import refuse_settings, resolve_config
 
     if options.dry_run:
         described = inventory.host.hooks.describe_config(options)
         if described is not None:
+            refuse_settings(options)
             _echo_actions(described, flags["as_json"])
             return
     if options.write_config is not None:
@@ -372,8 +359,6 @@ def start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         latest_images=flags["latest_images"],
         kubernetes=flags["kubernetes"],
         kubeconfig=flags["kubeconfig"],
-        bootstrap_config_name=flags["bootstrap_config_name"],
-        bootstrap_config_namespace=flags["bootstrap_config_namespace"],
         expire_days=flags["expire_days"],
         master_cert_dir=flags["master_cert_dir"],
         config_dir=flags["config_dir"] if not flags["config"] else _dirname(flags["config"]),

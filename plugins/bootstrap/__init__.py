@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, OptionRecord, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskSpec
+from nodehost.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.check import Check, CheckContext
@@ -31,9 +32,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plugins.bootstrap.sync import SyncSettings
 
 
-def bootstrapping(options: StartOptions | None) -> bool:
-    """Whether the start options ask for bootstrap (``--bootstrap-config-name``)."""
-    return options is not None and bool(options.bootstrap_config_name)
+#: Bootstrap's own ``start`` options: the config map to bootstrap from, how long each wait
+#: may take.
+CONFIG_MAP = OptionRecord(
+    "--bootstrap-config-name",
+    "Bootstrap: get a client certificate, then the config from this config map.",
+    metavar="NAME",
+)
+NAMESPACE = OptionRecord(
+    "--bootstrap-config-namespace",
+    "Bootstrap: the namespace of the config map.",
+    default="openshift-node",
+    metavar="NAMESPACE",
+)
 
 
 @hookimpl
@@ -50,7 +61,6 @@ def nodehost_components() -> list[ComponentRecord]:
     ]
 
 
-#: Bootstrap's own ``start`` options: how long each wait may take.
 TIMEOUT = OptionRecord(
     "--bootstrap-timeout",
     "Bootstrap: how long to wait for the API server and the client certificate.",
@@ -65,16 +75,39 @@ SERVING_WAIT = OptionRecord(
 )
 
 
+def config_map_name(options: StartOptions | None) -> str:
+    """``--bootstrap-config-name`` ("" when not given)."""
+    return "" if options is None else options.plugin_values.get(CONFIG_MAP.dest) or ""
+
+
+def config_map_namespace(options: StartOptions) -> str:
+    """``--bootstrap-config-namespace``."""
+    return str(options.plugin_values.get(NAMESPACE.dest, NAMESPACE.default))
+
+
+def bootstrapping(options: StartOptions | None) -> bool:
+    """Whether the start options ask for bootstrap (``--bootstrap-config-name``)."""
+    return bool(config_map_name(options))
+
+
 @hookimpl
 def nodehost_options() -> list[OptionRecord]:
-    return [TIMEOUT, SERVING_WAIT]
+    return [CONFIG_MAP, NAMESPACE, TIMEOUT, SERVING_WAIT]
 
 
 @hookimpl
 def nodehost_start_options(options: StartOptions) -> None:
-    """Refuse a wait that is not a positive Go duration (``UsageError`` naming the flag),
-    bootstrapping or not, as every flag is checked."""
+    """Origin's rules for the bootstrap flags (``NodeOptions.Validate``), and a wait that is
+    not a positive Go duration, bootstrapping or not: ``UsageError`` naming the flag."""
     wait_seconds(options)
+    if not bootstrapping(options):
+        return
+    if options.write_flags:
+        raise UsageError("--write-flags is mutually exclusive with --bootstrap-config-name")
+    if not config_map_namespace(options):
+        raise UsageError("--bootstrap-config-namespace must be specified")
+    if options.settings:
+        raise UsageError("does not go with --bootstrap-config-name (the config map rules)", "--set")
 
 
 def wait_seconds(options: StartOptions) -> tuple[float, float]:

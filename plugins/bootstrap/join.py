@@ -105,7 +105,7 @@ def settings_from_options(options: StartOptions) -> BootstrapSettings:
             "--kubeconfig must name the bootstrap kubeconfig with --bootstrap-config-name",
             "--kubeconfig",
         )
-    from nodehost.plugins.bootstrap import wait_seconds
+    from nodehost.plugins.bootstrap import config_map_name, config_map_namespace, wait_seconds
 
     listen = parse_listen(options.listen)
     node_name = options.hostname.strip().lower()
@@ -113,8 +113,8 @@ def settings_from_options(options: StartOptions) -> BootstrapSettings:
     return BootstrapSettings(
         config_dir=Path(options.config_dir).absolute(),
         bootstrap_kubeconfig=Path(options.kubeconfig).absolute(),
-        config_map=options.bootstrap_config_name,
-        namespace=options.bootstrap_config_namespace,
+        config_map=config_map_name(options),
+        namespace=config_map_namespace(options),
         node_name=node_name,
         hostnames=tuple(server_cert_hostnames(node_name, listen.host)),
         listen_provided=options.listen_provided,

@@ -99,7 +99,9 @@ class SyncSettings:
 
     @property
     def where(self) -> str:
-        return f"{self.options.bootstrap_config_namespace}/{self.options.bootstrap_config_name}"
+        from nodehost.plugins.bootstrap import config_map_name, config_map_namespace
+
+        return f"{config_map_namespace(self.options)}/{config_map_name(self.options)}"
 
     def bootstrap(self) -> BootstrapSettings:
         return settings_from_options(self.options)

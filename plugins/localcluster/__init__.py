@@ -59,6 +59,11 @@ def cluster_dir(options: StartOptions | None) -> str | None:
     return options.plugin_values.get(LOCAL_CLUSTER.dest) or None
 
 
+def bootstrap_namespace(options: StartOptions) -> str:
+    """The ``bootstrap`` plugin's ``--bootstrap-config-namespace``: where the config map goes."""
+    return str(options.plugin_values.get("bootstrap_config_namespace") or "openshift-node")
+
+
 def wanted(options: StartOptions | None) -> bool:
     """Whether the start options ask for a local cluster (``--local-cluster``)."""
     return cluster_dir(options) is not None

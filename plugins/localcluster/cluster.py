@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import RuntimeFailure
-from nodehost.plugins.localcluster import cluster_dir
+from nodehost.plugins.localcluster import bootstrap_namespace, cluster_dir
 from nodehost.plugins.localcluster.layout import (
     CONFIG_MAP,
     LOOPBACK,
@@ -116,7 +116,7 @@ def describe_start(options: StartOptions, machine: Machine) -> list[str]:
     settings = read_settings(layout)
     where = settings.apiserver_url if settings else f"https://{LOOPBACK}:<a free port>"
     kept = "kept from the first start" if settings else "a new CA, ports and token"
-    config_map = f"{options.bootstrap_config_namespace}/{CONFIG_MAP}"
+    config_map = f"{bootstrap_namespace(options)}/{CONFIG_MAP}"
     lines = [
         f"would start the local cluster in {layout.directory} ({kept}; dry run: nothing is "
         "written, signed or sent):",
@@ -174,7 +174,7 @@ def publish(cluster: LocalCluster, options: StartOptions, *, bridge: bool) -> No
 
     raw = node_config(options, cluster.layout, cluster.settings, bridge)
     cluster.api.put_config_map(
-        options.bootstrap_config_namespace,
+        bootstrap_namespace(options),
         CONFIG_MAP,
         {"node-config.yaml": dump_node_config(raw).decode()},
     )

@@ -31,13 +31,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
 
 RUNTIME = "runtime"
+BOOTSTRAP = "bootstrap"
+#: The ``bootstrap`` plugin's options this plugin sets and reads (their ``dest``).
+BOOTSTRAP_CONFIG_NAME = "bootstrap_config_name"
 FLAG = "--local-cluster"
 
 
 def implied_options(
     options: StartOptions, components: frozenset[str], runtime_possible: bool
 ) -> dict[str, Any]:
-    """The start options ``--local-cluster`` sets; ``UsageError`` for a flag that clashes."""
+    """The start options ``--local-cluster`` sets (``bootstrap``'s own among them);
+    ``UsageError`` for a flag that clashes, or without the ``bootstrap`` component."""
+    if BOOTSTRAP not in components:
+        raise UsageError(
+            f"{FLAG} needs the bootstrap component, whose plugin is disabled or failed", FLAG
+        )
     check_flags(options)
     layout = Layout(Path(cluster_dir(options) or "").absolute())
     check_directory(layout)
@@ -45,7 +53,7 @@ def implied_options(
         "local_cluster": str(layout.directory),
         "config_dir": str(layout.node_dir),
         "kubeconfig": str(layout.bootstrap_kubeconfig),
-        "bootstrap_config_name": CONFIG_MAP,
+        BOOTSTRAP_CONFIG_NAME: CONFIG_MAP,
     }
     if options.state_dir is None:
         changes["state_dir"] = str(layout.state_dir)
@@ -59,7 +67,7 @@ def implied_options(
 CLASHES = (
     ("config", "--config", "the node's config comes from the local cluster's config map"),
     ("kubeconfig", "--kubeconfig", "the node bootstraps with DIR/bootstrap.kubeconfig"),
-    ("bootstrap_config_name", "--bootstrap-config-name", f"the config map is {CONFIG_MAP}"),
+    (BOOTSTRAP_CONFIG_NAME, "--bootstrap-config-name", f"the config map is {CONFIG_MAP}"),
     ("write_config", "--write-config", "the node's folder is DIR/node, written by bootstrap"),
     ("write_flags", "--write-flags", "the kubelet's arguments come from the config map"),
 )
@@ -68,7 +76,7 @@ CLASHES = (
 def check_flags(options: StartOptions) -> None:
     """``UsageError`` for a flag that chooses what ``--local-cluster`` chooses."""
     for field, flag, instead in CLASHES:
-        if getattr(options, field):
+        if options.plugin_values.get(field) or getattr(options, field, None):
             raise UsageError(f"{flag} cannot be given with {FLAG}: {instead}", flag)
     if options.config_dir != DEFAULT_CONFIG_DIR:
         raise UsageError(

@@ -71,7 +71,8 @@ def test_start_shows_the_options_plugins_declare(built_docs: BuiltDocs) -> None:
 
     documented = built_docs.names("std:cmdoption")
     flags = visible_flags(start)
-    assert {"--local-cluster", "--bootstrap-timeout", "--serving-cert-wait"} <= set(flags)
+    declared = {"--local-cluster", "--bootstrap-config-name", "--bootstrap-timeout"}
+    assert declared <= set(flags)
     assert all(f"nodehost-start.{flag}" in documented for flag in flags)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import http.client
 import json
 import socket
@@ -34,7 +35,12 @@ def own_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
 
 
 def options(directory: Path, **flags: object) -> StartOptions:
-    return StartOptions(plugin_values={"local_cluster": str(directory)}, hostname="n1", **flags)
+    """Start options with ``--local-cluster DIR`` and ``flags`` (start's or a plugin's)."""
+    fields = {item.name for item in dataclasses.fields(StartOptions)}
+    values = {"local_cluster": str(directory)}
+    values.update({key: value for key, value in flags.items() if key not in fields})
+    given = {key: value for key, value in flags.items() if key in fields}
+    return StartOptions(plugin_values=values, hostname="n1", **given)  # type: ignore[arg-type]
 
 
 def get(cluster: clusters.LocalCluster, path: str) -> tuple[int, dict]:

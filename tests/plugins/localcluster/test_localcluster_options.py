@@ -14,8 +14,15 @@ from nodehost.plugins.localcluster.options import implied_options
 KNOWN = frozenset({"kubelet", "sdn", "proxy", "dns", "bootstrap", "runtime", "localcluster"})
 
 
+FIELDS = {item.name for item in dataclasses.fields(StartOptions)}
+
+
 def implied(directory: Path, runtime_possible: bool = True, **flags: object) -> dict:
-    options = StartOptions(plugin_values={"local_cluster": str(directory)}, **flags)
+    """What ``--local-cluster DIR`` implies with ``flags`` (start's or a plugin's options)."""
+    values = {"local_cluster": str(directory)}
+    values.update({key: value for key, value in flags.items() if key not in FIELDS})
+    given = {key: value for key, value in flags.items() if key in FIELDS}
+    options = StartOptions(plugin_values=values, **given)  # type: ignore[arg-type]
     return implied_options(options, KNOWN, runtime_possible)
 
 
@@ -105,5 +112,13 @@ def test_an_empty_folder_or_an_earlier_cluster_is_accepted(tmp_path: Path) -> No
 
 def test_the_options_are_start_options_fields(tmp_path: Path) -> None:
     """Each key is a StartOptions field or the plugin's own option (``--local-cluster``)."""
-    fields = {item.name for item in dataclasses.fields(StartOptions)} | {"local_cluster"}
+    fields = FIELDS | {"local_cluster", "bootstrap_config_name"}
     assert set(implied(tmp_path / "lc", runtime_possible=False, components="dns")) <= fields
+
+
+def test_without_the_bootstrap_component_the_cluster_is_refused(tmp_path: Path) -> None:
+    """The node joins the cluster through bootstrap: without it nothing would (exit 2)."""
+    options = StartOptions(plugin_values={"local_cluster": str(tmp_path / "lc")})
+    with pytest.raises(UsageError, match="needs the bootstrap component"):
+        implied_options(options, KNOWN - {"bootstrap"}, runtime_possible=True)
+    assert not (tmp_path / "lc").exists()
