@@ -123,8 +123,8 @@ class ComponentRecord:
     ``standins``  stand-in programs for the programs this component runs, by
                   program name (``argv[0]`` of its :class:`~nodehost.component.ProcessSpec`)
                   -> a console script or absolute path; ``nodehost start
-                  --standins=missing|always`` uses them as it uses nodehost's
-                  own stand-ins for the kubelet and kube-proxy.
+                  --standins=missing|always`` uses them (the built-in
+                  components name theirs the same way).
     """
 
     name: str

@@ -2,8 +2,9 @@
 
 Stand-ins replace real node programs (kubelet, kube-proxy, ...) in tests, in a
 user's CI and in a plugin author's experiments.  This module is the behaviour
-engine they share; the stand-ins of :mod:`nodehost.testing.programs`
-parse their program's flags and then call :func:`run_standin`.
+engine they share; a component's stand-in (beside its plugin, built on
+:mod:`nodehost.testing.fakeprogram`) parses its program's flags and then
+calls :func:`run_standin`.
 
 What a stand-in does by default
 -------------------------------

@@ -8,9 +8,9 @@ import yaml
 from nodehost import Severity, ValidationScope
 from nodehost.component import HttpProbe
 from nodehost.errors import InvalidSetting
-from nodehost.kube.programs import check_kube_proxy_configuration as check_configuration
 from nodehost.plugins.proxy import CONFIG_FILE_NAME, Proxy, nodehost_components
 from nodehost.plugins.proxy import nodehost_validate_config as validate
+from nodehost.plugins.proxy.configfile import check_kube_proxy_configuration as check_configuration
 
 
 def test_the_record_is_a_default_network_component() -> None:
