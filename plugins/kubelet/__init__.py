@@ -18,7 +18,8 @@ Validation (``nodehost_validate_config``):
   ``kubeletArguments`` resolved against the current kubelet's flags, with Origin's paths and wording
   -- path ``flag`` ``is not a valid flag`` for an unknown key, path ``<key>`` ``could not be
   set: <Go error>`` for a rejected value.  A flag the kubelet has removed is a
-  warning at ``kubeletArguments.<key>`` and is renamed or dropped;
+  warning at ``kubeletArguments.<key>`` and is renamed or dropped; nodehost's
+  rule that a numeric ``*port`` argument is a port (0-65535) applies there too;
 * when the kubelet is selected: Origin's required security settings
   (:ref:`origin-kubelet-required-settings`) as far as ``kubeletArguments`` can break them, and keys
   nodehost owns.
@@ -100,9 +101,12 @@ def nodehost_validate_config(
 ) -> list[Problem]:
     """Rule 13 and the removed-flag warnings; Origin's required security settings, files,
     node labels and taints and reserved keys if the kubelet runs."""
+    from nodehost.config.validate import argument_ports
+
     arguments = config.kubelet_arguments
     problems: list[Problem] = []
     if scope >= ValidationScope.IN_CLUSTER:
+        problems.extend(argument_ports(arguments, "kubeletArguments"))
         problems.extend(argument_problems(arguments))
     if "kubelet" in selected:
         problems.extend(security_problems(arguments))

@@ -73,11 +73,20 @@ def nodehost_components() -> list[ComponentRecord]:
 
 
 @hookimpl
-def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
-    """``proxyArguments`` and the bind address, when the proxy is selected."""
-    if "proxy" not in selected:
-        return []
-    return argument_problems(config.proxy_arguments) + bind_address_problems(config)
+def nodehost_validate_config(
+    config: Any, scope: ValidationScope, selected: frozenset[str]
+) -> list[Problem]:
+    """nodehost's port rule for ``proxyArguments`` (in-cluster and node scope, as Origin's
+    rules); the arguments against kube-proxy's flags and the bind address when the proxy
+    is selected."""
+    from nodehost.config.validate import argument_ports
+
+    problems: list[Problem] = []
+    if scope >= ValidationScope.IN_CLUSTER:
+        problems.extend(argument_ports(config.proxy_arguments, "proxyArguments"))
+    if "proxy" in selected:
+        problems.extend(argument_problems(config.proxy_arguments) + bind_address_problems(config))
+    return problems
 
 
 def argument_problems(arguments: Any) -> list[Problem]:
