@@ -15,10 +15,16 @@ from nodehost.testing.standin import Behaviour, BehaviourError
 
 
 def start(program: str, port: int | None, **env: str) -> subprocess.Popen[str]:
+    return spawn(standin(program, port), **env)
+
+
+def spawn(argv: list[str], **env: str) -> subprocess.Popen[str]:
+    """``argv`` with output piped, in this environment without its stand-in behaviours but
+    ``env``."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("NODEHOST_STANDIN_")}
     environment.update(env)
     return subprocess.Popen(
-        standin(program, port),
+        argv,
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -232,14 +238,7 @@ def test_the_program_stand_ins_bind_ipv6_as_the_real_ones_do(
     script = Path(sys.executable).parent / f"nodehost-standin-{program}"
     if shutil.which(str(script)) is None:
         pytest.skip(f"{script} is not installed")
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("NODEHOST_STANDIN_")}
-    child = subprocess.Popen(
-        [str(script), *flags],
-        env={**environment, "NODEHOST_STANDIN_HEALTHZ_PORT": "0"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    child = spawn([str(script), *flags], NODEHOST_STANDIN_HEALTHZ_PORT="0")
     try:
         port = int(serving_address(child, program).rpartition(":")[2])
 
