@@ -33,7 +33,8 @@ import os
 import socket
 import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+
+from nodehost.frozen import frozen
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -65,7 +66,7 @@ class NodeIPError(Exception):
     """The node IP cannot be chosen on this host; the message names it and the candidates."""
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeIPSpec:
     """What ``nodeIP`` says: ``kind`` is ``default``, ``address``, ``interface`` or ``cidr``.
 
@@ -85,7 +86,7 @@ class NodeIPSpec:
         return self.kind != "address"
 
 
-@dataclass(frozen=True)
+@frozen
 class LocalAddress:
     """One address of a local interface (``interface`` is its name, ``prefix`` its length)."""
 
@@ -97,7 +98,7 @@ class LocalAddress:
         return f"{self.address} ({self.interface})"
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeIP:
     """The chosen node IP: its ``addresses`` (IPv4 first in a pair), how they were chosen.
 

@@ -38,10 +38,10 @@ import contextlib
 import os
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from nodehost.fileread import STATE_LIMIT, read_text
+from nodehost.frozen import frozen
 from nodehost.pki.atomic import write_atomic
 
 RECORD_FILE = "cgroup"
@@ -97,7 +97,7 @@ def recorded_base(state_dir: str) -> Path | None:
     return path if text.startswith("/") and (path / "cgroup.procs").is_file() else None
 
 
-@dataclass(frozen=True)
+@frozen
 class AgentCgroups:
     """The base cgroup of one state directory and its ``agents``/``workloads`` children."""
 

@@ -32,12 +32,12 @@ import fcntl
 import os
 import signal
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from nodehost.daemon import proc
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import STATE_LIMIT, read_file
+from nodehost.frozen import frozen
 from nodehost.pki.atomic import make_directories
 
 MARKER_VARIABLE = "NODEHOST_MANAGED"
@@ -62,7 +62,7 @@ def marker_environment(state_dir: str, component: str) -> dict[str, str]:
     return {MARKER_VARIABLE: state_dir, COMPONENT_VARIABLE: component}
 
 
-@dataclass(frozen=True)
+@frozen
 class PidRecord:
     """What a pid file says about a child."""
 

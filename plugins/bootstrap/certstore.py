@@ -17,11 +17,11 @@ import contextlib
 import datetime
 import os
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.fileread import PEM_LIMIT, read_file
+from nodehost.frozen import frozen
 from nodehost.kube.programs import (
     KUBELET_CLIENT_CERT_PREFIX,
     KUBELET_SERVING_CERT_PREFIX,
@@ -40,7 +40,7 @@ PAIR_MODE = 0o600
 CERT_DIR_MODE = 0o700
 
 
-@dataclass(frozen=True)
+@frozen
 class StoredPair:
     """A certificate and its key as read from ``path``."""
 
