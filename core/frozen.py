@@ -41,6 +41,10 @@ def frozen(cls: T) -> T:
     """Make ``cls`` a frozen dataclass, as ``@dataclass(frozen=True)`` does (module docstring)."""
     inherits = any(dataclasses.is_dataclass(base) for base in cls.__mro__[1:])
     documented = bool(cls.__doc__)
+    if not documented:
+        # Else the stdlib writes one from the signature of object.__init__, parsing its
+        # text with tokenize (a 20 ms regular expression); ours is written below.
+        cls.__doc__ = cls.__name__
     # A dataclass base makes the stdlib check frozenness along the hierarchy with its own
     # __setattr__; that rare case pays for the stdlib's two compiled methods.
     dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=inherits)
