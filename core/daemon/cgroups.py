@@ -40,6 +40,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from nodehost.daemon.variables import WORKLOAD_CGROUP_VARIABLE
 from nodehost.fileread import STATE_LIMIT, read_text
 from nodehost.frozen import frozen
 from nodehost.pki.atomic import write_atomic
@@ -47,8 +48,6 @@ from nodehost.pki.atomic import write_atomic
 RECORD_FILE = "cgroup"
 AGENTS = "agents"
 WORKLOADS = "workloads"
-#: The environment variable naming the workload cgroup's folder, given to agents.
-WORKLOAD_CGROUP_VARIABLE = "NODEHOST_WORKLOAD_CGROUP"
 GUARDIAN = "nodehost.guardian"
 #: ``NODEHOST_CGROUPS=0`` keeps the host to pid files even where cgroups work.
 SWITCH_VARIABLE = "NODEHOST_CGROUPS"

@@ -35,13 +35,12 @@ import stat
 from pathlib import Path
 
 from nodehost.daemon import proc
+from nodehost.daemon.variables import COMPONENT_VARIABLE, MARKER_VARIABLE
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import STATE_LIMIT, read_file
 from nodehost.frozen import frozen
 from nodehost.pki.atomic import make_directories
 
-MARKER_VARIABLE = "NODEHOST_MANAGED"
-COMPONENT_VARIABLE = "NODEHOST_COMPONENT"
 RUN_DIRECTORY = "run"
 #: How long to wait for SIGKILLed processes to disappear.
 KILL_WAIT = 10.0

@@ -53,7 +53,8 @@ from typing import Any
 
 from nodehost.daemon import cgroups, proc
 from nodehost.daemon.output import ComponentOutput, PipeReader
-from nodehost.daemon.pidfiles import COMPONENT_VARIABLE, MARKER_VARIABLE, write_pid_file
+from nodehost.daemon.pidfiles import write_pid_file
+from nodehost.daemon.variables import COMPONENT_VARIABLE, MARKER_VARIABLE
 
 #: How long a stop waits for SIGKILLed processes to disappear before it gives up.
 KILL_WAIT = 10.0
