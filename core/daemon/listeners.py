@@ -19,9 +19,8 @@ import os
 import socket
 import struct
 
-from nodehost.frozen import frozen
-
 from nodehost import netlink
+from nodehost.frozen import frozen
 
 #: ``struct inet_diag_req_v2``'s ``idiag_states`` bit and ``/proc/net/tcp``'s ``st`` for LISTEN.
 TCP_LISTEN = 10
