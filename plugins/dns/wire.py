@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
 from typing import NamedTuple
-
-from nodehost.frozen import frozen
 
 OUR_PAYLOAD = 1232
 """The EDNS UDP payload size we advertise and ask upstreams for (DNS flag day 2020)."""
@@ -139,7 +138,7 @@ def _options_fit(data: bytes, offset: int, end: int) -> bool:
     return offset == end
 
 
-@frozen
+@dataclass(frozen=True)  # per query: the compiled __init__ is faster
 class ClientEdns:
     """What the asker's OPT record said: ``payload`` and the DO bit (None: no EDNS)."""
 
