@@ -25,6 +25,7 @@ instances are made in a hot loop (DNS answers, per-packet values) keeps
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from dataclasses import MISSING, Field, FrozenInstanceError
@@ -67,9 +68,8 @@ def frozen(cls: T) -> T:
         _set(cls, "__delattr__", delattr_)
     cls.__signature__ = _LazySignature()  # type: ignore[attr-defined]
     if not documented:
-        import inspect
-
-        cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+        text = str(_signature(cls, resolved=False)).replace(" -> None", "")
+        cls.__doc__ = cls.__name__ + text
     return cls
 
 
@@ -177,22 +177,38 @@ def _frozen_attributes(
 
 
 class _LazySignature:
-    """``cls.__signature__``: the stdlib-style signature, built on first read."""
+    """``cls.__signature__``, built on each read (documentation tools, ``help()``).
+
+    Its annotations are evaluated in the class's module where they can be, as
+    Sphinx does with a compiled ``__init__``'s (``typing.get_type_hints``), so
+    a rendered signature links to the types it names.
+    """
 
     def __get__(self, instance: object, owner: type) -> inspect.Signature:
-        import inspect
+        return _signature(owner, resolved=True)
 
-        parameters = [
-            inspect.Parameter(
-                f.name,
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                default=_default(f),
-                annotation=f.type,
-            )
-            for f in dataclasses.fields(owner)
-            if f.init
-        ]
-        return inspect.Signature(parameters, return_annotation=None)
+
+def _signature(cls: type, *, resolved: bool) -> inspect.Signature:
+    """The signature of ``cls``'s ``__init__`` without ``self``; with ``resolved``, string
+    annotations evaluated (all of them, or none if one cannot be: as ``get_type_hints``)."""
+    import inspect
+    import typing
+
+    hints: dict[str, Any] = {}
+    if resolved:
+        with contextlib.suppress(Exception):
+            hints = typing.get_type_hints(cls)
+    parameters = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=_default(f),
+            annotation=hints.get(f.name, f.type),
+        )
+        for f in dataclasses.fields(cls)
+        if f.init
+    ]
+    return inspect.Signature(parameters, return_annotation=None)
 
 
 def _default(field: Field[Any]) -> object:
