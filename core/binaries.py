@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Literal
 
 from nodehost.errors import RuntimeFailure, UsageError
+from nodehost.frozen import frozen
 
 StandinMode = Literal["never", "missing", "always"]
 STANDIN_MODES: tuple[str, ...] = ("never", "missing", "always")
 
 
-@dataclass(frozen=True)
+@frozen
 class ResolvedProgram:
     """Where a program was found; ``standin`` is true for a ``nodehost.testing`` stand-in."""
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nodehost.daemon.teardown import TeardownReport, mounts_below, unmount_below
+from nodehost.frozen import frozen
 from nodehost.install import ENVIRONMENT_PATH, UNIT_NAME, UNIT_PATH
 from nodehost.install.files import (
     packaged_unit,
@@ -43,7 +44,7 @@ from nodehost.install.systemd import systemctl, systemd_running
 _SHALLOWEST_PURGE = 2
 
 
-@dataclass(frozen=True)
+@frozen
 class UninstallOptions:
     """``--purge``, ``--purge-volumes`` and the teardown's grace period in seconds."""
 
@@ -64,7 +65,7 @@ class UninstallReport:
     failed: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@frozen
 class InstalledNode:
     """The paths the installed service uses, from its unit's defaults and environment file."""
 

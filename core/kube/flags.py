@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nodehost.flagsline import go_quote
+from nodehost.frozen import frozen
 from nodehost.kube.goparse import FlagError
 from nodehost.kube.values import Value, check_config_value
 
@@ -41,7 +42,7 @@ class HelpRequested(Exception):
     """``-h``/``--help`` was given and the program does not define it as a flag."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Flag:
     """One flag of a program.
 
@@ -68,7 +69,7 @@ class Flag:
         return f"-{self.shorthand}, --{self.name}" if self.shorthand else f"--{self.name}"
 
 
-@dataclass(frozen=True)
+@frozen
 class RemovedFlag:
     """A flag an older release accepted and the current program rejects.
 
@@ -92,7 +93,7 @@ class RemovedFlag:
         return f"removed in {self.removed_in} ({self.reason}); {action}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Translation:
     """What :meth:`FlagSet.translate` did with one removed key (see :class:`RemovedFlag`)."""
 
@@ -101,7 +102,7 @@ class Translation:
     ignored: bool = False  # the replacement was given too, so these values were not used
 
 
-@dataclass(frozen=True)
+@frozen
 class ArgumentError:
     """One key of an arguments mapping that did not resolve (Origin's two errors).
 
@@ -124,7 +125,7 @@ class Resolution:
     errors: list[ArgumentError] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@frozen
 class Launch:
     """A program's settings as nodehost runs it (see :meth:`FlagSet.launch`).
 

@@ -32,6 +32,7 @@ from typing import Any
 from nodehost.config.listen import ListenAddress, parse_listen
 from nodehost.errors import PKIError, UsageError
 from nodehost.fileread import PEM_LIMIT, read_file
+from nodehost.frozen import frozen
 from nodehost.options import (
     DEFAULT_EXPIRE_DAYS,
     DEFAULT_IMAGE_FORMAT,
@@ -103,7 +104,7 @@ DEFAULT_LISTEN = parse_listen(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeFolderRequest:
     """Every option of ``create-node-config`` (:ref:`origin-create-node-config`) plus ``key_type``
     and ``overwrite``.
@@ -157,7 +158,7 @@ class NodeFolderRequest:
         return NODE_USER_PREFIX + self.node_name
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeFolderResult:
     """What :func:`create_node_folder` did: files written and kept, and warnings for stderr."""
 
@@ -395,7 +396,7 @@ def create_node_folder(
 _Build = Callable[[Signer, PrivateKey, int], tuple[bytes, str | None]]
 
 
-@dataclass(frozen=True)
+@frozen
 class _Pair:
     """One certificate/key pair of the folder: copied from supplied files, kept, or issued."""
 

@@ -21,8 +21,10 @@ import enum
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
+
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import Component, NetworkProvider
@@ -85,7 +87,7 @@ class ValidationScope(enum.IntEnum):
     NODE = 3
 
 
-@dataclass(frozen=True)
+@frozen
 class ComponentRecord:
     """One component the host can select, order and run."""
 
@@ -173,7 +175,7 @@ class Topology(enum.StrEnum):
     L2 = "l2"
 
 
-@dataclass(frozen=True)
+@frozen
 class NetworkProviderRecord:
     """One network provider, selected by ``networkConfig.networkPluginName``."""
 
@@ -214,7 +216,7 @@ class NetworkProviderRecord:
             raise ValueError(f"network provider {self.name}: topology must be a nodehost.Topology")
 
 
-@dataclass(frozen=True)
+@frozen
 class ApiRoute:
     """The node's API clients go through ``component``, with ``kubeconfig``.
 
@@ -273,7 +275,7 @@ def _go_value(value: Any) -> str:
     return str(value)
 
 
-@dataclass(frozen=True)
+@frozen
 class Problem:
     """One validation error or warning at an Origin field path.
 

@@ -18,11 +18,11 @@ import contextlib
 import datetime
 import os
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.fileread import PEM_LIMIT, read_file
+from nodehost.frozen import frozen
 from nodehost.pki.atomic import fsync_directory, make_directories, write_atomic
 from nodehost.pki.nodefiles import CLIENT_CERT_PREFIX, SERVING_CERT_PREFIX, current_pair_file
 
@@ -37,7 +37,7 @@ PAIR_MODE = 0o600
 CERT_DIR_MODE = 0o700
 
 
-@dataclass(frozen=True)
+@frozen
 class StoredPair:
     """A certificate and its key as read from ``path``."""
 

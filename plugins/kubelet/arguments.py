@@ -43,13 +43,13 @@ Where a current kubelet differs from Origin's, nodehost translates:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.config import defaults as config_defaults
 from nodehost.config.hostport import split_host_port
 from nodehost.config.tls import DEFAULT_CIPHER_SUITES, DEFAULT_TLS_VERSION
 from nodehost.flagsline import format_flags_line
+from nodehost.frozen import frozen
 from nodehost.kube.flags import Launch, Translation, flag_arguments
 from nodehost.kube.goparse import FlagError, parse_bool
 from nodehost.kube.values import Value
@@ -67,7 +67,7 @@ Arguments = dict[str, list[str]]
 CONTAINERD_ENDPOINT = "unix:///run/containerd/containerd.sock"
 
 
-@dataclass(frozen=True)
+@frozen
 class Requirement:
     """One of Origin's ``CheckFlags`` needles (:ref:`origin-kubelet-required-settings`) and the
     value it demands, if any."""
@@ -159,7 +159,7 @@ def _pod_image(image_config: Any) -> str:
         raise ArgumentsError(f"imageConfig.format: {error}") from None
 
 
-@dataclass(frozen=True)
+@frozen
 class KubeletArguments:
     """The merged arguments and what the merge translated.
 

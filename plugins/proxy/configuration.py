@@ -41,10 +41,10 @@ an IP, so it becomes ``0.0.0.0:<port>``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.config.hostport import join_host_port, parse_ip, split_host_port
+from nodehost.frozen import frozen
 from nodehost.kube.flags import Launch, Translation
 from nodehost.kube.goparse import FlagError, parse_int
 from nodehost.kube.values import Value
@@ -105,7 +105,7 @@ def default_arguments(config: Any) -> Arguments:
     }
 
 
-@dataclass(frozen=True)
+@frozen
 class ProxyArguments:
     """The merged arguments (no empty lists) and the removed flags translated."""
 
