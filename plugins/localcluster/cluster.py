@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import RuntimeFailure
+from nodehost.frozen import frozen
 from nodehost.plugins.localcluster import bootstrap_namespace, cluster_dir
 from nodehost.plugins.localcluster.layout import (
     CONFIG_MAP,
@@ -273,7 +274,7 @@ def shell_name(program: str) -> str | None:
     return program if on_path else None
 
 
-@dataclass(frozen=True)
+@frozen
 class ClusterTask:
     """The ``localcluster`` component's task: keep the cluster of ``directory`` serving.
 
