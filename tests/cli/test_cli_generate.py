@@ -184,6 +184,16 @@ def test_a_set_value_is_validated_at_its_field_path(nodehost, master: Path, tmp_
     assert '  bridgeNetwork.ipMasq: Invalid value: "abc": must be true or false' in result.err
 
 
+def test_set_is_also_a_variable(nodehost_exe, master: Path, tmp_path: Path) -> None:
+    """``NODEHOST_SET``: space-separated, as every repeatable flag's variable."""
+    args = [a for a in bridge_args(master, tmp_path) if not a.startswith("--set=")]
+    settings = "networkConfig.networkPluginName=bridge bridgeNetwork.podCIDR=10.244.1.0/24"
+    env = {**os.environ, "NODEHOST_SET": f"{settings} bridgeNetwork.ipMasq=abc"}
+    result = nodehost_exe(*args, env=env)
+    assert result.code == 255, result.err
+    assert "bridgeNetwork.ipMasq: Invalid value" in result.err
+
+
 def test_a_set_value_is_yaml(nodehost, master: Path, tmp_path: Path) -> None:
     """``false`` is the boolean, so the bridge's masquerade rule goes (a string would fail)."""
     result = nodehost(*bridge_args(master, tmp_path, "bridgeNetwork.ipMasq=false"))

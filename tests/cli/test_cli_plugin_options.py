@@ -71,6 +71,9 @@ def test_a_plugins_option_is_in_start_help_under_its_name(
     assert "--widget-size INTEGER" in section
     assert "NODEHOST_WIDGET_SIZE" in section
     assert "--widget-size" not in result.out.split("Options of plugin", 1)[0]
+    for command in ("check", "install"):  # they take start's options, the plugins' too
+        shown = nodehost_exe(command, "--help", env=widget_env).out
+        assert "--widget-size" in shown.split("Options of plugin widgetplugin:", 1)[1]
 
 
 def test_a_plugins_option_value_reaches_its_plan(
