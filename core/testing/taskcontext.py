@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.daemon.oneshot import OneshotResult
     from nodehost.daemon.reconfigure import ApplyResult
 
 
@@ -74,6 +75,19 @@ class RecordingTaskContext:
         self.applied_configs.append((content, origin))
         self.generation += 1
         return ApplyResult(APPLIED, origin, self.generation, time.time())
+
+    async def run_program(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        stdin: int | None = None,
+        stdout: int | None = None,
+    ) -> OneshotResult:
+        """Run ``argv`` and wait for it (no host, so no reaper: it waits for the child)."""
+        from nodehost.daemon.oneshot import run_oneshot
+
+        return await run_oneshot(argv, reaper=None, timeout=timeout, stdin=stdin, stdout=stdout)
 
     async def wait_ready(self) -> None:
         """Return once the task called :meth:`ready` (bound it with ``asyncio.wait_for``)."""
