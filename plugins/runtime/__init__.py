@@ -298,11 +298,6 @@ class Images:
             archives=settings.image_archives or os.path.join(node_dir, "images"),
             record=os.path.join(context.state_dir, RECORD),
             pod_image=_pod_image(context.config),
-            hosts_dir=(
-                registries.hosts_dir(settings.registries, runtime_dir)
-                if settings.registries.hosts()
-                else None
-            ),
             make_folder=settings.image_archives is None,
             registries=settings.registries,
             pod_image_required=not _standin_kubelet(context.options),
