@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.backoff import Backoff
-from nodehost.plugins.runtime.registries import Registries, endpoint_host, probe_mirrors, upstream
+from nodehost.plugins.runtime.registries import Registries, probe_mirrors, upstream
 
 if TYPE_CHECKING:  # pragma: no cover
     import asyncio
@@ -315,7 +315,7 @@ def pull_auth(registries: Registries, image: str) -> CriAuth | None:
     if auth is None:
         return None
     return CriAuth(
-        server_address=endpoint_host(upstream(host)),
+        server_address=upstream(host),  # a URL: containerd compares its host (ParseAuth)
         username=auth.username or "",
         password=auth.password or "",
         auth=auth.auth or "",

@@ -114,11 +114,11 @@ def test_the_pull_carries_the_credentials_of_an_unmirrored_registry_only(make_co
     auth = pull_auth(registries, "r.example:5000/origin-pod:v3.11.0")
     assert auth is not None
     assert (auth.server_address, auth.username, auth.password) == (
-        "r.example:5000", "puller", "s3cret",
+        "https://r.example:5000", "puller", "s3cret",
     )  # fmt: skip
     assert "s3cret" not in repr(auth)
     assert pull_auth(registries, "openshift/origin-pod:v3.11.0").server_address == (  # type: ignore[union-attr]
-        "registry-1.docker.io"
+        "https://registry-1.docker.io"
     )
     assert pull_auth(registries, "mirrored.example/origin-pod:v3.11.0") is None
     assert pull_auth(registries, "other.example/origin-pod:v3.11.0") is None

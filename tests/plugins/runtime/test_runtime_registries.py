@@ -5,13 +5,14 @@ pushed there is pulled through the node's containerd (CRI) by its original name 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
 from realregistry import Registry, cri_pull, push
-from realruntime import oci_image, oci_image_tar
+from realruntime import oci_image, oci_image_tar, wait_for
 
 from nodehost.plugins.runtime import RUNTIME, nodehost_validate_config
 from nodehost.plugins.runtime.registries import probe_mirrors
@@ -197,3 +198,66 @@ def test_probe_mirrors_says_which_endpoints_answer(registry: Registry, make_conf
         "answers /v2/ (HTTP 401)",
     )
     assert answers[1].ok is False and answers[1].detail.startswith("does not answer /v2/: ")
+
+
+def pod_image_node(registry: Registry, node_folder, short_dir: Path, plugin_env, configs: str):
+    """A node (runtime, images, the kubelet stand-in as its program: it needs the pod image)
+    whose pod infrastructure image lives only in ``registry``."""
+    import sys
+
+    config = node_folder(configs)
+    image_format = f"127.0.0.1:{registry.port}/origin-${{component}}:${{version}}"
+    config.write_text(
+        config.read_text().replace("openshift/origin-${component}:${version}", image_format)
+    )
+    standin = Path(sys.executable).parent / "nodehost-standin-kubelet"
+    return NodeRun.start(
+        config,
+        components="runtime,images,kubelet",
+        state_dir=short_dir / "state",
+        env=plugin_env,
+        standins="never",
+        args=[f"--binary=kubelet={standin}"],
+    )
+
+
+@pytest.mark.needs("root", "containerd", "busybox", "docker-registry", "nodehost-script")
+@pytest.mark.usefixtures("outside_guard")
+def test_the_pod_image_is_pullable_only_with_the_registry_credentials(
+    registry: Registry, node_folder, short_dir: Path, plugin_env
+) -> None:
+    push(registry, "origin-pod", "v3.11.0", oci_image())
+    image = f"127.0.0.1:{registry.port}/origin-pod:v3.11.0"
+    without = pod_image_node(registry, node_folder, short_dir, plugin_env, "")
+    try:
+
+        def reason() -> str | None:
+            found = without.component("images").get("reason") or ""
+            return found if "cannot be pulled" in found else None
+
+        reason_of = wait_for(reason, "the images component to say what is missing", 60)
+        assert reason_of.startswith(f"pod infrastructure image {image} is not in containerd ")
+        assert without.component("kubelet")["pid"] in (None, 0)
+    finally:
+        assert without.stop() == 0
+    credentials = f"""\
+        containerRuntime:
+          registries:
+            configs:
+              127.0.0.1:{registry.port}:
+                auth: {{username: puller, password: pull-s3cret}}
+        """
+    node = pod_image_node(registry, node_folder, short_dir, plugin_env, credentials)
+    try:
+        node.ready(timeout=90)
+        listed = subprocess.run(
+            ["ctr", "--address", str(short_dir / "state" / "runtime" / "containerd.sock"),
+             "--namespace", "k8s.io", "images", "ls", "-q"],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        assert image in listed.stdout.split()
+        answered = r'"(HEAD|GET) /v2/origin-pod/manifests/v3\.11\.0 HTTP/1\.1" 200 '
+        assert re.search(answered, registry.requests())  # htpasswd let the pull in
+    finally:
+        assert node.stop() == 0
+    assert "pull-s3cret" not in node.stderr()
