@@ -36,7 +36,9 @@ Rendered for containerd 1.6+ (:func:`hosts_files`, :func:`cri_registry_lines`):
 ``rewrite`` (k3s' own containerd patch) has no equivalent in containerd's
 registry hosts and is refused by validation, never ignored.  TLS files must be
 absolute paths of readable files.  :func:`probe_mirrors` asks each mirror
-endpoint for ``/v2/`` (``nodehost check``).
+endpoint for ``/v2/`` with the endpoint's TLS settings and credentials
+(``nodehost check``'s ``runtime.mirror.<HOST>`` lines; the ``images``
+component's ``/status`` details).
 """
 
 from __future__ import annotations
@@ -375,36 +377,60 @@ class MirrorAnswer:
 
 
 def probe_mirrors(registries: Registries, timeout: float = 5.0) -> list[MirrorAnswer]:
-    """Ask every mirror endpoint for ``/v2/`` (blocking; ``timeout`` seconds each).
+    """Ask every mirror endpoint for ``/v2/`` (blocking; ``timeout`` seconds each), as
+    containerd talks to it: the endpoint host's ``tls`` settings (verified unless
+    ``insecure_skip_verify``) and its ``auth`` (basic: username and password, or ``auth``).
 
     A registry answers 200, or 401 when it wants credentials: both count as
-    answering.  TLS uses the endpoint host's ``tls`` settings.
+    answering -- but a 401 to the credentials given, with a ``Basic`` challenge,
+    says they are refused.  (A ``Bearer`` challenge asks for a token exchange,
+    which only a pull makes; an ``identitytoken`` is not sent here.)
     """
-    tls = dict(registries.tls)
+    tls, auth = dict(registries.tls), dict(registries.auth)
     return [
-        _probe(host, url, tls.get(endpoint_host(url)), timeout)
+        _probe(host, url, tls.get(endpoint_host(url)), auth.get(endpoint_host(url)), timeout)
         for host, endpoints in registries.mirrors
         for url in endpoints
     ]
 
 
-def _probe(registry: str, url: str, tls: Tls | None, timeout: float) -> MirrorAnswer:
+def _probe(
+    registry: str, url: str, tls: Tls | None, auth: Auth | None, timeout: float
+) -> MirrorAnswer:
     import urllib.error
     import urllib.request
 
     request = urllib.request.Request(url + "/v2/", method="GET")
+    basic = basic_credentials(auth)
+    if basic:
+        request.add_header("Authorization", f"Basic {basic}")
+    challenge = ""
     try:
         context = _ssl_context(tls)
         with urllib.request.urlopen(request, timeout=timeout, context=context) as answer:
             code = answer.status
     except urllib.error.HTTPError as error:
-        code = error.code
+        code, challenge = error.code, error.headers.get("WWW-Authenticate", "")
     except (OSError, ValueError) as error:
         reason = getattr(error, "reason", error)
         return MirrorAnswer(registry, url, False, f"does not answer /v2/: {reason}")
+    if code == 401 and basic and challenge.lower().startswith("basic"):
+        why = f"refuses the credentials of configs.{endpoint_host(url)} (HTTP 401)"
+        return MirrorAnswer(registry, url, False, why)
     if code in (200, 401):
         return MirrorAnswer(registry, url, True, f"answers /v2/ (HTTP {code})")
     return MirrorAnswer(registry, url, False, f"answers /v2/ with HTTP {code}, not a registry")
+
+
+def basic_credentials(auth: Auth | None) -> str | None:
+    """The base64 ``username:password`` of ``auth`` (given as a pair, or as ``auth``)."""
+    import base64
+
+    if auth is None:
+        return None
+    if auth.username and auth.password:
+        return base64.b64encode(f"{auth.username}:{auth.password}".encode()).decode()
+    return auth.auth or None
 
 
 def _ssl_context(tls: Tls | None) -> Any:

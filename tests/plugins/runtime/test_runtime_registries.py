@@ -261,3 +261,71 @@ def test_the_pod_image_is_pullable_only_with_the_registry_credentials(
     finally:
         assert node.stop() == 0
     assert "pull-s3cret" not in node.stderr()
+
+
+def test_a_mirror_that_refuses_the_credentials_is_a_warning_naming_it(
+    registry: Registry, make_config
+) -> None:
+    from nodehost.plugins.runtime.checks import mirror_checks
+
+    def check(password: str) -> tuple[str, str]:
+        config = make_config(
+            containerRuntime={
+                "registries": {
+                    "mirrors": {UPSTREAM: {"endpoint": [registry.url]}},
+                    "configs": {
+                        f"127.0.0.1:{registry.port}": {
+                            "auth": {"username": "puller", "password": password}
+                        }
+                    },
+                }
+            }
+        )
+        [line] = mirror_checks(read_settings(config)[0].registries)
+        assert line.name == f"runtime.mirror.{UPSTREAM}"
+        return line.result.value, line.found
+
+    assert check("pull-s3cret") == ("ok", f"{registry.url} answers /v2/ (HTTP 200)")
+    assert check("wrong") == (
+        "warning",
+        f"{registry.url} refuses the credentials of configs.127.0.0.1:{registry.port} (HTTP 401)",
+    )
+
+
+@pytest.mark.needs("containerd", "docker-registry", "nodehost-script")
+def test_nodehost_check_says_whether_each_mirror_answers(
+    registry: Registry, node_folder, short_dir: Path, plugin_env
+) -> None:
+    import json
+    import sys
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    config = node_folder(
+        f"""\
+        containerRuntime:
+          registries:
+            mirrors:
+              {UPSTREAM}:
+                endpoint: ["{registry.url}", "{dead}"]
+              quay.io:
+                endpoint: ["{registry.url}"]
+            configs:
+              127.0.0.1:{registry.port}:
+                auth: {{username: puller, password: pull-s3cret}}
+        """
+    )
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "nodehost"), "check", f"--config={config}",
+         f"--state-dir={short_dir / 'state'}", "--components=runtime", "--json"],
+        capture_output=True, text=True, env=plugin_env, timeout=120,
+    )  # fmt: skip
+    checks = {row["name"]: row for row in json.loads(done.stdout)["checks"]}
+    down = checks[f"runtime.mirror.{UPSTREAM}"]
+    assert (down["result"], down["found"]) == (
+        "warning",
+        f"{registry.url} answers /v2/ (HTTP 200); {dead} does not answer /v2/: "
+        "[Errno 111] Connection refused",
+    )
+    assert dead in down["fix"] and registry.url not in down["fix"]
+    assert checks["runtime.mirror.quay.io"]["result"] == "ok"
+    assert "pull-s3cret" not in done.stdout + done.stderr
