@@ -332,35 +332,29 @@ class ComponentPlan:
 
 @dataclass(frozen=True)
 class PlanContext:
-    """Everything a component may read when planning.
+    """Everything a component may read when planning."""
 
-    ``config``      the resolved, validated NodeConfig.
-    ``options``     the start options (state directory, binary overrides, ...).
-    ``selected``    names of every selected component.
-    ``state_dir``   the directory the component may write its files under
-                    (``<state-dir>/<component>``).
-    ``node_state_dir`` the node's state directory (``--state-dir``), parent of
-                    every component's ``state_dir``.
-    ``network_providers`` every registered provider, by lower-case name.
-    ``dependents``  the selected components that wait for this one (their
-                    ``after`` or ``requires`` name it, or its ``before`` names
-                    them): those that use it.
-    ``hooks``       the core's hook facade (:class:`nodehost.pluginhost.manager.Hooks`; a plugin
-                    calls the hooks it added with ``hooks.call_each``).
-    ``api_route``   the :class:`~nodehost.pluginhost.records.ApiRoute` the node's API clients
-                    follow (``config.master_kube_config`` is then its kubeconfig), or
-                    None.
-    """
-
+    #: the resolved, validated NodeConfig.
     config: NodeConfig
+    #: the start options (state directory, binary overrides, ...).
     options: StartOptions | None
     record: ComponentRecord
+    #: names of every selected component.
     selected: frozenset[str]
+    #: the directory the component may write its files under (``<state-dir>/<component>``).
     state_dir: str
+    #: every registered provider, by lower-case name.
     network_providers: Mapping[str, NetworkProviderRecord]
+    #: the core's hook facade (:class:`nodehost.pluginhost.manager.Hooks`; a plugin calls the
+    #: hooks it added with ``hooks.call_each``).
     hooks: Hooks | None
+    #: the node's state directory (``--state-dir``), parent of every component's ``state_dir``.
     node_state_dir: str = ""
+    #: the selected components that wait for this one (their ``after`` or ``requires`` name it,
+    #: or its ``before`` names them): those that use it.
     dependents: frozenset[str] = frozenset()
+    #: the :class:`~nodehost.pluginhost.records.ApiRoute` the node's API clients follow
+    #: (``config.master_kube_config`` is then its kubeconfig), or None.
     api_route: ApiRoute | None = None
 
 

@@ -4,12 +4,11 @@ One exception type per kind of user-visible failure, rendered in one place
 (:func:`nodehost.cli.main`).  Code that detects a user's mistake raises one of
 these; it never prints and never calls ``sys.exit`` itself.
 
-Exit codes (documented in README.rst):
-
-* ``0``   success;
-* ``1``   runtime failure (:class:`RuntimeFailure`, :class:`PluginError`, :class:`PKIError`);
-* ``2``   usage error (:class:`UsageError`) -- a flag or argument is wrong;
-* ``255`` invalid configuration (:class:`ConfigInvalid`, :class:`InvalidSetting`), as Origin.
+Exit codes (:data:`EXIT_CODES`, rendered into the documentation's reference):
+``0`` success; ``1`` runtime failure (:class:`RuntimeFailure`,
+:class:`PluginError`, :class:`PKIError`); ``2`` usage error
+(:class:`UsageError`); ``255`` invalid configuration (:class:`ConfigError`,
+:class:`ConfigInvalid`, :class:`InvalidSetting`), as Origin.
 """
 
 from __future__ import annotations
@@ -24,6 +23,25 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INVALID_CONFIG = 255
+
+#: Exit code -> what it means (reStructuredText), for every command.
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_FAILURE: (
+        "runtime failure: a component failed past its restart budget, a program is missing, "
+        "a plugin failed under ``--strict-plugins``, certificate material is unusable, the "
+        "state directory is unusable or unsafe; a component's ``plan()`` that raises (a bug "
+        "in its plugin, not a config problem: ``component X (plugin 'x' (dist 1.0)) failed "
+        "to plan: ...``) -- for ``config validate`` too, which plans every selected component"
+    ),
+    EXIT_USAGE: "usage error: a flag or argument is wrong (the message names it)",
+    EXIT_INVALID_CONFIG: (
+        "invalid configuration: ``Invalid NodeConfig <file>`` then one ``  <field.path>: "
+        "<message>`` line per problem, or a config file that cannot be read or parsed "
+        "(missing, a directory, a FIFO, too large) -- for ``config validate``, ``config "
+        "show`` and ``start`` alike"
+    ),
+}
 
 
 class NodehostError(Exception):

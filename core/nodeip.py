@@ -29,11 +29,13 @@ Watching for changes is :mod:`nodehost.daemon.addresswatch`'s.
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from nodehost import netlink
+from nodehost.netlink import NETLINK_ROUTE
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -41,20 +43,13 @@ INTERFACE_PREFIX = "iface:"
 CIDR_PREFIX = "cidr:"
 
 # --- netlink (linux/netlink.h, linux/rtnetlink.h, linux/if_addr.h) -------------------
-NETLINK_ROUTE = 0
-NLMSG_ERROR, NLMSG_DONE = 2, 3
-NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
 RTM_GETADDR, RTM_GETROUTE = 22, 26
 IFA_ADDRESS, IFA_LOCAL, IFA_FLAGS = 1, 2, 8
 IFA_F_DADFAILED, IFA_F_TENTATIVE = 0x08, 0x40
 RTA_OIF, RTA_PRIORITY, RTA_PREFSRC, RTA_TABLE = 4, 6, 7, 15
 RT_TABLE_MAIN, RTN_UNICAST = 254, 1
-_HEADER = struct.Struct("=IHHII")
 _IFADDRMSG = struct.Struct("=BBBBI")
 _RTMSG = struct.Struct("=BBBBBBBBI")
-_RTATTR = struct.Struct("=HH")
-#: The largest dump answer read at once; the kernel splits bigger dumps across messages.
-_RECEIVE = 65536
 
 
 class NodeIPSyntaxError(ValueError):
@@ -175,9 +170,11 @@ def literal_first(text: str) -> str | None:
 def local_addresses() -> list[LocalAddress]:
     """Every usable address of every local interface, in the kernel's order (see module doc)."""
     found = []
-    for payload in _dump(RTM_GETADDR, _IFADDRMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0)):
+    for payload in netlink.dump(
+        NETLINK_ROUTE, RTM_GETADDR, _IFADDRMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0)
+    ):
         family, prefix, flags, _, index = _IFADDRMSG.unpack_from(payload)
-        attributes = dict(_attributes(payload, _IFADDRMSG.size))
+        attributes = dict(netlink.attributes(payload, _IFADDRMSG.size))
         if IFA_FLAGS in attributes:
             flags = struct.unpack_from("=I", attributes[IFA_FLAGS])[0]
         raw = attributes.get(IFA_LOCAL) or attributes.get(IFA_ADDRESS)
@@ -193,9 +190,11 @@ def default_route_sources(addresses: Sequence[LocalAddress] | None = None) -> di
     """Per IP version (4, 6): the source address of the main table's default route."""
     addresses = local_addresses() if addresses is None else addresses
     best: dict[int, tuple[int, str]] = {}
-    for payload in _dump(RTM_GETROUTE, _RTMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0, 0, 0, 0, 0)):
+    for payload in netlink.dump(
+        NETLINK_ROUTE, RTM_GETROUTE, _RTMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0, 0, 0, 0, 0)
+    ):
         family, dst_len, _, _, table, _, _, kind, _ = _RTMSG.unpack_from(payload)
-        attributes = dict(_attributes(payload, _RTMSG.size))
+        attributes = dict(netlink.attributes(payload, _RTMSG.size))
         if RTA_TABLE in attributes:
             table = struct.unpack_from("=I", attributes[RTA_TABLE])[0]
         if dst_len or kind != RTN_UNICAST or table != RT_TABLE_MAIN:
@@ -292,51 +291,6 @@ def _candidates(addresses: Sequence[LocalAddress]) -> str:
 
 def _listing(addresses: Sequence[LocalAddress]) -> str:
     return f"candidates: {_candidates(addresses)}"
-
-
-# --- netlink plumbing ---------------------------------------------------------------------
-
-
-def _dump(message_type: int, body: bytes) -> Iterator[bytes]:
-    """The payload of every message a ``NLM_F_DUMP`` request of ``message_type`` answers."""
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE) as sock:
-        sock.bind((0, 0))
-        sequence = 1
-        header = _HEADER.pack(
-            _HEADER.size + len(body), message_type, NLM_F_REQUEST | NLM_F_DUMP, sequence, 0
-        )
-        sock.sendall(header + body)
-        while True:
-            data = sock.recv(_RECEIVE)
-            for kind, payload in messages(data):
-                if kind == NLMSG_DONE:
-                    return
-                if kind == NLMSG_ERROR:
-                    code = -struct.unpack_from("=i", payload)[0]
-                    if code:
-                        raise OSError(code, os.strerror(code))
-                    return
-                yield payload
-
-
-def messages(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """``(type, payload)`` of each netlink message in ``data``."""
-    offset = 0
-    while offset + _HEADER.size <= len(data):
-        length, kind, _, _, _ = _HEADER.unpack_from(data, offset)
-        if length < _HEADER.size:
-            return
-        yield kind, data[offset + _HEADER.size : offset + length]
-        offset += (length + 3) & ~3
-
-
-def _attributes(payload: bytes, offset: int) -> Iterator[tuple[int, bytes]]:
-    while offset + _RTATTR.size <= len(payload):
-        length, kind = _RTATTR.unpack_from(payload, offset)
-        if length < _RTATTR.size:
-            return
-        yield kind & 0x3FFF, payload[offset + _RTATTR.size : offset + length]
-        offset += (length + 3) & ~3
 
 
 def _address(family: int, raw: bytes) -> IPAddress | None:

@@ -7,7 +7,7 @@ null, ``data`` a list, a Service's ``ports`` a string or a ``port`` of
 a field of the wrong type raises :class:`MalformedObject` naming the field, so
 the consumer ignores that object with one log line and keeps its last good
 state, instead of failing on whatever Python raises deep inside (the
-contract of README "Reliability", "A misbehaving API server").
+contract of docs/operating/reliability.rst, "A misbehaving API server").
 
 A missing or null field is its type's empty value, as Go's JSON decoding of
 an API object leaves it; only a value of another type is malformed.

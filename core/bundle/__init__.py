@@ -5,5 +5,6 @@ check --json`` where that command exists, ``/status``, ``/metrics``, each
 component's recent output from ``/debug/logs/<component>``, the effective
 config, its plan and the files the plan writes, the kubeconfig it names,
 network state, the node's cgroup tree); every entry passes through
-:mod:`nodehost.bundle.redact` before it is written.  See README "Debug bundle".
+:mod:`nodehost.bundle.redact` before it is written.  See docs/operating/commands.rst
+(``nodehost debug bundle``).
 """

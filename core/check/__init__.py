@@ -87,25 +87,21 @@ class Check:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a ``nodehost_checks`` implementation may read.
+    """What a ``nodehost_checks`` implementation may read."""
 
-    ``config``    the resolved, validated NodeConfig;
-    ``selected``  the names of the selected components (check only for yours);
-    ``plan``      the plan ``start`` would run: programs resolved (a stand-in's
-                  ``standin`` is true), inactive components with their reason;
-                  a component that cannot run on this host is missing from it
-                  (the core reports it as ``plan.<component>``);
-    ``preflight`` true before a ``start``: return only the checks that can make
-                  the start fail, and only cheap ones (reads of ``/proc``,
-                  ``/sys`` and files; no subprocess, no network);
-    ``plan_context`` the :class:`~nodehost.component.PlanContext` a component is
-                  planned with (its own settings, the hooks), by name.
-    """
-
+    #: the resolved, validated NodeConfig.
     config: NodeConfig
+    #: the names of the selected components (check only for yours).
     selected: frozenset[str]
+    #: the plan ``start`` would run: programs resolved (a stand-in's ``standin`` is true),
+    #: inactive components with their reason; a component that cannot run on this host is missing
+    #: from it (the core reports it as ``plan.<component>``).
     plan: Plan
+    #: true before a ``start``: return only the checks that can make the start fail, and only
+    #: cheap ones (reads of ``/proc``, ``/sys`` and files; no subprocess, no network).
     preflight: bool
+    #: the :class:`~nodehost.component.PlanContext` a component is planned with (its own
+    #: settings, the hooks), by name.
     plan_context: Callable[[str], PlanContext]
 
     def planned(self, name: str) -> Any:

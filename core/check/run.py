@@ -98,7 +98,7 @@ def summary_line(checks: Sequence[Check]) -> str:
 
 
 def as_document(checks: Sequence[Check]) -> dict[str, Any]:
-    """The ``--json`` document (README "Host checks"): the checks and a count per result."""
+    """The ``--json`` document (docs/operating/checks.rst): the checks and a count per result."""
     return {
         "checks": [check.as_dict() for check in checks],
         "counts": {result.value: count(checks, result) for result in Result},

@@ -4,7 +4,7 @@ It writes ``nodehost-NAME/`` (or ``--directory``): ``pyproject.toml``,
 ``setup.cfg`` with the ``nodehost`` entry point, ``nodehost_NAME/__init__.py``
 (one component with its own config section, validated and planned from one
 reading of it) and ``tests/test_NAME.py`` using nodehost's pytest fixtures --
-the package "Writing plugins" in the README builds by hand.  The folder
+the package docs/plugins/writing.rst builds by hand.  The folder
 appears whole or not at all (written beside the target, then renamed); an
 existing folder is never written into.
 """

@@ -7,7 +7,7 @@ them loads (Origin accepted it), and the key gets a warning at ``config
 validate`` and ``start`` -- ``<key>: has no effect in nodehost: <why>`` -- so
 nothing in a config is silently ignored.  Loading records the keys
 (``NodeConfig.set_without_effect``); validation warns, in every scope.
-:data:`NO_EFFECT` is the list (README, "Keys without effect"); a key counts as
+:data:`NO_EFFECT` is the list (docs/reference/noeffect.rst renders it); a key counts as
 set when the file has it with a value other than null.  Every other NodeConfig
 key has a consumer.
 """

@@ -20,18 +20,16 @@ import socket
 import struct
 from dataclasses import dataclass
 
+from nodehost import netlink
+
 #: ``struct inet_diag_req_v2``'s ``idiag_states`` bit and ``/proc/net/tcp``'s ``st`` for LISTEN.
 TCP_LISTEN = 10
 #: ``Flags`` bit of a listening unix socket in ``/proc/net/unix`` (``__SO_ACCEPTCON``).
 UNIX_ACCEPTING = 0x10000
 
-NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
-NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
-NLMSG_ERROR, NLMSG_DONE = 2, 3
 INET_DIAG_REQ_BYTECODE = 1
 INET_DIAG_BC_S_EQ = 11
-_HEADER = struct.Struct("=IHHII")  # struct nlmsghdr
 _SOCKID_SIZE = 48  # struct inet_diag_sockid
 _INODE_OFFSET = 68  # of idiag_inode in struct inet_diag_msg
 
@@ -106,12 +104,16 @@ def _diag_listeners(family: int, port: int) -> list[Listener]:
     """
     request = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 1 << TCP_LISTEN)
     request += bytes(_SOCKID_SIZE) + _port_filter(port)
-    header = _HEADER.pack(
-        _HEADER.size + len(request), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0
-    )
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG) as diag:
-        diag.sendto(header + request, (0, 0))
-        return list(_diag_messages(diag, family))
+    size = 16 if family == socket.AF_INET6 else 4
+    return [
+        Listener(
+            address=socket.inet_ntop(family, body[8 : 8 + size]),
+            port=int.from_bytes(body[4:6], "big"),
+            inode=struct.unpack_from("=I", body, _INODE_OFFSET)[0],
+        )
+        for body in netlink.dump(netlink.NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY, request)
+        if len(body) >= _INODE_OFFSET + 4
+    ]
 
 
 def _port_filter(port: int) -> bytes:
@@ -122,30 +124,6 @@ def _port_filter(port: int) -> bytes:
     """
     code = struct.pack("=BBH", INET_DIAG_BC_S_EQ, 8, 12) + struct.pack("=BBH", 0, 0, port)
     return struct.pack("=HH", 4 + len(code), INET_DIAG_REQ_BYTECODE) + code
-
-
-def _diag_messages(diag: socket.socket, family: int):
-    size = 16 if family == socket.AF_INET6 else 4
-    while True:
-        data = diag.recv(65536)
-        offset = 0
-        while offset + _HEADER.size <= len(data):
-            length, kind = _HEADER.unpack_from(data, offset)[:2]
-            if kind == NLMSG_DONE:
-                return
-            if kind == NLMSG_ERROR:
-                code = -struct.unpack_from("=i", data, offset + _HEADER.size)[0]
-                raise OSError(code, os.strerror(code))
-            body = data[offset + _HEADER.size : offset + length]
-            if len(body) >= _INODE_OFFSET + 4:
-                yield Listener(
-                    address=socket.inet_ntop(family, body[8 : 8 + size]),
-                    port=int.from_bytes(body[4:6], "big"),
-                    inode=struct.unpack_from("=I", body, _INODE_OFFSET)[0],
-                )
-            offset += (length + 3) & ~3
-        if not data:
-            return
 
 
 # --- /proc/net ----------------------------------------------------------------------------

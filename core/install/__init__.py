@@ -10,8 +10,8 @@ so a later install replaces a file nodehost wrote but never one an operator
 changed, unless forced.
 
 ``nodehost uninstall`` (:mod:`nodehost.install.uninstall`) undoes it in an
-order that a second run can always finish.  See README "Installing as a
-service".
+order that a second run can always finish.  See docs/operating/running.rst,
+"Installing as a service".
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def check_mapping(owner: str, field_name: str, value: object) -> None:
 
 
 class ValidationScope(enum.IntEnum):
-    """Which of Origin's validators a component belongs with (reference §1.7 step 4, §6).
+    """Which of Origin's validators a component belongs with (:ref:`origin-validation-choice`).
 
     The host validates with ``ValidateNodeConfig`` (``NODE``) unless the
     selection is exactly the *network-only set*:
@@ -87,60 +87,51 @@ class ValidationScope(enum.IntEnum):
 
 @dataclass(frozen=True)
 class ComponentRecord:
-    """One component the host can select, order and run.
+    """One component the host can select, order and run."""
 
-    ``name``      unique lower-case name used by ``--components``/``--enable``.
-    ``summary``   one line for ``nodehost components``.
-    ``component`` the object that does the work (see :mod:`nodehost.component`).
-    ``default``   whether the component is in the default selection.
-    ``enable_if`` optional predicate over the start options; when it returns
-                  true the component joins the default selection (e.g. bootstrap
-                  when ``--bootstrap-config-name`` is given).
-    ``groups``    group names this component belongs to (``network``); every
-                  component is also in ``all``.
-    ``aliases``   other names accepted on the command line (Origin's ``plugins``).
-    ``after``     components this one starts after *if they are selected*
-                  (ordering only, like systemd's ``After=``).
-    ``before``    components (or groups: ``all`` is every other component) that
-                  start after this one *if they are selected* -- ``after`` seen
-                  from the other side, like systemd's ``Before=``; a component
-                  that others need first (a local control plane) says so itself.
-                  A component named in its own ``after`` or ``requires`` is left
-                  out (two components before ``all``: one names the other).
-    ``requires``  components that must be selected too; selecting this one
-                  without them is an error at plan time.
-    ``validation_scope`` which of Origin's validators it belongs with
-                  (see :class:`ValidationScope`).
-    ``write_flags`` whether ``nodehost start --write-flags`` prints this
-                  component's arguments (Origin prints the kubelet's).
-    ``config_sections`` top-level NodeConfig keys this component owns and
-                  validates (known to the loader: no unknown-key warning).
-                  Read them with :class:`nodehost.config.sections.SectionReader`
-                  from ``config.extra[<section>]``.
-    ``config_schema`` a JSON Schema (draft-07, a JSON-ready mapping) per owned
-                  section, by section name; ``nodehost config schema`` includes
-                  it so editors complete and check the section's keys.
-    ``standins``  stand-in programs for the programs this component runs, by
-                  program name (``argv[0]`` of its :class:`~nodehost.component.ProcessSpec`)
-                  -> a console script or absolute path; ``nodehost start
-                  --standins=missing|always`` uses them as it uses nodehost's
-                  own stand-ins for the kubelet and kube-proxy.
-    """
-
+    #: unique lower-case name used by ``--components``/``--enable``.
     name: str
+    #: one line for ``nodehost components``.
     summary: str
+    #: the object that does the work (see :mod:`nodehost.component`).
     component: Component
+    #: whether the component is in the default selection.
     default: bool = True
+    #: optional predicate over the start options; when it returns true the component joins the
+    #: default selection (e.g. bootstrap when ``--bootstrap-config-name`` is given).
     enable_if: Callable[[StartOptions], bool] | None = None
+    #: group names this component belongs to (``network``); every component is also in ``all``.
     groups: tuple[str, ...] = ()
+    #: other names accepted on the command line (Origin's ``plugins``).
     aliases: tuple[str, ...] = ()
+    #: components this one starts after *if they are selected* (ordering only, like systemd's
+    #: ``After=``).
     after: tuple[str, ...] = ()
+    #: components (or groups: ``all`` is every other component) that start after this one *if
+    #: they are selected* -- ``after`` seen from the other side, like systemd's ``Before=``; a
+    #: component that others need first (a local control plane) says so itself. A component named
+    #: in its own ``after`` or ``requires`` is left out (two components before ``all``: one names
+    #: the other).
     before: tuple[str, ...] = ()
+    #: components that must be selected too; selecting this one without them is an error at plan
+    #: time.
     requires: tuple[str, ...] = ()
+    #: which of Origin's validators it belongs with (see :class:`ValidationScope`).
     validation_scope: ValidationScope = ValidationScope.NODE
+    #: whether ``nodehost start --write-flags`` prints this component's arguments (Origin prints
+    #: the kubelet's).
     write_flags: bool = False
+    #: top-level NodeConfig keys this component owns and validates (known to the loader: no
+    #: unknown-key warning). Read them with :class:`nodehost.config.sections.SectionReader` from
+    #: ``config.extra[<section>]``.
     config_sections: tuple[str, ...] = ()
+    #: a JSON Schema (draft-07, a JSON-ready mapping) per owned section, by section name;
+    #: ``nodehost config schema`` includes it so editors complete and check the section's keys.
     config_schema: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: stand-in programs for the programs this component runs, by program name (``argv[0]`` of
+    #: its :class:`~nodehost.component.ProcessSpec`) -> a console script or absolute path;
+    #: ``nodehost start --standins=missing|always`` uses them as it uses nodehost's own stand-ins
+    #: for the kubelet and kube-proxy.
     standins: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -184,28 +175,25 @@ class Topology(enum.StrEnum):
 
 @dataclass(frozen=True)
 class NetworkProviderRecord:
-    """One network provider, selected by ``networkConfig.networkPluginName``.
+    """One network provider, selected by ``networkConfig.networkPluginName``."""
 
-    ``name``           the name users put in the config (matched case-insensitively).
-    ``summary``        one line for listings.
-    ``provider``       the object that prepares, starts, checks and stops the network.
-    ``aliases``        other accepted names.
-    ``config_section`` the top-level NodeConfig key this provider owns and validates
-                       (``None`` when it has no settings of its own).
-    ``config_schema``  a JSON Schema (draft-07) of that section, for ``nodehost
-                       config schema`` (``None``: the section is listed without keys).
-    ``topology``       :class:`Topology`: through the host (default) or on a
-                       master link's layer 2; ``conflist_plan``, ``nodehost
-                       network check`` and ``nodehost.testing.cni.exercise``
-                       check the network accordingly.
-    """
-
+    #: the name users put in the config (matched case-insensitively).
     name: str
+    #: one line for listings.
     summary: str
+    #: the object that prepares, starts, checks and stops the network.
     provider: NetworkProvider
+    #: other accepted names.
     aliases: tuple[str, ...] = ()
+    #: the top-level NodeConfig key this provider owns and validates (``None`` when it has no
+    #: settings of its own).
     config_section: str | None = None
+    #: a JSON Schema (draft-07) of that section, for ``nodehost config schema`` (``None``: the
+    #: section is listed without keys).
     config_schema: Mapping[str, Any] | None = None
+    #: :class:`Topology`: through the host (default) or on a master link's layer 2;
+    #: ``conflist_plan``, ``nodehost network check`` and ``nodehost.testing.cni.exercise`` check
+    #: the network accordingly.
     topology: Topology = Topology.HOST
 
     def __post_init__(self) -> None:

@@ -188,6 +188,23 @@ class TestCA:
         self._serial = serial
         self._lock = threading.Lock()
 
+    @classmethod
+    def from_signer(cls, folder: Path, days: int = 1, block: int = 1_000_000) -> TestCA:
+        """The signer CA in ``folder`` (as ``nodehost ca create`` writes one).
+
+        The serial numbers it issues are a block of ``block`` reserved in the
+        folder's serial file, so they never collide with those ``nodehost config
+        create`` takes from it.  Raises :class:`~nodehost.errors.PKIError` when
+        the folder's CA is unusable.
+        """
+        from nodehost.pki.ca import CA_CERT_FILE, CA_KEY_FILE, CA_SERIAL_FILE, load_signer
+
+        signer = load_signer(folder / CA_CERT_FILE, folder / CA_KEY_FILE, folder / CA_SERIAL_FILE)
+        serials = signer.reserve_serials(block)
+        return cls(
+            key=signer.key, certificate=signer.certificate, days=days, serial=serials.start - 1
+        )
+
     def next_serial(self) -> int:
         with self._lock:
             self._serial += 1
@@ -1241,6 +1258,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--dir", required=True, help="where the CA and kubeconfigs are written")
     parser.add_argument(
+        "--signer",
+        metavar="DIR",
+        help="sign with the CA in DIR (as 'nodehost ca create' writes one), not a new one",
+    )
+    parser.add_argument(
         "--approve",
         choices=APPROVER_MODES,
         default="approve",
@@ -1276,8 +1298,10 @@ def main(argv: list[str] | None = None) -> int:
         help="serve FILE as key node-config.yaml of config map NS/NAME",
     )
     args = parser.parse_args(argv)
+    ca = TestCA.from_signer(Path(args.signer)) if args.signer else None
     api = TestApiServer(
         args.dir,
+        ca=ca,
         port=args.port,
         host=args.host,
         default_lifetime=args.lifetime,

@@ -1,5 +1,5 @@
 """Hostile YAML documents a config map, a file or a SIGHUP may bring (the fault class of
-README "Configuration sync"): each is refused by the one bounded loader with its line
+docs/operating/cluster.rst, config sync): each is refused by the one bounded loader with its line
 and column, whatever the source.
 
 :func:`refused_documents` gives them by name; each value is the document's text, built

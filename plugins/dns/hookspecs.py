@@ -24,22 +24,18 @@ from nodehost.pluginhost.records import check_name
 
 @dataclass(frozen=True)
 class DnsRecordSourceRecord:
-    """One source of cluster DNS records, returned by ``nodehost_dns_record_sources``.
+    """One source of cluster DNS records, returned by ``nodehost_dns_record_sources``."""
 
-    ``name``    unique lower-case name (``file``, ``kubernetes``), used in the
-                DNS component's ``recordSources`` list and in its log lines.
-    ``summary`` one line for listings.
-    ``factory`` called once per plan as ``factory(context)`` with the DNS
-                component's source context (the resolved NodeConfig and the DNS
-                settings); returns the source object, or ``None`` when this
-                configuration gives the source nothing to serve (the file source
-                without a records file).  It must not start anything: the source
-                runs later, in the host's event loop (see
-                :mod:`nodehost.plugins.dns.sources` for the protocol).
-    """
-
+    #: unique lower-case name (``file``, ``kubernetes``), used in the DNS component's
+    #: ``recordSources`` list and in its log lines.
     name: str
+    #: one line for listings.
     summary: str
+    #: called once per plan as ``factory(context)`` with the DNS component's source context (the
+    #: resolved NodeConfig and the DNS settings); returns the source object, or ``None`` when
+    #: this configuration gives the source nothing to serve (the file source without a records
+    #: file).  It must not start anything: the source runs later, in the host's event loop (see
+    #: :mod:`nodehost.plugins.dns.sources` for the protocol).
     factory: Callable[[Any], Any]
 
     def __post_init__(self) -> None:

@@ -147,32 +147,23 @@ def _api_server(layout: Layout, settings: ClusterSettings) -> TestApiServer:
 def _cluster_ca(layout: Layout) -> Any:
     """DIR's CA (made at the first start) as the test API server's CA."""
     from nodehost.errors import PKIError
-    from nodehost.pki.ca import (
-        CA_CERT_FILE,
-        CA_KEY_FILE,
-        CA_SERIAL_FILE,
-        create_signer_ca,
-        load_signer,
-    )
+    from nodehost.pki.ca import CA_CERT_FILE, create_signer_ca
     from nodehost.testing.apiserver import TestCA
 
     folder = layout.signer_dir
     try:
         if not (folder / CA_CERT_FILE).exists():
             create_signer_ca(folder, name="nodehost-local-cluster", key_type="ecdsa")
-        signer = load_signer(folder / CA_CERT_FILE, folder / CA_KEY_FILE, folder / CA_SERIAL_FILE)
-        serials = signer.reserve_serials(SERIAL_BLOCK)
+        ca = TestCA.from_signer(folder, days=CERT_DAYS, block=SERIAL_BLOCK)
     except PKIError as error:
         raise RuntimeFailure(f"{error}; remove {layout.directory} to start over") from None
-    expires = signer.certificate.not_valid_after_utc
+    expires = ca.certificate.not_valid_after_utc
     if expires <= datetime.datetime.now(datetime.UTC):
         raise RuntimeFailure(
             f"the local cluster's CA in {folder} expired on {expires:%Y-%m-%d}; "
             f"remove {layout.directory} to start over"
         )
-    return TestCA(
-        key=signer.key, certificate=signer.certificate, days=CERT_DAYS, serial=serials.start - 1
-    )
+    return ca
 
 
 def publish(cluster: LocalCluster, options: StartOptions, *, bridge: bool) -> None:

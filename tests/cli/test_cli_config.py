@@ -98,7 +98,7 @@ IDLE_SECTIONS = {
 def test_a_plugin_section_is_checked_even_when_its_component_will_not_run(
     nodehost, node_dir: Path, section: str
 ) -> None:
-    """README: a plugin's section is checked whenever it is set in the file; for a component
+    """docs/operating/configuration.rst: a plugin's section is checked whenever it is set in the file; for a component
     that will not run it is also a warning that it has no effect."""
     import yaml
 

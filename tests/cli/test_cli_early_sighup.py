@@ -1,5 +1,5 @@
-"""A SIGHUP while ``start`` is still loading is remembered, not fatal (README: Taking a new
-configuration).  strace delivers it at a chosen step: when click is opened, before any
+"""A SIGHUP while ``start`` is still loading is remembered, not fatal (docs/operating/running.rst:
+taking a new configuration).  strace delivers it at a chosen step: when click is opened, before any
 of ``start``'s own code runs."""
 
 from __future__ import annotations

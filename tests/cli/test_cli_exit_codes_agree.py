@@ -1,4 +1,4 @@
-"""An unusable config file is exit 255 for every command that reads one (README: Exit codes)."""
+"""An unusable config file is exit 255 for every command that reads one (docs/reference/exitcodes.rst)."""
 
 from __future__ import annotations
 

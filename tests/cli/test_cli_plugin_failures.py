@@ -238,7 +238,7 @@ def test_a_hook_returning_the_wrong_type_is_that_plugins_failure_in_every_comman
 def test_a_component_whose_plan_raises_fails_validate_and_start_with_exit_1(
     nodehost, fake_dists, node_dir: Path, tmp_path: Path, monkeypatch
 ) -> None:
-    """README "Exit codes": a plugin bug is no config problem: one line naming the
+    """docs/reference/exitcodes.rst: a plugin bug is no config problem: one line naming the
     component and its distribution, exit 1, for ``config validate`` as for ``start``."""
     code = (
         "from nodehost import ComponentRecord, hookimpl\n"

@@ -7,8 +7,8 @@ kubernetes plugin tests (``handler_test.go``, ``handler_case_test.go``,
 ``reverse_test.go``), translated into records files and expected answers and
 asked over UDP with dnspython (a few with dig) of the real server.
 
-Where nodehost differs on purpose the case says so and the README's "Names
-answered" lists it: an endpoint without a hostname is named by the FNV-32a
+Where nodehost differs on purpose the case says so and docs/operating/dns.rst, "Names
+answered", lists it: an endpoint without a hostname is named by the FNV-32a
 hash of its IP (Origin) where CoreDNS writes the dashed IP; SRV priority 10
 and weights sharing 100 (SkyDNS) where CoreDNS writes 0 and its own weights.
 Neither is prescribed by the specification.
@@ -320,7 +320,7 @@ CASES = [
     Case("x._endpoints.svc1.testns.svc", "A", "NXDOMAIN", source="issue 5"),
     Case("_a._b._c.svc1.testns.svc", "SRV", "NXDOMAIN", source="issue 5"),
     Case("ep1a.svc1.testns.svc", "A", answer=(("A", "172.0.0.1"),), source="CoreDNS: endpoints"),
-    # Origin's additions (README: Names answered)
+    # Origin's additions (docs/operating/dns.rst: Names answered)
     Case("_endpoints.svc1.testns.svc", "A", answer=(("A", "172.0.0.1"),), source="Origin"),
     Case("svc1.testns.endpoints", "A", answer=(("A", "172.0.0.1"),), source="Origin"),
     Case("ep1a.svc1.testns.endpoints", "A", answer=(("A", "172.0.0.1"),), source="Origin"),

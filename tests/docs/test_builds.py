@@ -1,0 +1,22 @@
+"""The docs build clean (warnings and broken references fail) and make the man page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from docsbuild import INSTALL_LINE, BuiltDocs, sphinx_build
+
+
+def test_html_builds_without_warnings(built_docs: BuiltDocs) -> None:
+    assert (built_docs.html / "index.html").is_file()
+
+
+def test_man_page_is_built_from_the_same_sources(tmp_path: Path) -> None:
+    pytest.importorskip("sphinx_click", reason=f"the docs need sphinx-click: {INSTALL_LINE}")
+    result = sphinx_build("man", tmp_path)
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "nodehost.1").read_text()
+    assert page.startswith('.\\"') or ".TH" in page
+    assert "nodehost start" in page
+    assert "\\-\\-config" in page

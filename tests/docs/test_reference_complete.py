@@ -1,0 +1,145 @@
+"""Every command, flag, hook, record field and config key has its entry in the built docs.
+
+The reference pages are generated from the code; these tests fail when a
+generator leaves something out or a page stops including it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import importlib
+import inspect
+import sys
+
+import click
+import pytest
+from docsbuild import DOCS, BuiltDocs
+
+
+def command_paths() -> list[tuple[str, click.Command]]:
+    """Every ``nodehost`` command and subcommand, by its sphinx-click program name."""
+    from nodehost.cli import cli
+
+    found: list[tuple[str, click.Command]] = []
+    pending: list[tuple[str, click.Command]] = [("nodehost", cli)]
+    while pending:
+        prefix, command = pending.pop()
+        found.append((prefix, command))
+        if isinstance(command, click.Group):
+            context = click.Context(command)
+            for name in command.list_commands(context):
+                child = command.get_command(context, name)
+                assert child is not None
+                if not child.hidden:
+                    pending.append((f"{prefix}-{name}", child))
+    return found
+
+
+def visible_flags(command: click.Command) -> list[str]:
+    """The flags ``--help`` shows, but ``--help`` itself (sphinx-click leaves it out)."""
+    context = click.Context(command)
+    help_option = command.get_help_option(context)
+    return [
+        flag
+        for param in command.get_params(context)
+        if isinstance(param, click.Option) and not param.hidden and param is not help_option
+        for flag in param.opts + param.secondary_opts
+    ]
+
+
+def test_every_command_has_a_section(built_docs: BuiltDocs) -> None:
+    page = built_docs.page_text("reference/cli")
+    missing = [name for name, _ in command_paths() if f'id="{name}"' not in page]
+    assert not missing, f"commands without a section in reference/cli: {missing}"
+
+
+def test_every_flag_of_every_command_has_an_entry(built_docs: BuiltDocs) -> None:
+    documented = built_docs.names("std:cmdoption")
+    missing = [
+        f"{program} {flag}"
+        for program, command in command_paths()
+        for flag in visible_flags(command)
+        if f"{program}.{flag}" not in documented
+    ]
+    assert not missing, f"flags without an entry: {missing}"
+
+
+def test_start_shows_the_options_plugins_declare(built_docs: BuiltDocs) -> None:
+    """``start``'s flags include the built-in plugins' (``--dns-records-file`` style)."""
+    from nodehost.cli.start import start
+
+    documented = built_docs.names("std:cmdoption")
+    flags = visible_flags(start)
+    assert flags
+    assert all(f"nodehost-start.{flag}" in documented for flag in flags)
+
+
+HOOKSPEC_MODULES = (
+    "nodehost.hookspecs",
+    "nodehost.plugins.kubelet.hookspecs",
+    "nodehost.plugins.dns.hookspecs",
+)
+
+
+@pytest.mark.parametrize("module_name", HOOKSPEC_MODULES)
+def test_every_hook_has_an_entry(built_docs: BuiltDocs, module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    hooks = [
+        name
+        for name, value in inspect.getmembers(module, inspect.isfunction)
+        if name.startswith("nodehost_") and value.__module__ == module_name
+    ]
+    assert hooks
+    documented = built_docs.names("py:function")
+    missing = [name for name in hooks if f"{module_name}.{name}" not in documented]
+    assert not missing, f"hooks without an entry: {missing}"
+
+
+RECORDS = (
+    "nodehost.pluginhost.records.ComponentRecord",
+    "nodehost.pluginhost.records.NetworkProviderRecord",
+    "nodehost.pluginhost.records.ApiRoute",
+    "nodehost.pluginhost.records.Problem",
+    "nodehost.plugins.dns.hookspecs.DnsRecordSourceRecord",
+    "nodehost.component.PlanContext",
+    "nodehost.check.CheckContext",
+)
+
+
+@pytest.mark.parametrize("record", RECORDS)
+def test_every_record_field_has_an_entry(built_docs: BuiltDocs, record: str) -> None:
+    module_name, _, class_name = record.rpartition(".")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    documented = built_docs.names("py:attribute")
+    missing = [f.name for f in dataclasses.fields(cls) if f"{record}.{f.name}" not in documented]
+    assert not missing, f"{record} fields without an entry: {missing}"
+
+
+def test_every_nodeconfig_key_has_an_entry(built_docs: BuiltDocs) -> None:
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        from nodehost_docs import builtin_schema, schema_keys
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    keys = [path for path, _ in schema_keys(builtin_schema())]
+    assert {"nodeName", "servingInfo.certFile", "dnsServerConfig"} <= set(keys)
+    documented = built_docs.names("std:confval")
+    missing = [key for key in keys if key not in documented]
+    assert not missing, f"NodeConfig keys without an entry: {missing}"
+
+
+def test_every_key_without_effect_is_listed(built_docs: BuiltDocs) -> None:
+    from nodehost.config.noeffect import NO_EFFECT
+
+    page = " ".join(html.unescape(built_docs.page_text("reference/noeffect")).split())
+    missing = [key for key, why in NO_EFFECT.items() if key not in page or why not in page]
+    assert not missing, f"keys without effect missing from reference/noeffect: {missing}"
+
+
+def test_every_exit_code_is_listed(built_docs: BuiltDocs) -> None:
+    from nodehost.errors import EXIT_CODES
+
+    page = built_docs.page_text("reference/exitcodes")
+    missing = [code for code in EXIT_CODES if f'<span class="pre">{code}</span>' not in page]
+    assert not missing, f"exit codes missing from reference/exitcodes: {missing}"
