@@ -83,7 +83,10 @@ def test_bad_registries_are_problems_with_their_field_paths(make_config, tmp_pat
         make_config,
         {
             "mirrors": {
-                "docker.io": {"endpoint": ["ftp://x", "https://ok.example"], "rewrite": {"a": "b"}},
+                "docker.io": {
+                    "endpoint": ["ftp://x", "https://ok.example"],
+                    "rewrite": {"(a)\\1": "b", "^ok/(.*)": "fine/$1", "(?=x)": "y"},
+                },
                 "bad host!": {"endpoint": []},
                 "quay.io": {},
             },
@@ -101,9 +104,10 @@ def test_bad_registries_are_problems_with_their_field_paths(make_config, tmp_pat
         "host[:port]",
         f'{registries}.mirrors.docker.io.endpoint[0]: Invalid value: "ftp://x": must be an '
         "http:// or https:// URL",
-        f"{registries}.mirrors.docker.io.rewrite: Forbidden: not supported: containerd's registry "
-        "hosts have no rewrite (only k3s' patched containerd does); push the images under the "
-        "names they are pulled by",
+        f'{registries}.mirrors.docker.io.rewrite.(a)\\1: Invalid value: "(a)\\\\1": '
+        "backreference \\1: RE2 has none",
+        f'{registries}.mirrors.docker.io.rewrite.(?=x): Invalid value: "(?=x)": '
+        "lookahead (?=...): RE2 has none",
         f"{registries}.mirrors.quay.io.endpoint: Required value",
         f"{registries}.configs.a.example.auth.password: Required value",
         f'{registries}.configs.a.example.tls.ca_file: Invalid value: "relative.pem": must be an '
@@ -115,6 +119,8 @@ def test_bad_registries_are_problems_with_their_field_paths(make_config, tmp_pat
         f"{registries}.configs.c.example.tls: Forbidden: cert_file needs key_file",
         f"{registries}.configs.c.example.extra: Forbidden: unknown field",
         f'{registries}.mirror: Forbidden: unknown field; did you mean "mirrors"?',
+        f"{registries}.mirrors.docker.io.rewrite: Forbidden: needs the mirror-rewrite component "
+        "(its loopback proxy rewrites the names): select it, or pull without rewrite",
     ]
 
 
@@ -165,7 +171,9 @@ def test_an_image_is_pulled_by_its_original_name_through_the_mirror(
     node = NodeRun.start(config, components="runtime,images", state_dir=state, env=plugin_env)
     try:
         node.ready()
-        mirrors = node.component("images")["details"]["mirrors"]
+        mirrors = wait_for(  # asked once, beside the import: may come after ready
+            lambda: node.component("images")["details"].get("mirrors"), "the mirrors' answers"
+        )
         assert [(m["endpoint"], m["ok"]) for m in mirrors] == [(registry.url, True), (dead, False)]
         [silent] = [e for e in node.logs() if e["event"] == "registry mirror does not answer"]
         assert silent["endpoint"] == dead
@@ -329,3 +337,49 @@ def test_nodehost_check_says_whether_each_mirror_answers(
     assert dead in down["fix"] and registry.url not in down["fix"]
     assert checks["runtime.mirror.quay.io"]["result"] == "ok"
     assert "pull-s3cret" not in done.stdout + done.stderr
+
+
+@pytest.mark.needs("root", "containerd", "busybox", "docker-registry", "nodehost-script")
+@pytest.mark.usefixtures("outside_guard")
+def test_an_image_pushed_under_a_rewritten_name_is_pulled_by_its_original_name(
+    registry: Registry, node_folder, short_dir: Path, plugin_env
+) -> None:
+    push(registry, "mirrorproject/team/busybox", "1", oci_image())
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there: the next one is tried
+    config = node_folder(
+        f"""\
+        containerRuntime:
+          registries:
+            mirrors:
+              {UPSTREAM}:
+                endpoint: ["{dead}", "{registry.url}"]
+                rewrite:
+                  "^team/(?P<rest>.*)$": "mirrorproject/team/${{rest}}"
+            configs:
+              127.0.0.1:{registry.port}:
+                auth: {{username: puller, password: pull-s3cret}}
+        """
+    )
+    state = short_dir / "state"
+    socket = state / "runtime" / "containerd.sock"
+    (state / "images").mkdir(parents=True)
+    oci_image_tar(state / "images", "docker.io/openshift/origin-pod:v3.11.0", "pod.tar")
+    node = NodeRun.start(
+        config, components="mirror-rewrite,runtime,images", state_dir=state, env=plugin_env
+    )
+    try:
+        node.ready()
+        assert cri_pull(socket, f"{UPSTREAM}/team/busybox:1").startswith("sha256:")
+        listed = subprocess.run(
+            ["ctr", "--address", str(socket), "--namespace", "k8s.io", "images", "ls", "-q"],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        assert f"{UPSTREAM}/team/busybox:1" in listed.stdout.split()
+        assert "/v2/mirrorproject/team/busybox/manifests/1 " in registry.requests()
+        [line] = [e for e in node.logs() if e["event"] == "mirror rewrite"]
+        assert (line["name"], line["rewritten"], line["endpoint"]) == (
+            "team/busybox", "mirrorproject/team/busybox", registry.url,
+        )  # fmt: skip
+    finally:
+        assert node.stop() == 0
+    assert "pull-s3cret" not in node.stderr()
