@@ -26,6 +26,7 @@ Go's ``Regexp.ReplaceAllString`` template.  Here:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: RE2's POSIX classes, as the characters of a Python ``[...]`` set.
@@ -85,12 +86,14 @@ def rewrite_repository(rules: tuple[Rule, ...], repository: str) -> str:
     """``repository`` rewritten by the first rule that changes it (each replaces all matches,
     as Go's ``ReplaceAllString``); unchanged when none does."""
     for rule in rules:
-        rewritten = rule.compiled.sub(
-            lambda match, r=rule: expand(r.replacement, match), repository
-        )
+        rewritten = rule.compiled.sub(_expander(rule.replacement), repository)
         if rewritten != repository:
             return rewritten
     return repository
+
+
+def _expander(template: str) -> Callable[[re.Match[str]], str]:
+    return lambda match: expand(template, match)
 
 
 def expand(template: str, match: re.Match[str]) -> str:
