@@ -22,7 +22,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nodehost.daemon.oneshot import OneshotResult
     from nodehost.daemon.reconfigure import ApplyResult
 
 
@@ -83,8 +82,9 @@ class RecordingTaskContext:
         timeout: float,
         stdin: int | None = None,
         stdout: int | None = None,
-    ) -> OneshotResult:
-        """Run ``argv`` and wait for it (no host, so no reaper: it waits for the child)."""
+    ) -> Any:
+        """Run ``argv`` and wait for it (no host, so no reaper: it waits for the child); a
+        ``nodehost.daemon.oneshot.OneshotResult``."""
         from nodehost.daemon.oneshot import run_oneshot
 
         return await run_oneshot(argv, reaper=None, timeout=timeout, stdin=stdin, stdout=stdout)
