@@ -4,6 +4,7 @@ pushed there is pulled through the node's containerd (CRI) by its original name 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -135,6 +136,42 @@ def test_an_auth_that_is_not_base64_of_a_pair_is_refused_without_showing_it(make
 # --- a real registry -------------------------------------------------------------------------
 
 
+def mirror_config(registry: Registry, endpoints: list[str], rewrite: str = "") -> str:
+    """The registries section: ``UPSTREAM`` mirrored at ``endpoints`` (``rewrite``: its rules,
+    one ``"REGEX": "REPLACEMENT"`` per line), ``registry``'s credentials."""
+    rules = "".join(f"\n                  {rule}" for rule in rewrite.splitlines())
+    rules = "\n                rewrite:" + rules if rules else ""
+    return f"""\
+        containerRuntime:
+          registries:
+            mirrors:
+              {UPSTREAM}:
+                endpoint: {json.dumps(endpoints)}{rules}
+            configs:
+              127.0.0.1:{registry.port}:
+                auth: {{username: puller, password: pull-s3cret}}
+        """
+
+
+def start_with_pod_archive(config: Path, short_dir: Path, plugin_env, components: str):
+    """A node of ``components`` whose pod image comes from an archive (no pull needed);
+    (the node, containerd's socket)."""
+    state = short_dir / "state"
+    (state / "images").mkdir(parents=True)
+    oci_image_tar(state / "images", "docker.io/openshift/origin-pod:v3.11.0", "pod.tar")
+    node = NodeRun.start(config, components=components, state_dir=state, env=plugin_env)
+    return node, state / "runtime" / "containerd.sock"
+
+
+def images_in_k8s(socket: Path) -> list[str]:
+    """``ctr -n k8s.io images ls -q``: the names the kubelet's namespace holds."""
+    listed = subprocess.run(
+        ["ctr", "--address", str(socket), "--namespace", "k8s.io", "images", "ls", "-q"],
+        capture_output=True, text=True, timeout=30, check=True,
+    )  # fmt: skip
+    return listed.stdout.split()
+
+
 @pytest.fixture
 def registry(short_dir: Path):
     server = Registry(short_dir / "registry", credentials=("puller", "pull-s3cret"))
@@ -150,25 +187,9 @@ def test_an_image_is_pulled_by_its_original_name_through_the_mirror(
     registry: Registry, node_folder, short_dir: Path, plugin_env
 ) -> None:
     push(registry, "team/busybox", "1", oci_image())
-    mirror = registry.url
     dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    config = node_folder(
-        f"""\
-        containerRuntime:
-          registries:
-            mirrors:
-              {UPSTREAM}:
-                endpoint: ["{mirror}", "{dead}"]
-            configs:
-              127.0.0.1:{registry.port}:
-                auth: {{username: puller, password: pull-s3cret}}
-        """
-    )
-    state = short_dir / "state"
-    socket = state / "runtime" / "containerd.sock"
-    (state / "images").mkdir(parents=True)
-    oci_image_tar(state / "images", "docker.io/openshift/origin-pod:v3.11.0", "pod.tar")
-    node = NodeRun.start(config, components="runtime,images", state_dir=state, env=plugin_env)
+    config = node_folder(mirror_config(registry, [registry.url, dead]))
+    node, socket = start_with_pod_archive(config, short_dir, plugin_env, "runtime,images")
     try:
         node.ready()
         mirrors = wait_for(  # asked once, beside the import: may come after ready
@@ -179,15 +200,9 @@ def test_an_image_is_pulled_by_its_original_name_through_the_mirror(
         assert silent["endpoint"] == dead
         reference = cri_pull(socket, f"{UPSTREAM}/team/busybox:1")
         assert reference.startswith("sha256:")
-        listed = subprocess.run(
-            ["ctr", "--address", str(socket), "--namespace", "k8s.io", "images", "ls", "-q"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        assert f"{UPSTREAM}/team/busybox:1" in listed.stdout.split()
+        assert f"{UPSTREAM}/team/busybox:1" in images_in_k8s(socket)
         assert f"/v2/team/busybox/manifests/1?ns={UPSTREAM} " in registry.requests()
-        assert stat.S_IMODE((state / "runtime" / "containerd.toml").stat().st_mode) == 0o600
+        assert stat.S_IMODE((socket.parent / "containerd.toml").stat().st_mode) == 0o600
     finally:
         assert node.stop() == 0
     assert "pull-s3cret" not in node.stderr()
@@ -258,12 +273,7 @@ def test_the_pod_image_is_pullable_only_with_the_registry_credentials(
     node = pod_image_node(registry, node_folder, short_dir, plugin_env, credentials)
     try:
         node.ready(timeout=90)
-        listed = subprocess.run(
-            ["ctr", "--address", str(short_dir / "state" / "runtime" / "containerd.sock"),
-             "--namespace", "k8s.io", "images", "ls", "-q"],
-            capture_output=True, text=True, timeout=30,
-        )  # fmt: skip
-        assert image in listed.stdout.split()
+        assert image in images_in_k8s(short_dir / "state" / "runtime" / "containerd.sock")
         answered = r'"(HEAD|GET) /v2/origin-pod/manifests/v3\.11\.0 HTTP/1\.1" 200 '
         assert re.search(answered, registry.requests())  # htpasswd let the pull in
     finally:
@@ -346,35 +356,14 @@ def test_an_image_pushed_under_a_rewritten_name_is_pulled_by_its_original_name(
 ) -> None:
     push(registry, "mirrorproject/team/busybox", "1", oci_image())
     dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there: the next one is tried
-    config = node_folder(
-        f"""\
-        containerRuntime:
-          registries:
-            mirrors:
-              {UPSTREAM}:
-                endpoint: ["{dead}", "{registry.url}"]
-                rewrite:
-                  "^team/(?P<rest>.*)$": "mirrorproject/team/${{rest}}"
-            configs:
-              127.0.0.1:{registry.port}:
-                auth: {{username: puller, password: pull-s3cret}}
-        """
-    )
-    state = short_dir / "state"
-    socket = state / "runtime" / "containerd.sock"
-    (state / "images").mkdir(parents=True)
-    oci_image_tar(state / "images", "docker.io/openshift/origin-pod:v3.11.0", "pod.tar")
-    node = NodeRun.start(
-        config, components="mirror-rewrite,runtime,images", state_dir=state, env=plugin_env
-    )
+    rule = '"^team/(?P<rest>.*)$": "mirrorproject/team/${rest}"'
+    config = node_folder(mirror_config(registry, [dead, registry.url], rule))
+    components = "mirror-rewrite,runtime,images"
+    node, socket = start_with_pod_archive(config, short_dir, plugin_env, components)
     try:
         node.ready()
         assert cri_pull(socket, f"{UPSTREAM}/team/busybox:1").startswith("sha256:")
-        listed = subprocess.run(
-            ["ctr", "--address", str(socket), "--namespace", "k8s.io", "images", "ls", "-q"],
-            capture_output=True, text=True, timeout=30,
-        )  # fmt: skip
-        assert f"{UPSTREAM}/team/busybox:1" in listed.stdout.split()
+        assert f"{UPSTREAM}/team/busybox:1" in images_in_k8s(socket)
         assert "/v2/mirrorproject/team/busybox/manifests/1 " in registry.requests()
         [line] = [e for e in node.logs() if e["event"] == "mirror rewrite"]
         assert (line["name"], line["rewritten"], line["endpoint"]) == (
