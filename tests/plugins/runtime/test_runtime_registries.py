@@ -372,3 +372,77 @@ def test_an_image_pushed_under_a_rewritten_name_is_pulled_by_its_original_name(
     finally:
         assert node.stop() == 0
     assert "pull-s3cret" not in node.stderr()
+
+
+class Redirector:
+    """An endpoint that answers every request with a 307 to ``target`` (as a registry whose
+    blobs and manifests live in other storage does), on a free loopback port."""
+
+    def __init__(self, target: str) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.seen: list[tuple[str, str | None]] = []
+        seen = self.seen
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append((self.path, self.headers.get("Authorization")))
+                self.send_response(307)
+                self.send_header("Location", target + self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_HEAD = do_GET  # noqa: N815 - http.server's name
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.needs("root", "containerd", "busybox", "docker-registry", "nodehost-script")
+@pytest.mark.usefixtures("outside_guard")
+def test_the_rewriting_proxy_follows_redirects_and_asks_tokens_for_the_rewritten_scope(
+    node_folder, short_dir: Path, plugin_env
+) -> None:
+    from realregistry import TokenIssuer
+
+    issuer = TokenIssuer(("puller", "pull-s3cret"))
+    registry = Registry(short_dir / "token-registry", tokens=issuer)
+    front = Redirector(registry.url)
+    try:
+        push(registry, "mirrorproject/team/busybox", "1", oci_image())
+        issuer.scopes.clear()
+        rule = '"^team/(.*)": "mirrorproject/team/$1"'
+        config = node_folder(mirror_config(registry, [front.url], rule))
+        config.write_text(
+            config.read_text().replace(
+                f"127.0.0.1:{registry.port}:", f"127.0.0.1:{front.url.rsplit(':', 1)[1]}:"
+            )
+        )
+        components = "mirror-rewrite,runtime,images"
+        node, socket = start_with_pod_archive(config, short_dir, plugin_env, components)
+        try:
+            node.ready()
+            assert cri_pull(socket, f"{UPSTREAM}/team/busybox:1").startswith("sha256:")
+            assert f"{UPSTREAM}/team/busybox:1" in images_in_k8s(socket)
+        finally:
+            assert node.stop() == 0
+        assert issuer.scopes and set(issuer.scopes) == {
+            "repository:mirrorproject/team/busybox:pull"
+        }
+        pulls = [(path, auth) for path, auth in front.seen if path != "/v2/"]  # not the probe
+        assert pulls[0][0] == "/v2/mirrorproject/team/busybox/manifests/1"
+        assert {auth for _, auth in pulls} == {"Basic cHVsbGVyOnB1bGwtczNjcmV0"}
+        assert "pull-s3cret" not in node.stderr()
+    finally:
+        front.stop()
+        registry.stop()
+        issuer.stop()
