@@ -29,10 +29,11 @@ Endpoints are written as the kubelet's ``--container-runtime-endpoint``:
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from nodehost.api.protowire import encode_field, encode_message, fields
 from nodehost.daemon.grpchealth import GrpcStatusError, HealthCheckError, response_message
+from nodehost.frozen import frozen
 
 RUNTIME_SERVICE = "runtime.v1.RuntimeService"
 IMAGE_SERVICE = "runtime.v1.ImageService"
@@ -49,7 +50,7 @@ class NotCri(HealthCheckError):
     """The endpoint answers gRPC but does not serve CRI; the message says what to change."""
 
 
-@dataclass(frozen=True)
+@frozen
 class CriCondition:
     """One ``RuntimeCondition``: ``type`` (``RuntimeReady``...), whether it holds, and why not."""
 
@@ -64,7 +65,7 @@ class CriCondition:
         return f"{self.type}={str(self.status).lower()}" + (f" ({why})" if why else "")
 
 
-@dataclass(frozen=True)
+@frozen
 class CriStatus:
     """What ``Version`` and ``Status`` answered."""
 
@@ -190,7 +191,7 @@ def _read_condition(message: bytes) -> CriCondition:
     return CriCondition(text.get(1, ""), status, text.get(3, ""), text.get(4, ""))
 
 
-@dataclass(frozen=True)
+@frozen
 class CriAuth:
     """CRI's ``AuthConfig`` for one pull; never shown (``repr`` hides the secrets).
 

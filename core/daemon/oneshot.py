@@ -24,14 +24,15 @@ import os
 import signal
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.daemon.process import Reaper
 
 
-@dataclass(frozen=True)
+@frozen
 class OneshotResult:
     """How a program ended: its exit code (negative: a signal; None: killed at the timeout)
     and what it wrote (standard output and error, or error alone when output went elsewhere)."""

@@ -20,15 +20,15 @@ selected is a validation problem (the pulls would silently keep their names).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from nodehost.frozen import frozen
 from nodehost.plugins.runtime.registries import Registries
 
 NAME = "mirror-rewrite"
 
 
-@dataclass(frozen=True)
+@frozen
 class MirrorProxyTask:
     """The coroutine of the module docstring, as a value (equal settings, equal task)."""
 

@@ -23,12 +23,12 @@ import asyncio
 import json
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import h11
 
+from nodehost.frozen import frozen
 from nodehost.plugins.runtime.mirrorproxy import through_url
 from nodehost.plugins.runtime.registries import (
     Registries,
@@ -57,7 +57,7 @@ _RELAYED = (
 _CHALLENGE = re.compile(r'(\w+)="([^"]*)"')
 
 
-@dataclass(frozen=True)
+@frozen
 class MirrorProxy:
     """The proxy for the rewritten registries of ``registries``; ``runtime_dir`` holds
     containerd's registry hosts folder."""

@@ -50,11 +50,12 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from nodehost.config.sections import SectionReader
+from nodehost.frozen import frozen
 from nodehost.pluginhost.records import Problem
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,7 +88,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Tls:
     """TLS settings for talking to one host (files are absolute paths)."""
 
@@ -97,7 +98,7 @@ class Tls:
     insecure_skip_verify: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Auth:
     """Credentials for one host; never shown (``repr`` hides them)."""
 
@@ -111,7 +112,7 @@ Mirrors = tuple[tuple[str, tuple[str, ...]], ...]
 Rewrites = tuple[tuple[str, tuple["Rule", ...]], ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class Registries:
     """The section, read: ``mirrors`` (host -> endpoints), ``tls`` and ``auth`` by host,
     ``rewrites`` (host -> rules, for mirrored hosts that have some)."""
@@ -417,7 +418,7 @@ def describe(registries: Registries) -> list[str]:
 # --- do the mirrors answer? ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class MirrorAnswer:
     """How one mirror endpoint answered ``GET /v2/``: ``ok`` and a line saying what happened."""
 

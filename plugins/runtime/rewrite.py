@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from nodehost.frozen import frozen
 
 #: RE2's POSIX classes, as the characters of a Python ``[...]`` set.
 POSIX_CLASSES = {
@@ -63,7 +64,7 @@ class NotRe2(ValueError):
     """A pattern that is not RE2, or uses what nodehost cannot translate; the message says which."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Rule:
     """One rewrite: the RE2 pattern as written, its Python translation, the replacement."""
 
