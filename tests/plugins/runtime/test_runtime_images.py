@@ -100,9 +100,9 @@ def test_compressed_archives_are_found_with_their_decompressor(tmp_path: Path) -
     assert archives_in(str(tmp_path), {"c.tgz", "e.zip", "gone.tar"}) == [str(tmp_path / "c.tgz")]
 
 
-def test_the_pull_carries_the_credentials_of_an_unmirrored_registry_only(make_config) -> None:
+def test_the_pull_carries_the_credentials_of_an_unmirrored_registry_only(sample_config) -> None:
     basic = {"auth": {"username": "puller", "password": "s3cret"}}
-    config = make_config(
+    config = sample_config(
         containerRuntime={
             "registries": {
                 "mirrors": {"mirrored.example": {"endpoint": ["https://m.example"]}},

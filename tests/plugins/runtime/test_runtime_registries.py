@@ -282,12 +282,12 @@ def test_the_pod_image_is_pullable_only_with_the_registry_credentials(
 
 
 def test_a_mirror_that_refuses_the_credentials_is_a_warning_naming_it(
-    registry: Registry, make_config
+    registry: Registry, sample_config
 ) -> None:
     from nodehost.plugins.runtime.checks import mirror_checks
 
     def check(password: str) -> tuple[str, str]:
-        config = make_config(
+        config = sample_config(
             containerRuntime={
                 "registries": {
                     "mirrors": {UPSTREAM: {"endpoint": [registry.url]}},
