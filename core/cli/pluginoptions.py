@@ -139,7 +139,9 @@ def collected_inventory(loading: LoadOptions) -> Inventory | None:
     collected, _collected = _collected, None
     if collected is None or collected[0] != replace(loading, strict=False):
         return None
-    return replace(collected[1], host=collected[1].host.adopt(loading))
+    inventory = collected[1]
+    inventory.host.adopt(loading)
+    return inventory
 
 
 def plugin_values(params: Sequence[click.Parameter], flags: Mapping[str, Any]) -> dict[str, Any]:
