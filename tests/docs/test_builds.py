@@ -9,7 +9,9 @@ from docsbuild import INSTALL_LINE, BuiltDocs, sphinx_build
 
 
 def test_html_builds_without_warnings(built_docs: BuiltDocs) -> None:
+    """What ``sphinx-build -W -n`` in CI would fail on: any warning, any broken reference."""
     assert (built_docs.html / "index.html").is_file()
+    assert built_docs.warnings == ""
 
 
 def test_man_page_is_built_from_the_same_sources(tmp_path: Path) -> None:
