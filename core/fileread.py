@@ -64,18 +64,19 @@ def describe_limit(limit: int) -> str:
     return f"{limit // MiB} MiB" if limit % MiB == 0 else f"{limit} bytes"
 
 
-def _file_type(mode: int) -> str:
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"
+def file_kind(mode: int) -> str | None:
+    """What a file of ``mode`` is when it is not a regular file (``a directory``,
+    ``a named pipe`` ...); None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def _refuse(info: os.stat_result, path: str, limit: int) -> None:
     if stat.S_ISDIR(info.st_mode):
         raise UnusableFile(errno.EISDIR, "is a directory", path)
     if not stat.S_ISREG(info.st_mode):
-        raise UnusableFile(errno.EINVAL, f"not a regular file ({_file_type(info.st_mode)})", path)
+        raise UnusableFile(errno.EINVAL, f"not a regular file ({file_kind(info.st_mode)})", path)
     if info.st_size > limit:
         raise too_large(path, limit)
 

@@ -1,4 +1,5 @@
-"""Origin's ``--write-flags`` output: arguments on one line, quoted as Go's ``%q`` (§7.3)."""
+"""Origin's ``--write-flags`` output: arguments on one line, quoted as Go's ``%q``
+(:ref:`origin-write-flags`)."""
 
 from __future__ import annotations
 

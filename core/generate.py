@@ -1,10 +1,11 @@
-"""Origin's "generate" branch of ``start node`` (reference §1.7): a node folder from flags.
+"""Origin's "generate" branch of ``start node`` (:ref:`origin-run-node`): a node folder from flags.
 
 Used when ``nodehost start`` has no ``--config`` (the folder goes to
 ``--config-dir``, reusing what is already there) and by ``--write-config DIR``.
 The master URL comes from ``--kubeconfig``; the signer CA from
 ``--master-cert-dir``; the serving certificate covers the node name and the
-``--listen`` host (every local IPv4 address when it is unspecified, §1.5).
+``--listen`` host (every local IPv4 address when it is unspecified,
+:ref:`origin-server-cert-hostnames`).
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def master_url(kubeconfig: str) -> str:
 
 
 def server_cert_hostnames(node_name: str, listen_host: str) -> list[str]:
-    """Origin's ``GetServerCertHostnames`` (§1.5), sorted."""
+    """Origin's ``GetServerCertHostnames`` (:ref:`origin-server-cert-hostnames`), sorted."""
     names = {node_name}
     ip = parse_ip(listen_host)
     if ip is not None and is_unspecified(ip):

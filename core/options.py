@@ -103,7 +103,7 @@ def check_expire_days(days: int) -> None:
 
 
 def check_start_options(options: StartOptions) -> None:
-    """Origin's ``NodeOptions.Validate`` (reference §1.4); raises ``UsageError``."""
+    """Origin's ``NodeOptions.Validate`` (:ref:`origin-flag-checks`); raises ``UsageError``."""
     if options.extra_args:
         raise UsageError("no arguments are supported for start node")
     _check_listen(options.listen)

@@ -1,6 +1,6 @@
 """Resolve a node's configuration: obtain it, apply the CLI overrides, validate it.
 
-Origin's ``RunNode`` steps 1-5 (reference §1.7) as one pure-ish function of
+Origin's ``RunNode`` steps 1-5 (:ref:`origin-run-node`) as one pure-ish function of
 the start options and the inventory:
 
 1. obtain a NodeConfig: ``--config FILE``, or a folder generated from the flags
@@ -64,7 +64,7 @@ def selection_for(options: StartOptions, inventory: Inventory) -> frozenset[str]
 
 
 def scope_for(inventory: Inventory, selected: frozenset[str]) -> ValidationScope:
-    """Origin's validation choice (reference §1.7 step 4).
+    """Origin's validation choice (:ref:`origin-validation-choice`).
 
     ``IN_CLUSTER`` when the selection is exactly the network-only set -- every
     component that declares ``IN_CLUSTER`` (``dns``, ``sdn``, ``proxy``), plus

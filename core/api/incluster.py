@@ -1,4 +1,4 @@
-"""The in-cluster API server: what an empty kubeconfig path means (reference §1.7 step 4, §5).
+"""The in-cluster API server: what an empty kubeconfig path means (:ref:`origin-in-cluster`).
 
 Origin's ``GetKubeConfigOrInClusterConfig``: no kubeconfig means the pod's
 service account, as client-go's ``InClusterConfig`` reads it -- the API

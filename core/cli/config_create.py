@@ -1,4 +1,4 @@
-"""``nodehost config create``: Origin's ``create-node-config`` (reference §8).
+"""``nodehost config create``: Origin's ``create-node-config`` (:ref:`origin-create-node-config`).
 
 The command only turns flags into a :class:`~nodehost.pki.nodefolder.NodeFolderRequest`
 and prints; :func:`nodehost.pki.nodefolder.create_node_folder` does the work

@@ -2,8 +2,8 @@
 
 Mirrors ``SetDefaults_NodeConfig``, ``SetDefaults_ServingInfo``,
 ``SetDefaults_DockerConfig`` and ``SetDefaults_ClientConnectionOverrides`` of
-Origin's ``apis/config/v1/defaults.go`` (reference §4.3), and
-``SetProtobufClientDefaults`` (§4.4).  "Unset" means what Go's zero value
+Origin's ``apis/config/v1/defaults.go`` (:ref:`origin-defaults`), and
+``SetProtobufClientDefaults`` (:ref:`origin-protobuf-defaults`).  "Unset" means what Go's zero value
 means: a missing key, ``null``, ``""`` or ``0``.
 
 Both functions take the raw mapping with Origin's key names and return a new
@@ -133,7 +133,8 @@ def apply_v1_defaults(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def set_protobuf_client_defaults(raw: dict[str, Any]) -> dict[str, Any]:
-    """Return a copy of ``raw`` whose master client connection prefers protobuf (§4.4).
+    """Return a copy of ``raw`` whose master client connection prefers protobuf
+    (:ref:`origin-protobuf-defaults`).
 
     ``acceptContentTypes`` becomes
     ``application/vnd.kubernetes.protobuf,application/json``, ``contentType``

@@ -1,4 +1,5 @@
-"""``imageConfig``: Origin's image name template, expanded for one component (reference §7.1).
+"""``imageConfig``: Origin's image name template, expanded for one component
+(:ref:`origin-image-template`).
 
 ``imageConfig.format`` names images with variables: ``${component}`` (the
 component asking, e.g. ``pod`` for the pod infrastructure image) and

@@ -1,4 +1,4 @@
-"""The ``--listen`` address: Origin's ``flagtypes.Addr`` (reference 1.3).
+"""The ``--listen`` address: Origin's ``flagtypes.Addr`` (:ref:`origin-listen`).
 
 Accepted forms: ``host``, a bare IPv6 address, ``host:port`` (``[v6]:port``),
 or a URL with scheme ``http``, ``https``, ``tcp``, ``unix`` or the default

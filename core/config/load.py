@@ -1,6 +1,6 @@
 """Loading ``node-config.yaml`` into a :class:`~nodehost.config.schema.NodeConfig`.
 
-Origin's ``ReadAndResolveNodeConfig`` (reference 5), stricter where Origin
+Origin's ``ReadAndResolveNodeConfig`` (:ref:`origin-read-config`), stricter where Origin
 only logs: read safely (:func:`read_config_file`), check ``apiVersion`` and
 ``kind``, type-check every field (collecting every problem, each with its
 line and column), report unknown keys with a suggestion, keep plugin-owned

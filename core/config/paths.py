@@ -1,4 +1,4 @@
-"""Relative paths in NodeConfig, resolved against the config file's directory (reference 5).
+"""Relative paths in NodeConfig, resolved against the config file's directory (:ref:`origin-paths`).
 
 Which fields hold paths is read from the schema (``FieldSpec.is_path`` and
 ``FieldSpec.path_key_suffixes``), so the rule lives with the field table:

@@ -1,4 +1,5 @@
-"""Origin's NodeConfig validation rules, with Origin's field paths and messages (reference 6).
+"""Origin's NodeConfig validation rules, with Origin's field paths and messages
+(:ref:`origin-validation`).
 
 * :data:`ValidationScope.NODE`       -- ``ValidateNodeConfig``: the in-cluster
   rules, then the kubeconfig file (``masterKubeConfig``, or the first

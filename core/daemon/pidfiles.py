@@ -37,7 +37,7 @@ from pathlib import Path
 
 from nodehost.daemon import proc
 from nodehost.errors import RuntimeFailure
-from nodehost.fileread import STATE_LIMIT, read_file
+from nodehost.fileread import STATE_LIMIT, file_kind, read_file
 from nodehost.pki.atomic import make_directories
 
 MARKER_VARIABLE = "NODEHOST_MANAGED"
@@ -259,24 +259,11 @@ def check_run_entries(state_dir: str | Path) -> None:
     for pattern in OWN_RUN_ENTRIES:
         for path in sorted(run.glob(pattern)):
             with contextlib.suppress(FileNotFoundError):
-                kind = _file_kind(os.lstat(path).st_mode)
+                kind = file_kind(os.lstat(path).st_mode)
                 if kind is not None and not path.is_symlink():  # symlinks: never followed
                     raise UnsafeStateDirectory(
                         f"state directory: {path} is {kind}, not a file nodehost wrote: remove it"
                     )
-
-
-def _file_kind(mode: int) -> str | None:
-    """What a non-regular file is (``a directory``, ``a FIFO`` ...), None for a regular one."""
-    kinds = {
-        stat.S_IFDIR: "a directory",
-        stat.S_IFIFO: "a FIFO",
-        stat.S_IFSOCK: "a socket",
-        stat.S_IFLNK: "a symbolic link",
-        stat.S_IFCHR: "a character device",
-        stat.S_IFBLK: "a block device",
-    }
-    return kinds.get(stat.S_IFMT(mode)) if not stat.S_ISREG(mode) else None
 
 
 def _check_folder(path: Path, info: os.stat_result) -> None:
@@ -385,7 +372,7 @@ class StateLock:
                 f"{self.path.parent.parent}; stop it or use another --state-dir"
             ) from None
         try:
-            kind = _file_kind(os.fstat(fd).st_mode)
+            kind = file_kind(os.fstat(fd).st_mode)
             if kind is not None:  # it was replaced after the check
                 raise OSError(errno.EINVAL, f"{self.path} is {kind}; remove it")
             os.ftruncate(fd, 0)

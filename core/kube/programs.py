@@ -37,7 +37,7 @@ command line overrides the file.
 them) which a current kubelet rejects: each with the release that removed it,
 why, and the current flag that took over, if any.  :meth:`FlagSet.translate`
 renames or drops them, so an Origin config keeps loading; the kubelet plugin
-warns about each.  Of Origin's computed flags (reference §7.1) this drops
+warns about each.  Of Origin's computed flags (:ref:`origin-kubelet-arguments`) this drops
 ``require-kubeconfig``, ``allow-privileged``, ``cadvisor-port``,
 ``host-network-sources``, ``host-pid-sources``, ``host-ipc-sources``,
 ``containerized``, ``experimental-dockershim-root-directory``,

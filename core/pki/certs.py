@@ -1,6 +1,6 @@
 """Certificate profiles (signer CA, node client, node server) and PEM in and out.
 
-The profiles are Origin's (``pkg/cmd/server/crypto``, reference §8.4):
+The profiles are Origin's (``pkg/cmd/server/crypto``, :ref:`origin-node-certificates`):
 
 * every certificate: NotBefore = now - 1 s, NotAfter = now + lifetime,
   basic constraints present, SHA-256 signature (RSA or ECDSA signer; Ed25519

@@ -1,6 +1,6 @@
 """The names and IP addresses a serving certificate is for (``--hostnames``).
 
-Origin's rules (``IPAddressesDNSNames``, reference §8.4): the hostnames form a
+Origin's rules (``IPAddressesDNSNames``, :ref:`origin-node-certificates`): the hostnames form a
 set, sorted; the common name is the first; every entry that parses as an IP
 is an IP SAN; the DNS SANs are the other entries followed by the IPs written
 as strings (for clients that only look at DNS SANs).

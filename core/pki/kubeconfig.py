@@ -1,4 +1,4 @@
-"""The node's kubeconfig (Origin's ``create-kubeconfig``, reference §8.5).
+"""The node's kubeconfig (Origin's ``create-kubeconfig``, :ref:`origin-node-kubeconfig`).
 
 One cluster, one user, one context, everything inline::
 

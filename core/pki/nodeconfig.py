@@ -1,4 +1,5 @@
-"""The ``node-config.yaml`` of a generated node folder (reference §8.6 and §5).
+"""The ``node-config.yaml`` of a generated node folder (:ref:`origin-generated-node-config` and
+:ref:`origin-paths`).
 
 The mapping uses Origin's v1 YAML keys.  Its paths are made absolute from the
 current directory and then relative to the node folder
@@ -146,7 +147,8 @@ _UNUSED_DEFAULTS = (
 
 
 def finish_node_config(raw: dict[str, Any]) -> dict[str, Any]:
-    """Apply Origin's v1 defaults and then the protobuf client defaults (§4.3, §4.4).
+    """Apply Origin's v1 defaults and then the protobuf client defaults (:ref:`origin-defaults`,
+    :ref:`origin-protobuf-defaults`).
 
     Then leave out the settings nodehost would only warn about while they hold
     Origin's defaults: Origin reads the file the same without them.

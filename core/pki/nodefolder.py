@@ -1,11 +1,12 @@
-"""A complete node folder from a signer CA (Origin's ``create-node-config``, reference §8).
+"""A complete node folder from a signer CA (Origin's ``create-node-config``,
+:ref:`origin-create-node-config`).
 
 :func:`create_node_folder` is the whole command without the CLI:
 ``nodehost config create`` and ``nodehost start`` (generate branch,
 ``--write-config``) both build a :class:`NodeFolderRequest` and call it.
 
-Files (§8.3): ``master-client.crt``/``.key`` always, ``server.crt``/``.key``
-with an https listen address, ``node-client-ca.crt`` with https and a node
+Files (:ref:`origin-node-folder-files`): ``master-client.crt``/``.key`` always,
+``server.crt``/``.key`` with an https listen address, ``node-client-ca.crt`` with https and a node
 client CA, ``ca.crt``, ``node.kubeconfig`` (0600: it holds the client key),
 ``node-config.yaml`` and ``node-registration.json``.  Certificates 0644, keys
 0600, the folder 0755.
@@ -104,7 +105,8 @@ DEFAULT_LISTEN = parse_listen(
 
 @dataclass(frozen=True)
 class NodeFolderRequest:
-    """Every option of ``create-node-config`` (§8.1) plus ``key_type`` and ``overwrite``.
+    """Every option of ``create-node-config`` (:ref:`origin-create-node-config`) plus ``key_type``
+    and ``overwrite``.
 
     Defaults are Origin's.  Paths may be relative to the current directory.
     ``kubelet_arguments`` is struct-only in Origin (``start`` passes
@@ -168,7 +170,7 @@ class NodeFolderResult:
     node_config_data: bytes = b""
 
 
-# --- validation (§8.2, first failure wins, then nodehost's own checks) -----------------
+# --- validation (:ref:`origin-create-node-config-checks`), then nodehost's own checks -------------
 
 
 def validate_request(request: NodeFolderRequest) -> None:

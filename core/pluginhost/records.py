@@ -62,7 +62,7 @@ def check_mapping(owner: str, field_name: str, value: object) -> None:
 
 
 class ValidationScope(enum.IntEnum):
-    """Which of Origin's validators a component belongs with (reference §1.7 step 4, §6).
+    """Which of Origin's validators a component belongs with (:ref:`origin-validation-choice`).
 
     The host validates with ``ValidateNodeConfig`` (``NODE``) unless the
     selection is exactly the *network-only set*:

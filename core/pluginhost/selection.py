@@ -1,6 +1,6 @@
 """Component selection: Origin's ``--enable``/``--disable`` algebra over component records.
 
-Origin's ``ComponentFlag`` (reference §2), generalised from a fixed list to the
+Origin's ``ComponentFlag`` (:ref:`origin-component-selection`), generalised from a fixed list to the
 records plugins register:
 
 * names are component names or aliases; group names (a record's ``groups``,

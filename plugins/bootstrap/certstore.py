@@ -1,4 +1,5 @@
-"""The node's certificate files, kept the way the kubelet keeps them (reference §3.2).
+"""The node's certificate files, kept the way the kubelet keeps them
+(:ref:`origin-bootstrap-client-certificate`).
 
 In the certificate folder, per prefix (``kubelet-client``, ``kubelet-server``):
 

@@ -6,7 +6,7 @@ SANs) leaves it.  Kinds of request:
 * client -- signer ``kubernetes.io/kube-apiserver-client-kubelet``, subject
   ``CN=system:node:<name>, O=system:nodes``, no SANs;
 * serving -- signer ``kubernetes.io/kubelet-serving``, same subject, SANs
-  from the node's hostnames (reference §1.5).
+  from the node's hostnames (:ref:`origin-server-cert-hostnames`).
 
 The object name is client-go's ``digestedName``: ``node-csr-`` + base64url of
 SHA-512/256 over the public key, subject and usages, so a restarted node finds

@@ -1,7 +1,7 @@
 """TLS bootstrap and config download: ``nodehost start --bootstrap-config-name NAME``.
 
-Origin's ``loadBootstrap`` (reference §3.1) with the kubelet's client
-bootstrap (§3.2) done by nodehost itself:
+Origin's ``loadBootstrap`` (:ref:`origin-bootstrap-config-map`) with the kubelet's client
+bootstrap (:ref:`origin-bootstrap-client-certificate`) done by nodehost itself:
 
 1. ``mkdir -p <config-dir>`` (0700);
 2. client certificate: if ``<config-dir>/node.kubeconfig`` names a valid
@@ -11,17 +11,17 @@ bootstrap (§3.2) done by nodehost itself:
    to ``kubernetes.io/kube-apiserver-client-kubelet``, wait (watch) for approval,
    store ``certificates/kubelet-client-current.pem`` and write ``node.kubeconfig``
    (its user points at that file, its cluster is the bootstrap kubeconfig's);
-3. serving certificate (``kubernetes.io/kubelet-serving``, SANs of §1.5): if no
-   valid ``certificates/kubelet-server-current.pem``, ask for one and wait a short
-   while (``--serving-cert-wait``, 15 s); clusters whose approver does not
-   sign serving CSRs (kubeadm's) leave it pending -- said in one warning line,
+3. serving certificate (``kubernetes.io/kubelet-serving``, SANs of
+   :ref:`origin-server-cert-hostnames`): if no valid ``certificates/kubelet-server-current.pem``,
+   ask for one and wait a short while (``--serving-cert-wait``, 15 s); clusters whose approver does
+   not sign serving CSRs (kubeadm's) leave it pending -- said in one warning line,
    and the ``bootstrap`` component keeps waiting for it while the node runs;
 4. ``node-client-ca.crt`` = the cluster CA of ``node.kubeconfig``;
 5. config map NAME in the bootstrap namespace, read as the node: 403 deletes
    ``node.kubeconfig`` (the next start bootstraps again) and fails; its keys
    are written as files (0600) except the protected ones; ``node-config.yaml``
-   gets the CLI overrides (§1.6) and the bootstrap overrides (§3.3) -- written
-   all or nothing;
+   gets the CLI overrides (:ref:`origin-cli-overrides`) and the bootstrap overrides
+   (:ref:`origin-bootstrap-overrides`) -- written all or nothing;
 6. the caller loads ``--config`` or ``<config-dir>/node-config.yaml``.
 
 A node whose identity is lost -- its client certificate expired while it was
@@ -61,7 +61,7 @@ NODE_CLIENT_CA = "node-client-ca.crt"
 NODE_CONFIG = "node-config.yaml"
 CERT_DIR = "certificates"
 
-#: Config map keys never written to disk (Origin's list, reference §3.1 step 9).
+#: Config map keys never written to disk (Origin's list, :ref:`origin-bootstrap-config-map`).
 PROTECTED_KEYS = frozenset(
     {"server.crt", "server.key", "master-client.crt", "master-client.key", "node.kubeconfig"}
 )
@@ -363,7 +363,8 @@ def bootstrap_cluster(path: Path) -> dict[str, Any]:
 
 
 def write_node_kubeconfig(path: Path, cluster: dict[str, Any], certificate: Path) -> None:
-    """Origin's bootstrap ``node.kubeconfig`` (§3.2), 0600, atomically."""
+    """Origin's bootstrap ``node.kubeconfig`` (:ref:`origin-bootstrap-client-certificate`), 0600,
+    atomically."""
     from nodehost.pki.atomic import write_atomic
     from nodehost.pki.kubeconfig import dump_kubeconfig, kubeconfig
 
@@ -538,7 +539,8 @@ def rewrite_node_config(content: bytes, settings: BootstrapSettings, serving: Pa
 
 
 def merge_cli_overrides(raw: dict[str, Any], settings: BootstrapSettings) -> None:
-    """Origin's ``MergeSerializeableNodeConfig`` (§1.6) for the flags bootstrap knows.
+    """Origin's ``MergeSerializeableNodeConfig`` (:ref:`origin-cli-overrides`) for the flags
+    bootstrap knows.
 
     Origin overwrote ``allowDisabledDocker`` with its flag's value, false; false
     is the default, which a written config leaves out (the key has no effect in
@@ -557,7 +559,7 @@ def merge_cli_overrides(raw: dict[str, Any], settings: BootstrapSettings) -> Non
 def apply_bootstrap_overrides(
     raw: dict[str, Any], settings: BootstrapSettings, serving: Path | None
 ) -> None:
-    """Origin's ``overrideNodeConfigForBootstrap`` (§3.3).
+    """Origin's ``overrideNodeConfigForBootstrap`` (:ref:`origin-bootstrap-overrides`).
 
     The serving certificate is the one nodehost obtained, when it has one;
     otherwise ``certFile``/``keyFile`` are empty as in Origin (the kubelet's own

@@ -1,7 +1,7 @@
 """The ``dns`` component: the node's cluster DNS server, in nodehost's event loop.
 
 Origin ran its DNS server only when the ``dns`` component was enabled *and*
-``dnsBindAddress`` was set (reference §9.4); without the address the component
+``dnsBindAddress`` was set (:ref:`origin-dns`); without the address the component
 is inactive.  The server answers the cluster's names from its record sources
 (:mod:`nodehost.plugins.dns.records` lists the names), forwards everything else
 to the upstream resolvers (:mod:`nodehost.plugins.dns.settings` says which) and
@@ -77,7 +77,8 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
     return [problem for problem in problems if not _core_owned(problem.path)]
 
 
-#: Fields the core's NodeConfig rules already check (Origin's rules 5 and 7).
+#: Fields the core's NodeConfig rules already check (Origin's rules 5 and 7,
+#: :ref:`origin-validation-dns`).
 CORE_CHECKED = ("dnsBindAddress", "dnsNameservers")
 
 

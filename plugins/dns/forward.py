@@ -25,7 +25,7 @@ positive ones for their smallest TTL, negative ones (NXDOMAIN, NODATA) for
 their SOA's ``min(TTL, MINIMUM)``.  Concurrent identical questions share one
 upstream exchange.  Nothing here blocks the event loop.
 
-Upstreams are Origin's (reference §9.4): ``dnsNameservers``, then each
+Upstreams are Origin's (:ref:`origin-dns`): ``dnsNameservers``, then each
 nameserver of ``dnsRecursiveResolvConf`` on port 53; when both give none,
 those of ``/etc/resolv.conf``.
 """

@@ -1,4 +1,4 @@
-"""The DNS server's settings, derived from NodeConfig as Origin did (reference §9.4).
+"""The DNS server's settings, derived from NodeConfig as Origin did (:ref:`origin-dns`).
 
 * listen address: ``dnsBindAddress`` (``host:port``; an empty or wildcard host
   listens on every address, IPv6 and IPv4, as Go did);

@@ -7,20 +7,21 @@ field exists for, and passes the rest as flags::
     kubelet --config=<state-dir>/kubelet/kubelet-config.yaml --hostname-override=...
             --kubeconfig=... --node-ip=... --root-dir=...
 
-The settings are Origin's (reference §7.1, translated for a current kubelet;
+The settings are Origin's (:ref:`origin-kubelet-arguments`, translated for a current kubelet;
 see :mod:`nodehost.plugins.kubelet.arguments`).  A ``kubeletArguments`` key
 that maps to a config field goes into the file -- the same effect as the
 flag, which a current kubelet would also accept but report as deprecated.
 
 Validation (``nodehost_validate_config``):
 
-* rule 13 (in-cluster and node scope): ``kubeletArguments`` resolved against
-  the current kubelet's flags, with Origin's paths and wording -- path ``flag``
-  ``is not a valid flag`` for an unknown key, path ``<key>`` ``could not be
+* Origin's rule 13 (:ref:`origin-validation-kubelet-arguments`; in-cluster and node scope):
+  ``kubeletArguments`` resolved against the current kubelet's flags, with Origin's paths and wording
+  -- path ``flag`` ``is not a valid flag`` for an unknown key, path ``<key>`` ``could not be
   set: <Go error>`` for a rejected value.  A flag the kubelet has removed is a
   warning at ``kubeletArguments.<key>`` and is renamed or dropped;
-* when the kubelet is selected: Origin's required security settings (§7.2)
-  as far as ``kubeletArguments`` can break them, and keys nodehost owns.
+* when the kubelet is selected: Origin's required security settings
+  (:ref:`origin-kubelet-required-settings`) as far as ``kubeletArguments`` can break them, and keys
+  nodehost owns.
 
 Readiness is the kubelet's ``/healthz`` (``127.0.0.1:10248`` unless
 ``kubeletArguments`` move it).  ``--write-flags`` prints every setting as a
@@ -182,7 +183,8 @@ def registration_problems(arguments: Mapping[str, Sequence[str]]) -> list[Proble
 
 
 def security_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
-    """The §7.2 settings that ``kubeletArguments`` remove or change."""
+    """The required settings (:ref:`origin-kubelet-required-settings`) that ``kubeletArguments``
+    remove or change."""
     from nodehost.kube import programs as kube
     from nodehost.plugins.kubelet import arguments as args
 
@@ -194,12 +196,12 @@ def security_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
             continue
         if not values:
             problems.append(
-                Problem.forbidden(path, "cannot be removed: the kubelet must run with it (§7.2)")
+                Problem.forbidden(path, "cannot be removed: the kubelet must run with it")
             )
         elif not kube.KUBELET_FLAGS.resolve({key: values}).errors:  # else rule 13 reports it
             problems.append(
                 Problem.invalid(
-                    path, values[-1], f"must be {requirement.value}: nodehost requires it (§7.2)"
+                    path, values[-1], f"must be {requirement.value}: nodehost requires it"
                 )
             )
     return problems

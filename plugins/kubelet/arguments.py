@@ -11,7 +11,7 @@ kubelet's settings as Origin's flag mapping (flag name -> values), and then
   ``--node-ip``, ``--hostname-override``, ...).  nodehost runs the kubelet
   this way.
 
-Precedence follows Origin: nodehost's defaults (reference §7.1), then the
+Precedence follows Origin: nodehost's defaults (:ref:`origin-kubelet-arguments`), then the
 contributions of plugins (``nodehost_kubelet_arguments``), then
 ``kubeletArguments``; a later key replaces an earlier one whole, and a key
 with an empty list removes the setting (no flag, no config field).
@@ -63,7 +63,8 @@ CONTAINERD_ENDPOINT = "unix:///run/containerd/containerd.sock"
 
 @dataclass(frozen=True)
 class Requirement:
-    """One of Origin's ``CheckFlags`` needles (§7.2) and the value it demands, if any."""
+    """One of Origin's ``CheckFlags`` needles (:ref:`origin-kubelet-required-settings`) and the
+    value it demands, if any."""
 
     needle: str
     value: str | None = None
@@ -91,7 +92,8 @@ class ArgumentsError(ValueError):
 
 
 def default_arguments(config: Any) -> Arguments:
-    """nodehost's defaults from NodeConfig: reference §7.1, translated for a current kubelet.
+    """nodehost's defaults from NodeConfig: :ref:`origin-kubelet-arguments`, translated for a
+    current kubelet.
 
     Raise :class:`ArgumentsError` ``cannot parse node address: ...`` when
     ``servingInfo.bindAddress`` is not ``host:port``.
@@ -229,7 +231,8 @@ def kubelet_flags_line(config: Any, contributions: Mapping[str, Sequence[str]]) 
     """Origin's ``--write-flags`` line: every setting as a flag, quoted as Origin quotes.
 
     Pure: writes nothing.  Raise :class:`ArgumentsError` when the arguments
-    cannot be computed or lack a required security setting (§7.2).
+    cannot be computed or lack a required security setting
+    (:ref:`origin-kubelet-required-settings`).
     """
     merged = kubelet_arguments(config, contributions).arguments
     require_security(merged)
@@ -237,7 +240,8 @@ def kubelet_flags_line(config: Any, contributions: Mapping[str, Sequence[str]]) 
 
 
 def require_security(arguments: Mapping[str, Sequence[str]]) -> None:
-    """Raise :class:`ArgumentsError` naming every §7.2 setting that does not hold."""
+    """Raise :class:`ArgumentsError` naming every required setting that does not hold
+    (:ref:`origin-kubelet-required-settings`)."""
     missing = missing_security(arguments)
     if missing:
         raise ArgumentsError(

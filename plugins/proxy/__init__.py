@@ -2,7 +2,7 @@
 
 nodehost writes a ``KubeProxyConfiguration`` (``kubeproxy.config.k8s.io/v1alpha1``)
 to ``<state-dir>/proxy/kube-proxy-config.yaml`` as Origin built the proxy
-(reference §9.2, see :mod:`nodehost.plugins.proxy.configuration`) with
+(:ref:`origin-proxy`, see :mod:`nodehost.plugins.proxy.configuration`) with
 ``proxyArguments`` applied over it, and runs::
 
     kube-proxy --config=<state-dir>/proxy/kube-proxy-config.yaml [--master=... --v=...]
@@ -111,7 +111,8 @@ def argument_problems(arguments: Any) -> list[Problem]:
 def bind_address_problems(config: Any) -> list[Problem]:
     """``servingInfo.bindAddress`` needs an IP host: it becomes kube-proxy's bindAddress.
 
-    An address that is empty or not ``host:port`` is left to the core's rule 3a.
+    An address that is empty or not ``host:port`` is left to the core's rule 3a
+    (:ref:`origin-validation-serving-info`).
     """
     address = config.serving_info.bind_address
     try:

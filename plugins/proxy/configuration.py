@@ -1,4 +1,5 @@
-"""kube-proxy's settings from NodeConfig: Origin's proxy build (§9.2) for a current kube-proxy.
+"""kube-proxy's settings from NodeConfig: Origin's proxy build (:ref:`origin-proxy`) for a current
+kube-proxy.
 
 Like the kubelet's, the settings are computed as a flag mapping (flag name ->
 values): nodehost's defaults, then ``proxyArguments`` (a key replaces the

@@ -4,8 +4,8 @@ Origin's ``plugins`` component.  ``networkConfig.networkPluginName`` names the
 provider (matched case-insensitively against every provider record, built-in
 or third-party); the component delegates its plan to that provider.
 
-Every name Origin 3.x gave a meaning keeps it (reference §7.1
-``network-plugin``, §9.3), unless an installed provider claims the name:
+Every name Origin 3.x gave a meaning keeps it (:ref:`origin-network-plugins`), unless an installed
+provider claims the name:
 
 ``""``
     no SDN; the component is inactive.
@@ -48,7 +48,8 @@ from nodehost.plugins.sdn import bridge, external
 
 PATH = "networkConfig.networkPluginName"
 
-#: Origin's OpenShift SDN plugin names (reference §9.3); nodehost has no built-in for them.
+#: Origin's OpenShift SDN plugin names (:ref:`origin-network-plugins`); nodehost has no built-in for
+#: them.
 OPENSHIFT_SDN_NAMES = (
     "redhat/openshift-ovs-subnet",
     "redhat/openshift-ovs-multitenant",

@@ -16,7 +16,7 @@ import yaml
 
 ANSIBLE = Path(__file__).parents[1] / "data" / "openshift-ansible-3.11" / "node-config-compute.yaml"
 
-#: Every networkPluginName Origin 3.x gave a meaning (reference §7.1, §9.3).
+#: Every networkPluginName Origin 3.x gave a meaning (:ref:`origin-network-plugins`).
 OPENSHIFT_SDN = (
     "redhat/openshift-ovs-subnet",
     "redhat/openshift-ovs-multitenant",

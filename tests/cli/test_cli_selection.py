@@ -1,5 +1,6 @@
 """Selections that mean something: nothing-active is Origin's usage error; validation scope,
-``masterKubeConfig`` and the in-cluster service account follow Origin's ``RunNode`` (§1.7 step 4).
+``masterKubeConfig`` and the in-cluster service account follow Origin's ``RunNode``
+(:ref:`origin-validation-choice`).
 """
 
 from __future__ import annotations

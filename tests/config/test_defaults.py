@@ -1,4 +1,5 @@
-"""Origin's v1 NodeConfig defaults (reference 4.3) and the protobuf switch (4.4)."""
+"""Origin's v1 NodeConfig defaults (:ref:`origin-defaults`) and the protobuf
+switch (:ref:`origin-protobuf-defaults`)."""
 
 from __future__ import annotations
 

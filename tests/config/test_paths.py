@@ -1,4 +1,4 @@
-"""Relative paths resolved against the config file's directory (reference 5)."""
+"""Relative paths resolved against the config file's directory (:ref:`origin-paths`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Origin's validation rules (reference 6): each field path, each message, each scope."""
+"""Origin's validation rules (:ref:`origin-validation`): each field path, each message, each
+scope."""
 
 from __future__ import annotations
 

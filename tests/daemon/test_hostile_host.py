@@ -50,7 +50,7 @@ def _pid_file_directory(run: Path) -> tuple[Path, str]:
 
 def _lock_fifo(run: Path) -> tuple[Path, str]:
     os.mkfifo(run / "host.lock")
-    return run / "host.lock", "a FIFO"
+    return run / "host.lock", "a named pipe"
 
 
 MAKERS: dict[str, Callable[[Path], tuple[Path, str]]] = {

@@ -168,7 +168,8 @@ def test_every_replacement_of_a_removed_flag_is_a_current_flag() -> None:
 
 
 def test_origins_validation_test_gives_exactly_its_two_errors() -> None:
-    """§6.5 TestFailingKubeletArgs, against the current kubelet's flags."""
+    """Origin's ``TestFailingKubeletArgs`` (:ref:`origin-validation-tests`), against the current
+    kubelet's flags."""
     errors = FLAGS.resolve({"port": ["invalid-value"], "missing-key": ["value"]}).errors
     assert sorted((e.key, e.value, e.detail) for e in errors) == [
         ("missing-key", "missing-key", "is not a valid flag"),

@@ -386,7 +386,7 @@ def test_supplied_pair_that_does_not_match_is_refused(request_factory, tmp_path)
     assert not (tmp_path / "node1").exists()
 
 
-# --- validation (§8.2) ------------------------------------------------------------------------
+# --- validation (:ref:`origin-create-node-config-checks`) -----------------------------------------
 
 
 @pytest.mark.parametrize(

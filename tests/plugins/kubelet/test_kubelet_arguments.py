@@ -1,4 +1,5 @@
-"""The kubelet's arguments: every §7.1 row, overrides, removals, §7.2 and §7.3."""
+"""The kubelet's arguments: every row of :ref:`origin-kubelet-arguments`, overrides,
+removals, :ref:`origin-kubelet-required-settings` and :ref:`origin-write-flags`."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def computed(make_config):
     return compute
 
 
-# --- §7.1, row by row -------------------------------------------------------------------
+# --- :ref:`origin-kubelet-arguments`, row by row --------------------------------------------------
 
 
 def test_address_and_port_come_from_the_serving_bind_address(computed) -> None:
@@ -294,7 +295,7 @@ def test_healthz_address_defaults_and_can_be_turned_off(computed) -> None:
     assert args.healthz_address(launch.values) is None
 
 
-# --- §7.2 required security settings ----------------------------------------------------------
+# --- :ref:`origin-kubelet-required-settings` ------------------------------------------------------
 
 
 def test_the_computed_arguments_satisfy_check_flags(computed) -> None:
@@ -320,7 +321,7 @@ def test_check_flags_reads_the_effective_last_value(computed) -> None:
     assert args.missing_security(arguments) == []
 
 
-# --- §7.3 the --write-flags line -----------------------------------------------------------------
+# --- :ref:`origin-write-flags` --------------------------------------------------------------------
 
 
 def test_the_flags_line_is_one_line_of_every_setting(make_config) -> None:

@@ -1,4 +1,6 @@
-"""The kubelet's validation hook: rule 13 with Origin's paths, removed flags, §7.2, reserved keys."""
+"""The kubelet's validation hook: Origin's rule 13 (:ref:`origin-validation-kubelet-arguments`)
+with Origin's paths, removed flags, the required settings (:ref:`origin-kubelet-required-settings`),
+reserved keys."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ def rendered(make_config, scope=ValidationScope.NODE, selected=SELECTED, **argum
 
 
 def test_origins_failing_kubelet_args_test_gives_exactly_two_errors(make_config) -> None:
-    """§6.5 TestFailingKubeletArgs: paths are not prefixed with kubeletArguments."""
+    """Origin's ``TestFailingKubeletArgs`` (:ref:`origin-validation-tests`): paths are not prefixed
+    with kubeletArguments."""
     config = make_config(kubeletArguments={"port": ["invalid-value"], "missing-key": ["value"]})
     problems = nodehost_validate_config(
         config=config, scope=ValidationScope.NODE, selected=SELECTED
@@ -90,7 +93,7 @@ def test_overriding_authorization_mode_is_an_error_when_the_kubelet_runs(make_co
         (
             Severity.ERROR,
             'kubeletArguments.authorization-mode: Invalid value: "AlwaysAllow": must be Webhook: '
-            "nodehost requires it (§7.2)",
+            "nodehost requires it",
         )
     ]
 
@@ -100,7 +103,7 @@ def test_removing_a_required_tls_setting_is_an_error(make_config) -> None:
         (
             Severity.ERROR,
             "kubeletArguments.tls-cipher-suites: Forbidden: cannot be removed: the kubelet must "
-            "run with it (§7.2)",
+            "run with it",
         )
     ]
 

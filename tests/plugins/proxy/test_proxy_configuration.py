@@ -1,4 +1,5 @@
-"""kube-proxy's settings: §9.2 row by row, proxyArguments overrides, the file and the flags."""
+"""kube-proxy's settings: Origin's proxy build (:ref:`origin-proxy`) row by row, proxyArguments
+overrides, the file and the flags."""
 
 from __future__ import annotations
 
