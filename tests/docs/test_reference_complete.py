@@ -143,3 +143,21 @@ def test_every_exit_code_is_listed(built_docs: BuiltDocs) -> None:
     page = built_docs.page_text("reference/exitcodes")
     missing = [code for code in EXIT_CODES if f'<span class="pre">{code}</span>' not in page]
     assert not missing, f"exit codes missing from reference/exitcodes: {missing}"
+
+
+def test_every_fixture_of_the_pytest_plugin_has_an_entry(built_docs: BuiltDocs) -> None:
+    import ast
+
+    import nodehost.testing.pytest_plugin as plugin
+
+    tree = ast.parse(inspect.getsource(plugin))
+    fixtures = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any("fixture" in ast.unparse(decorator) for decorator in node.decorator_list)
+    ]
+    assert "node_folder" in fixtures
+    documented = built_docs.names("py:function")
+    missing = [name for name in fixtures if f"{plugin.__name__}.{name}" not in documented]
+    assert not missing, f"fixtures without an entry: {missing}"
