@@ -96,6 +96,8 @@ class ConfigSchemaDirective(SphinxDirective):
     """Render every NodeConfig key as a ``confval`` entry."""
 
     def run(self) -> list[nodes.Node]:
+        from nodehost.config.noeffect import NO_EFFECT
+
         schema = builtin_schema()
         definitions = schema.get("definitions", {})
         lines: list[str] = []
@@ -105,6 +107,8 @@ class ConfigSchemaDirective(SphinxDirective):
                 lines.append(f"   :default: ``{json.dumps(prop['default'])}``")
             description = prop.get("description") or _described_by_ref(prop, definitions)
             lines += ["", f"   {_escape(_one_line(description))}" if description else "", ""]
+            if path in NO_EFFECT:
+                lines += [f"   Has no effect in nodehost: {_escape(NO_EFFECT[path])}.", ""]
         return self.parse_text_to_nodes("\n".join(lines))
 
 
