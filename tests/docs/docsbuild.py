@@ -10,7 +10,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-INSTALL_LINE = "pip install '.[docs]'"
 
 
 @dataclass(frozen=True)
