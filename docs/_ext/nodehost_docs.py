@@ -34,7 +34,8 @@ def builtin_schema() -> dict[str, Any]:
     from nodehost.pluginhost.inventory import Inventory
     from nodehost.pluginhost.manager import LoadOptions
 
-    inventory = Inventory.load(LoadOptions.from_environment((), False, True))
+    # Not from the environment: NODEHOST_DISABLE_PLUGINS must not drop a built-in's sections.
+    inventory = Inventory.load(LoadOptions(strict=True, entry_points=False))
     return node_config_schema(inventory.section_schemas())
 
 
