@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import html
 import importlib
+import importlib.util
 import inspect
+import pkgutil
 import sys
 
 import click
@@ -75,11 +77,18 @@ def test_start_shows_the_options_plugins_declare(built_docs: BuiltDocs) -> None:
     assert all(f"nodehost-start.{flag}" in documented for flag in flags)
 
 
-HOOKSPEC_MODULES = (
-    "nodehost.hookspecs",
-    "nodehost.plugins.kubelet.hookspecs",
-    "nodehost.plugins.dns.hookspecs",
-)
+def hookspec_modules() -> list[str]:
+    """The core's hookspecs and every built-in plugin's own (``nodehost.plugins.X.hookspecs``)."""
+    import nodehost.plugins
+
+    found = ["nodehost.hookspecs"]
+    for package in pkgutil.iter_modules(nodehost.plugins.__path__, "nodehost.plugins."):
+        if package.ispkg and importlib.util.find_spec(f"{package.name}.hookspecs"):
+            found.append(f"{package.name}.hookspecs")
+    return found
+
+
+HOOKSPEC_MODULES = hookspec_modules()
 
 
 @pytest.mark.parametrize("module_name", HOOKSPEC_MODULES)
