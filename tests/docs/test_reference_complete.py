@@ -105,15 +105,21 @@ def test_every_hook_has_an_entry(built_docs: BuiltDocs, module_name: str) -> Non
     assert not missing, f"hooks without an entry: {missing}"
 
 
-RECORDS = (
-    "nodehost.pluginhost.records.ComponentRecord",
-    "nodehost.pluginhost.records.NetworkProviderRecord",
-    "nodehost.pluginhost.records.ApiRoute",
-    "nodehost.pluginhost.records.Problem",
-    "nodehost.plugins.dns.hookspecs.DnsRecordSourceRecord",
-    "nodehost.component.PlanContext",
-    "nodehost.check.CheckContext",
-)
+def record_classes() -> list[str]:
+    """Every dataclass a plugin returns or reads: the records of ``nodehost.pluginhost.records``
+    and of the plugins' hookspecs modules, and the contexts hooks and plans are given."""
+    found = ["nodehost.component.PlanContext", "nodehost.check.CheckContext"]
+    for module_name in ["nodehost.pluginhost.records", *HOOKSPEC_MODULES[1:]]:
+        module = importlib.import_module(module_name)
+        found += [
+            f"{module_name}.{name}"
+            for name, value in inspect.getmembers(module, dataclasses.is_dataclass)
+            if value.__module__ == module_name and inspect.isclass(value)
+        ]
+    return found
+
+
+RECORDS = record_classes()
 
 
 @pytest.mark.parametrize("record", RECORDS)
