@@ -9,6 +9,8 @@ import os
 import re
 import stat
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -365,6 +367,14 @@ def test_an_image_pushed_under_a_rewritten_name_is_pulled_by_its_original_name(
         assert cri_pull(socket, f"{UPSTREAM}/team/busybox:1").startswith("sha256:")
         assert f"{UPSTREAM}/team/busybox:1" in images_in_k8s(socket)
         assert "/v2/mirrorproject/team/busybox/manifests/1 " in registry.requests()
+        [hosts] = (short_dir / "state" / "runtime" / "hosts").glob(f"*/{UPSTREAM}/hosts.toml")
+        assert stat.S_IMODE(hosts.stat().st_mode) == 0o600  # it holds the proxy's secret
+        listen = node.component("mirror-rewrite")["details"]["listen"]
+        assert f'[host."{listen}/' in hosts.read_text()
+        for guessed in (f"/{UPSTREAM}/v2/", f"/guess/{UPSTREAM}/v2/team/busybox/manifests/1"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(listen + guessed, timeout=10)
+            assert refused.value.code == 404  # no secret, no registry behind it
         [line] = [e for e in node.logs() if e["event"] == "mirror rewrite"]
         assert (line["name"], line["rewritten"], line["endpoint"]) == (
             "team/busybox", "mirrorproject/team/busybox", registry.url,
