@@ -371,9 +371,12 @@ def test_an_image_pushed_under_a_rewritten_name_is_pulled_by_its_original_name(
         assert stat.S_IMODE(hosts.stat().st_mode) == 0o600  # it holds the proxy's secret
         listen = node.component("mirror-rewrite")["details"]["listen"]
         assert f'[host."{listen}/' in hosts.read_text()
+        oci = {"Accept": "application/vnd.oci.image.manifest.v1+json"}
         for guessed in (f"/{UPSTREAM}/v2/", f"/guess/{UPSTREAM}/v2/team/busybox/manifests/1"):
             with pytest.raises(urllib.error.HTTPError) as refused:
-                urllib.request.urlopen(listen + guessed, timeout=10)
+                urllib.request.urlopen(
+                    urllib.request.Request(listen + guessed, headers=oci), timeout=10
+                )
             assert refused.value.code == 404  # no secret, no registry behind it
         [line] = [e for e in node.logs() if e["event"] == "mirror rewrite"]
         assert (line["name"], line["rewritten"], line["endpoint"]) == (
