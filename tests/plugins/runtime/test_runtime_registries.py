@@ -429,7 +429,8 @@ def test_the_rewriting_proxy_follows_redirects_and_asks_tokens_for_the_rewritten
 
     issuer = TokenIssuer(("puller", "pull-s3cret"))
     registry = Registry(short_dir / "token-registry", tokens=issuer)
-    front = Redirector(registry.url)
+    middle = Redirector(registry.url)  # another host:port than the endpoint
+    front = Redirector(middle.url)
     try:
         push(registry, "mirrorproject/team/busybox", "1", oci_image())
         issuer.scopes.clear()
@@ -454,8 +455,10 @@ def test_the_rewriting_proxy_follows_redirects_and_asks_tokens_for_the_rewritten
         pulls = [(path, auth) for path, auth in front.seen if path != "/v2/"]  # not the probe
         assert pulls[0][0] == "/v2/mirrorproject/team/busybox/manifests/1"
         assert {auth for _, auth in pulls} == {"Basic cHVsbGVyOnB1bGwtczNjcmV0"}
+        assert middle.seen and {auth for _, auth in middle.seen} == {None}  # not sent on
         assert "pull-s3cret" not in node.stderr()
     finally:
         front.stop()
+        middle.stop()
         registry.stop()
         issuer.stop()
