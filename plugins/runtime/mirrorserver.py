@@ -1,7 +1,7 @@
 """The loopback pull-through proxy of the ``mirror-rewrite`` component (:mod:`.mirrorproxy`).
 
-For each ``GET``/``HEAD`` of ``/HOST/v2/NAME/manifests/REF`` or
-``/HOST/v2/NAME/blobs/DIGEST`` it tries the mirror endpoints of ``HOST`` in
+For each ``GET``/``HEAD`` of ``/TOKEN/HOST/v2/NAME/manifests/REF`` or
+``/TOKEN/HOST/v2/NAME/blobs/DIGEST`` it tries the mirror endpoints of ``HOST`` in
 order with ``NAME`` rewritten; an endpoint that cannot be reached, or answers
 404 or 5xx, passes the request on to the next; the first other answer is
 relayed (status, content type, length, digest), its body streamed through in
@@ -12,6 +12,10 @@ challenge answered by the token flow (the realm asked for a token for the
 challenge's scope -- the rewritten name -- with the same credentials).
 Redirects (blob storage) are followed, up to :data:`MAX_REDIRECTS`, without
 the credentials when they lead to another host.  ``/HOST/v2/`` answers 200.
+Every path starts with a secret token (``/TOKEN/HOST/v2/...``) that only the
+0600 ``hosts.toml`` holds: the proxy adds the node's registry credentials, so
+another local process must not be able to use it; a request without the token
+is answered 404.
 One request per connection.  Each manifest request is one log line
 (``mirror rewrite``: registry, names, the endpoint that answered and how);
 credentials are never logged.
@@ -20,9 +24,11 @@ credentials are never logged.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import os
 import re
+from dataclasses import field
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
@@ -45,7 +51,8 @@ MAX_REDIRECTS = 5
 TIMEOUT = 30.0
 CHUNK = 64 * 1024
 _ROUTE = re.compile(
-    r"^/(?P<host>[^/]+)/v2/(?:(?P<name>.+)/(?P<kind>manifests|blobs)/(?P<ref>[^/]+))?$"
+    r"^/(?P<token>[^/]+)/(?P<host>[^/]+)/v2/"
+    r"(?:(?P<name>.+)/(?P<kind>manifests|blobs)/(?P<ref>[^/]+))?$"
 )
 _RELAYED = (
     "content-type",
@@ -60,10 +67,12 @@ _CHALLENGE = re.compile(r'(\w+)="([^"]*)"')
 @frozen
 class MirrorProxy:
     """The proxy for the rewritten registries of ``registries``; ``runtime_dir`` holds
-    containerd's registry hosts folder."""
+    containerd's registry hosts folder; ``secret`` is the first path segment
+    every request must carry (in the 0600 ``hosts.toml``: only root reads it)."""
 
     registries: Registries
     runtime_dir: str
+    secret: str = field(repr=False)
 
     async def run(self, context: Any) -> None:
         """Listen, write the rewritten registries' ``hosts.toml``, report ready, serve."""
@@ -75,9 +84,9 @@ class MirrorProxy:
         port = server.sockets[0].getsockname()[1]
         for host, _ in self.registries.rewrites:
             path = hosts_toml_path(self.registries, self.runtime_dir, host)
-            content = hosts_toml(self.registries, host, through_url(port, host))
+            content = hosts_toml(self.registries, host, through_url(port, host, self.secret))
             await asyncio.to_thread(os.makedirs, os.path.dirname(path), 0o755, True)
-            await asyncio.to_thread(write_atomic, Path(path), content, 0o644)
+            await asyncio.to_thread(write_atomic, Path(path), content, 0o600)
         hosts = [host for host, _ in self.registries.rewrites]
         context.report({"listen": f"http://127.0.0.1:{port}", "registries": hosts}, [])
         context.status(f"rewriting mirror pulls of {', '.join(hosts)} on 127.0.0.1:{port}")
@@ -107,6 +116,8 @@ class MirrorProxy:
         method = request.method.decode()
         target = request.target.decode().split("?", 1)[0]
         route = _ROUTE.match(target)
+        if route is not None and not hmac.compare_digest(route.group("token"), self.secret):
+            route = None  # without the secret: as if there were nothing here
         rules = dict(self.registries.rewrites).get(route.group("host")) if route else None
         if route is None or rules is None or method not in ("GET", "HEAD"):
             await _reply(client, writer, 404 if route is None or rules is None else 405)

@@ -454,8 +454,8 @@ def _probe(
 
     request = urllib.request.Request(url + "/v2/", method="GET")
     basic = basic_credentials(auth)
-    if basic:
-        request.add_header("Authorization", f"Basic {basic}")
+    if basic:  # for this host only: not carried along a redirect to another one
+        request.add_unredirected_header("Authorization", f"Basic {basic}")
     challenge = ""
     try:
         context = ssl_context(tls)

@@ -9,6 +9,8 @@ import os
 import re
 import stat
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -365,6 +367,17 @@ def test_an_image_pushed_under_a_rewritten_name_is_pulled_by_its_original_name(
         assert cri_pull(socket, f"{UPSTREAM}/team/busybox:1").startswith("sha256:")
         assert f"{UPSTREAM}/team/busybox:1" in images_in_k8s(socket)
         assert "/v2/mirrorproject/team/busybox/manifests/1 " in registry.requests()
+        [hosts] = (short_dir / "state" / "runtime" / "hosts").glob(f"*/{UPSTREAM}/hosts.toml")
+        assert stat.S_IMODE(hosts.stat().st_mode) == 0o600  # it holds the proxy's secret
+        listen = node.component("mirror-rewrite")["details"]["listen"]
+        assert f'[host."{listen}/' in hosts.read_text()
+        oci = {"Accept": "application/vnd.oci.image.manifest.v1+json"}
+        for guessed in (f"/{UPSTREAM}/v2/", f"/guess/{UPSTREAM}/v2/team/busybox/manifests/1"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(
+                    urllib.request.Request(listen + guessed, headers=oci), timeout=10
+                )
+            assert refused.value.code == 404  # no secret, no registry behind it
         [line] = [e for e in node.logs() if e["event"] == "mirror rewrite"]
         assert (line["name"], line["rewritten"], line["endpoint"]) == (
             "team/busybox", "mirrorproject/team/busybox", registry.url,
@@ -416,7 +429,8 @@ def test_the_rewriting_proxy_follows_redirects_and_asks_tokens_for_the_rewritten
 
     issuer = TokenIssuer(("puller", "pull-s3cret"))
     registry = Registry(short_dir / "token-registry", tokens=issuer)
-    front = Redirector(registry.url)
+    middle = Redirector(registry.url)  # another host:port than the endpoint
+    front = Redirector(middle.url)
     try:
         push(registry, "mirrorproject/team/busybox", "1", oci_image())
         issuer.scopes.clear()
@@ -441,8 +455,10 @@ def test_the_rewriting_proxy_follows_redirects_and_asks_tokens_for_the_rewritten
         pulls = [(path, auth) for path, auth in front.seen if path != "/v2/"]  # not the probe
         assert pulls[0][0] == "/v2/mirrorproject/team/busybox/manifests/1"
         assert {auth for _, auth in pulls} == {"Basic cHVsbGVyOnB1bGwtczNjcmV0"}
+        assert middle.seen and {auth for _, auth in middle.seen} == {None}  # not sent on
         assert "pull-s3cret" not in node.stderr()
     finally:
         front.stop()
+        middle.stop()
         registry.stop()
         issuer.stop()

@@ -102,11 +102,11 @@ def test_a_rewritten_registry_gets_its_hosts_file_from_the_proxy_not_the_plan(tm
     assert [path.split("/")[-2] for path, _ in hosts_files(registries, str(tmp_path))] == [
         "quay.io"
     ]
-    through = hosts_toml(registries, "docker.io", "http://127.0.0.1:1234/docker.io/v2")
+    through = hosts_toml(registries, "docker.io", "http://127.0.0.1:1234/SECRET/docker.io/v2")
     assert through.decode().splitlines()[1:] == [
         'server = "https://registry-1.docker.io"',
         "",
-        '[host."http://127.0.0.1:1234/docker.io/v2"]',
+        '[host."http://127.0.0.1:1234/SECRET/docker.io/v2"]',
         '  capabilities = ["pull", "resolve"]',
         "  override_path = true",
     ]
