@@ -31,7 +31,6 @@ then it idles until stopped.  Meanwhile, from its start, each registry mirror
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import re
@@ -208,6 +207,8 @@ def archives_in(folder: str) -> list[str]:
 
 def file_digest(path: str) -> str:
     """``sha256:<hex>`` of the file's content."""
+    import hashlib  # OpenSSL's digests: when an archive is imported, not when one is planned
+
     digest = hashlib.sha256()
     with open(path, "rb") as stream:
         while chunk := stream.read(1 << 20):

@@ -41,7 +41,6 @@ endpoint for ``/v2/`` (``nodehost check``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -310,12 +309,16 @@ def hosts_toml(registries: Registries, host: str) -> bytes:
 
 def hosts_dir(registries: Registries, component_dir: str) -> str:
     """containerd's ``config_path``: a folder named by the digest of what it holds."""
+    import hashlib  # loads OpenSSL's digests: only for a node with registry hosts
+
     digest = hashlib.sha256(repr((registries.mirrors, registries.tls)).encode()).hexdigest()
     return os.path.join(component_dir, HOSTS_DIR, digest[:16])
 
 
 def hosts_files(registries: Registries, component_dir: str) -> list[tuple[str, bytes]]:
-    """``(path, content)`` of every ``hosts.toml``."""
+    """``(path, content)`` of every ``hosts.toml`` (none without registry hosts)."""
+    if not registries.hosts():
+        return []
     folder = hosts_dir(registries, component_dir)
     return [
         (os.path.join(folder, _folder_name(host), "hosts.toml"), hosts_toml(registries, host))

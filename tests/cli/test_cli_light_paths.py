@@ -63,6 +63,7 @@ UNTAKEN = (
     "nodehost.plugins.localcluster.options",
     "nodehost.plugins.localcluster.layout",
     "nodehost.plugins.dns.sources.file",  # no dnsServerConfig.recordsFile
+    "hashlib",  # digests: of registry hosts (none configured) and of image archives (run time)
 )
 
 #: Modules only resolving programs needs (``--dry-run`` does, ``config validate`` does not).
