@@ -29,6 +29,14 @@ from nodehost.frozen import frozen
 from nodehost.kube.goparse import FlagError
 from nodehost.kube.values import Value, check_config_value
 
+#: Why a program's flag table has ``-h``/``--help`` although the upstream listing does not.
+COBRA_HELP_REASON = "cobra registers -h/--help on every command"
+#: Why a program's flag table has a logging flag the upstream listing does not.
+NEWER_LOGGING_REASON = (
+    "a component-base logging flag (logsapi.AddFlags) newer than the pinned logs options.go, "
+    "which registers only the JSON split-stream pair"
+)
+
 
 class HelpRequested(Exception):
     """``-h``/``--help`` was given and the program does not define it as a flag."""

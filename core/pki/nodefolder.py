@@ -48,7 +48,7 @@ from nodehost.pki import (
     DEFAULT_SIGNER_KEY,
     DEFAULT_SIGNER_SERIAL,
     KEY_TYPES,
-    KUBELET_PORT,
+    NODE_SERVING_PORT,
 )
 from nodehost.pki.ca import Signer, load_signer
 from nodehost.pki.certs import (
@@ -100,7 +100,7 @@ REGISTRATION_FILE = "node-registration.json"
 NODES_GROUP = "system:nodes"
 NODE_USER_PREFIX = "system:node:"
 DEFAULT_LISTEN = parse_listen(
-    DEFAULT_NODE_LISTEN, default_port=KUBELET_PORT, default_value=DEFAULT_NODE_LISTEN
+    DEFAULT_NODE_LISTEN, default_port=NODE_SERVING_PORT, default_value=DEFAULT_NODE_LISTEN
 )
 
 
@@ -577,7 +577,7 @@ def _node_config(request: NodeFolderRequest, node_dir: Path, cwd: str) -> dict[s
     tls = request.listen.use_tls
     fields = NodeConfigFields(
         node_name=request.node_name,
-        bind_address=request.listen.host_port(KUBELET_PORT),
+        bind_address=request.listen.host_port(NODE_SERVING_PORT),
         volume_directory=request.volume_dir,
         allow_disabled_docker=request.allow_disabled_docker,
         image_format=request.image_format,

@@ -132,8 +132,8 @@ class ComponentRecord:
     config_schema: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: stand-in programs for the programs this component runs, by program name (``argv[0]`` of
     #: its :class:`~nodehost.component.ProcessSpec`) -> a console script or absolute path;
-    #: ``nodehost start --standins=missing|always`` uses them as it uses nodehost's own stand-ins
-    #: for the kubelet and kube-proxy.
+    #: ``nodehost start --standins=missing|always`` uses them (the built-in components name
+    #: theirs the same way).
     standins: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
