@@ -23,11 +23,14 @@ starts with the sd-daemon priority prefix (``<3>`` error, ``<4>`` warning,
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
-import logging
 import os
 import sys
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # pragma: no cover
+    import logging
 
 LogFormat = Literal["auto", "console", "json"]
 
@@ -152,26 +155,39 @@ def _journal_prefix(_logger: Any, method: str, rendered: str) -> str:
     return with_priority(rendered, method)
 
 
-class _StructlogHandler(logging.Handler):
-    """Hands Python ``logging`` records to structlog, with the logger's name."""
+@functools.cache
+def _handler_class() -> type[logging.Handler]:
+    """The handler class, made once logging is set up: a command that never logs (``config
+    validate`` of a good file) does not import ``logging``."""
+    import logging
 
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            message = record.getMessage()
-        except Exception:  # a library's bad format string: keep the raw message
-            message = str(record.msg)
-        method = record.levelname.lower() if record.levelname.lower() in PRIORITIES else "info"
-        getattr(get_logger("nodehost"), method)(message, logger=record.name)
+    class _StructlogHandler(logging.Handler):
+        """Hands Python ``logging`` records to structlog, with the logger's name."""
+
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                message = record.getMessage()
+            except Exception:  # a library's bad format string: keep the raw message
+                message = str(record.msg)
+            method = record.levelname.lower()
+            method = method if method in PRIORITIES else "info"
+            getattr(get_logger("nodehost"), method)(message, logger=record.name)
+
+    return _StructlogHandler
 
 
 def _route_python_logging(level: int) -> None:
+    import logging
+
     root = logging.getLogger()
-    root.handlers = [h for h in root.handlers if not isinstance(h, _StructlogHandler)]
-    root.addHandler(_StructlogHandler())
+    root.handlers = [h for h in root.handlers if not isinstance(h, _handler_class())]
+    root.addHandler(_handler_class()())
     root.setLevel(logging.DEBUG if level >= DEBUG_VERBOSITY else logging.WARNING)
 
 
 def _configure_structlog() -> None:
+    import logging
+
     import structlog
 
     level, fmt = int(_state["verbosity"]), _state["format"]

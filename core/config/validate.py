@@ -18,7 +18,6 @@ resolved (absolute) paths the NodeConfig holds.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nodehost.config.goduration import parse_go_duration_ns
@@ -34,6 +33,7 @@ from nodehost.config.hostport import (
 from nodehost.config.schema import EXEC_HANDLERS, NodeConfig, ServingInfo, index_path, join_path
 from nodehost.config.tls import CIPHER_SUITES, TLS_VERSIONS
 from nodehost.fileread import KUBECONFIG_LIMIT, PEM_LIMIT, UnusableFile, check_file, read_file
+from nodehost.frozen import frozen
 from nodehost.pluginhost.records import Problem, Severity, ValidationScope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,7 +47,7 @@ _BOOTSTRAP_KUBECONFIG = "bootstrap-kubeconfig"
 PLUGIN_CHECKED_KEYS = ("kubeletArguments", "proxyArguments")
 
 
-@dataclass(frozen=True)
+@frozen
 class GoValue:
     """A bad value Kubernetes would print unquoted (a struct, a quantity)."""
 

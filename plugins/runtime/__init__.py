@@ -218,9 +218,11 @@ class Runtime:
         config_path = os.path.join(context.state_dir, containerd.CONFIG_FILE_NAME)
         image = _pod_image(context.config)
         hosts = registry_files(settings.registries, context.state_dir)
-        hosts_dir = registries.hosts_dir(settings.registries, context.state_dir)
-        hosts_path = hosts_dir if settings.registries.hosts() else None  # some by mirror-rewrite
-        lines = registries.cri_registry_lines(settings.registries, hosts_path)
+        has_hosts = bool(settings.registries.hosts())  # some written by mirror-rewrite
+        hosts_dir = (
+            registries.hosts_dir(settings.registries, context.state_dir) if has_hosts else None
+        )
+        lines = registries.cri_registry_lines(settings.registries, hosts_dir)
         restrict_oom = not containerd.can_lower_oom_score_adj()
         content = containerd.render_config(
             paths, network, settings.cgroup_driver, image, restrict_oom, lines

@@ -42,7 +42,6 @@ is asked for ``/v2/`` once: ``/status`` shows the answers
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import re
@@ -358,6 +357,8 @@ def decompressor_of(path: str) -> tuple[str, ...] | None:
 
 def file_digest(path: str) -> str:
     """``sha256:<hex>`` of the file's content."""
+    import hashlib  # OpenSSL's digests: when an archive is imported, not when one is planned
+
     digest = hashlib.sha256()
     with open(path, "rb") as stream:
         while chunk := stream.read(1 << 20):

@@ -46,7 +46,6 @@ component's ``/status`` details).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -346,6 +345,8 @@ def hosts_toml(registries: Registries, host: str, through: str | None = None) ->
 
 def hosts_dir(registries: Registries, component_dir: str) -> str:
     """containerd's ``config_path``: a folder named by the digest of what it holds."""
+    import hashlib  # loads OpenSSL's digests: only for a node with registry hosts
+
     rules = [
         (host, [(r.pattern, r.replacement) for r in found]) for host, found in registries.rewrites
     ]

@@ -63,6 +63,8 @@ UNTAKEN = (
     "nodehost.plugins.localcluster.options",
     "nodehost.plugins.localcluster.layout",
     "nodehost.plugins.dns.sources.file",  # no dnsServerConfig.recordsFile
+    "hashlib",  # digests: of registry hosts (none configured) and of image archives (run time)
+    "logging",  # set up with the first event; a valid file without plugin failures logs none
 )
 
 #: Modules only resolving programs needs (``--dry-run`` does, ``config validate`` does not).
