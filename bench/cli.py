@@ -11,16 +11,22 @@ temporary directory, with a config whose kubelet and kube-proxy health ports
 are free ones, then times whole processes:
 
 =================================================  =========================  ======
-command                                            baseline                   budget
+command                                            judged against             budget
 =================================================  =========================  ======
 ``nodehost --help``                                ``python -c pass``         2.5x
-``nodehost config validate FILE``                  ``python -c pass``         5x
-``nodehost start --config FILE --dry-run``         ``python -c pass``         6x
-``nodehost start --components=kubelet,proxy``      ``bench/launcher.py        1.5x
-``--standins=always --exit-on-ready``              ready``: the same two
-                                                   stand-ins started, their
-                                                   healthz polled every 5 ms
+``nodehost config validate FILE``                  its floor (below)          1.4x
+``nodehost start --config FILE --dry-run``         its floor                  1.5x
+``nodehost start --components=kubelet,proxy``      its floor: ``bench/        1.15x
+``--standins=always --exit-on-ready``              launcher.py ready``, the
+                                                   same two stand-ins started
+                                                   and their healthz polled
+                                                   every 5 ms, after
+                                                   importing start's libraries
 =================================================  =========================  ======
+
+The budgets are issue 30's: a row with a floor is judged by its ratio to that
+floor (nodehost's own cost on top of its libraries); ``--help``, which imports
+none of them, by its ratio to ``python -c pass``.
 
 Each round runs every command once, baselines included, in turn: load on a
 shared machine hits every row alike, and each ratio compares medians taken
@@ -42,8 +48,8 @@ met by any code on those libraries on this machine; the verdict says so.
 Then memory:
 nodehost's peak resident set (``VmHWM``) running the default node (every
 default component, DNS included, stand-ins for the kubelet and kube-proxy, the
-DNS records listed from a stand-in API server) until ``READY=1`` (budget 30
-MiB), and the host alone supervising N=100 ``sleep`` children
+DNS records listed from a stand-in API server) until ``READY=1`` (budget 32
+MiB, issue 30), and the host alone supervising N=100 ``sleep`` children
 (``nodehost.testing.planhost``).  The load average is
 printed with each table: figures from a busy machine say so.
 """
@@ -70,7 +76,7 @@ from nodehost.testing.ports import free_port
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 NODEHOST = str(BIN / "nodehost")
-MEMORY_BUDGET_MIB = 30.0
+MEMORY_BUDGET_MIB = 32.0
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ class Row:
     label: str
     argv: list[str]
     baseline: str | None = None  # label of the row it is compared with
-    budget: float | None = None
+    budget: float | None = None  # against the floor if there is one, else the baseline
     floor: str | None = None  # label of the row that only imports the libraries it needs
 
 
@@ -151,14 +157,14 @@ def rows(root: Path, config: Path) -> list[Row]:
             "nodehost config validate",
             [NODEHOST, "config", "validate", str(config)],
             base,
-            5.0,
+            1.4,
             "floor: import click,yaml,pluggy,ssl",
         ),
         Row(
             "nodehost start --dry-run",
             [NODEHOST, "start", "--config", str(config), "--dry-run", "--standins=always"],
             base,
-            6.0,
+            1.5,
             "floor: import click,yaml,pluggy,ssl",
         ),
         Row(launched, launcher),
@@ -167,7 +173,7 @@ def rows(root: Path, config: Path) -> list[Row]:
             "nodehost start --exit-on-ready",
             [NODEHOST, "start", "--config", str(config), *smoke, "--exit-on-ready"],
             launched,
-            1.5,
+            1.15,
             "floor: launcher + start's imports",
         ),
     ]
@@ -203,8 +209,8 @@ def speed_table(table: list[Row], runs: int) -> None:
     cpu_medians = {label: statistics.median(values) for label, values in cpu.items()}
     print(f"whole commands, median of {runs} interleaved runs; python {sys.version.split()[0]}, "
           f"{os.cpu_count()} CPUs")  # fmt: skip
-    print(f"{'command':36} {'median ms':>9} {'p90 ms':>7} {'cpu ms':>7} {'ratio':>6} {'cpu':>6} "
-          f"{'floor':>6} {'own ms':>7} {'budget':>7}  verdict (wall ratio)")  # fmt: skip
+    header = f"{'command':36} {'median ms':>9} {'p90 ms':>7} {'cpu ms':>7} {'ratio':>6} {'cpu':>6} "
+    print(header + f"{'floor':>6} {'own ms':>7} {'/floor':>7} {'cpu':>6} {'budget':>7}  verdict")
     for row in table:
         values = sorted(wall[row.label])
         p90 = values[int(0.9 * (len(values) - 1))]
@@ -221,22 +227,27 @@ def speed_table(table: list[Row], runs: int) -> None:
 def judged(row: Row, wall: dict[str, float], cpu: dict[str, float]) -> str:
     """Ratios, floor, own time and verdict of a row with a baseline and a budget.
 
-    ``--help`` has no floor: it is answered before click is imported (nodehost.entry).
+    A row with a floor is judged by its wall ratio to the floor (``/floor``; its CPU
+    ratio beside it); ``--help`` has no floor: it is answered before click is
+    imported (nodehost.entry) and is judged against the baseline.
     """
     assert row.baseline is not None and row.budget is not None
     ratio = wall[row.label] / wall[row.baseline]
     cpu_ratio = cpu[row.label] / max(cpu[row.baseline], 1e-6)
-    verdict = "met" if ratio <= row.budget else f"MISSED by {ratio / row.budget - 1:.0%}"
-    floor_columns = f"{'':6} {'':7}"
+    judged_ratio, against = ratio, row.baseline
+    floor_columns = f"{'':6} {'':7} {'':7} {'':6}"
     if row.floor is not None:
         floor = wall[row.floor] / wall[row.baseline]
         own = (wall[row.label] - wall[row.floor]) * 1000
-        floor_columns = f"{floor:5.2f}x {own:7.1f}"
-        if floor > row.budget:
-            verdict += f"; the floor alone is {floor / row.budget - 1:.0%} over"
+        judged_ratio, against = wall[row.label] / wall[row.floor], "its floor"
+        cpu_floor = cpu[row.label] / max(cpu[row.floor], 1e-6)
+        floor_columns = f"{floor:5.2f}x {own:7.1f} {judged_ratio:6.2f}x {cpu_floor:5.2f}x"
+    verdict = (
+        "met" if judged_ratio <= row.budget else f"MISSED by {judged_ratio / row.budget - 1:.0%}"
+    )
     return (
-        f"{ratio:5.2f}x {cpu_ratio:5.2f}x {floor_columns} {row.budget:6.1f}x  {verdict}"
-        f" (vs {row.baseline})"
+        f"{ratio:5.2f}x {cpu_ratio:5.2f}x {floor_columns} {row.budget:6.2f}x  {verdict}"
+        f" (vs {against})"
     )
 
 

@@ -45,7 +45,9 @@ and circus are installed into their own venv (``--venv``, default
 ``python -m nodehost.testing.planhost`` with this interpreter (default
 settings: restart backoff 20 ms, JSON logs to a file).  Budgets (issue 3):
 N=100 ready <= 0.3 s, first restart <= 50 ms, stop <= 0.2 s, no idle wake-ups,
-RSS <= 40 MiB.
+RSS <= 40 MiB.  Issue 30 (printed after the table): N=100 all running <= 1.5x the
+asyncio floor, stop N=100 <= 0.05 s.  Every round runs each system once, in turn
+(interleaved), so load hits them alike.
 """
 
 from __future__ import annotations
@@ -442,6 +444,29 @@ def render(rows: list[tuple[str, int, dict]]) -> str:
     )
 
 
+#: Issue 30's budgets: (column, limit, True if the limit is a ratio to the asyncio floor).
+BUDGETS = (("running", 1.5, True), ("stop", 0.05, False))
+
+
+def render_budgets(rows: list[tuple[str, int, dict]]) -> str:
+    """nodehost's N=100 row against the asyncio floor and issue 30's budgets."""
+    by_name = {(name, n): row for name, n, row in rows}
+    ours, floor = by_name.get(("nodehost", 100)), by_name.get(("asyncio", 100))
+    if ours is None or floor is None:
+        return "\n(budgets: run nodehost and asyncio at N=100 to judge them)"
+    lines = ["", "N=100      nodehost  asyncio floor  ratio  budget"]
+    for key, limit, is_ratio in BUDGETS:
+        if ours.get(key) is None or not floor.get(key):
+            continue
+        ratio = ours[key] / floor[key]
+        judged = ratio if is_ratio else ours[key]
+        budget = f"{limit:.2f}x" if is_ratio else f"{limit:.3f} s"
+        verdict = "met" if judged <= limit else "MISSED"
+        line = f"{key:9} {ours[key]:8.3f} s {floor[key]:10.3f} s {ratio:5.2f}x  {budget}  {verdict}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10,100")
@@ -461,9 +486,9 @@ def main() -> None:
     rows, raw = [], []
     unique = 864000 + os.getpid() % 1000 * 100
     for n in (int(size) for size in args.sizes.split(",")):
-        for name in systems:
-            results = []
-            for attempt in range(args.repeat):
+        results: dict[str, list[dict]] = {name: [] for name in systems}
+        for attempt in range(args.repeat):  # interleaved: load hits every system alike
+            for name in systems:
                 unique += 1
                 command = ["sleep", str(unique)]
                 with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as folder:
@@ -478,11 +503,12 @@ def main() -> None:
                         launch = circus_launch(workdir, command, n, venv)
                     idle = args.idle if attempt == 0 else 0.0
                     result = measure(name, launch, workdir, command, n, idle)
-                results.append(result)
+                results[name].append(result)
                 raw.append({"supervisor": name, "n": n, **result})
                 print(f"{name} N={n} run {attempt + 1}: {result}", file=sys.stderr)
-            rows.append((name, n, median_row(results)))
+        rows.extend((name, n, median_row(results[name])) for name in systems)
     print(render(rows))
+    print(render_budgets(rows))
     if args.probe_rounds:
         probe_rows = [
             (n, *row)

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from nodehost.frozen import frozen
 
 #: Past this many doublings every delay is ``maximum`` anyway; keeps the power finite.
 _MAX_EXPONENT = 64
 
 
-@dataclass(frozen=True)
+@frozen
 class Backoff:
     """The delay schedule; :meth:`delay` is pure but for the random source."""
 

@@ -5,8 +5,7 @@ core resolves it, in order:
 
 1. ``--binary NAME=PATH`` (the user's explicit choice);
 2. with ``--standins=always``, the program's stand-in: the one its component's
-   record names (``ComponentRecord.standins``), else nodehost's own from
-   :mod:`nodehost.testing` (kubelet, kube-proxy);
+   record names (``ComponentRecord.standins``);
 3. ``NAME`` on ``PATH``;
 4. with ``--standins=missing``, the stand-in for a program not found on ``PATH``.
 
@@ -18,16 +17,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Literal
 
 from nodehost.errors import RuntimeFailure, UsageError
+from nodehost.frozen import frozen
 
 StandinMode = Literal["never", "missing", "always"]
 STANDIN_MODES: tuple[str, ...] = ("never", "missing", "always")
 
 
-@dataclass(frozen=True)
+@frozen
 class ResolvedProgram:
     """Where a program was found; ``standin`` is true for a ``nodehost.testing`` stand-in."""
 
@@ -109,9 +108,7 @@ def _standin_path(program: str, scripts: Mapping[str, str]) -> str | None:
     """The stand-in's console script: beside this interpreter (a venv), else on ``PATH``."""
     import sys
 
-    from nodehost.testing import STANDINS
-
-    script = scripts.get(program) or STANDINS.get(program)
+    script = scripts.get(program)
     if not script:
         return None
     if os.path.isabs(script):

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
@@ -32,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # --- readiness probes ---------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class Probe:
     """Base of the readiness probes; ``interval``/``timeout`` are seconds.
 
@@ -51,12 +53,12 @@ class Probe:
         return "started"
 
 
-@dataclass(frozen=True)
+@frozen
 class StartedProbe(Probe):
     """Ready as soon as the process (or task) has started."""
 
 
-@dataclass(frozen=True)
+@frozen
 class HttpProbe(Probe):
     """Ready when ``GET url`` answers 2xx (TLS not verified only if ``insecure``)."""
 
@@ -67,7 +69,7 @@ class HttpProbe(Probe):
         return f"GET {self.url}"
 
 
-@dataclass(frozen=True)
+@frozen
 class TcpProbe(Probe):
     """Ready when a TCP connection to ``host:port`` is accepted."""
 
@@ -78,7 +80,7 @@ class TcpProbe(Probe):
         return f"tcp {self.host}:{self.port}"
 
 
-@dataclass(frozen=True)
+@frozen
 class UnixProbe(Probe):
     """Ready when a connection to the unix socket ``path`` is accepted."""
 
@@ -88,7 +90,7 @@ class UnixProbe(Probe):
         return f"unix {self.path}"
 
 
-@dataclass(frozen=True)
+@frozen
 class GrpcHealthProbe(Probe):
     """Ready when the gRPC server on the unix socket ``path`` reports ``SERVING``.
 
@@ -103,7 +105,7 @@ class GrpcHealthProbe(Probe):
         return f"grpc health {self.path}" + (f" ({self.service})" if self.service else "")
 
 
-@dataclass(frozen=True)
+@frozen
 class CriProbe(Probe):
     """Ready when the CRI runtime at ``endpoint`` answers ``Version`` and ``Status`` with
     ``RuntimeReady`` (:func:`nodehost.daemon.cri.runtime_status`), as a kubelet needs it.
@@ -120,7 +122,7 @@ class CriProbe(Probe):
         return f"cri {self.endpoint}"
 
 
-@dataclass(frozen=True)
+@frozen
 class FileProbe(Probe):
     """Ready when ``path`` exists."""
 
@@ -130,7 +132,7 @@ class FileProbe(Probe):
         return f"file {self.path}"
 
 
-@dataclass(frozen=True)
+@frozen
 class ReportedProbe(Probe):
     """Ready when the task itself calls :meth:`TaskContext.ready` (tasks only)."""
 
@@ -141,7 +143,7 @@ class ReportedProbe(Probe):
 # --- what to write and what to run -------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class FileSpec:
     """A file the host writes atomically before starting the component."""
 
@@ -154,7 +156,7 @@ class FileSpec:
 TEARDOWN_FILE = "teardown.json"
 
 
-@dataclass(frozen=True)
+@frozen
 class TeardownSpec:
     """What ``nodehost teardown`` must undo on the host for a component, beyond its processes.
 
@@ -181,7 +183,7 @@ class TeardownSpec:
         return FileSpec(path, (json.dumps(data, indent=2) + "\n").encode())
 
 
-@dataclass(frozen=True)
+@frozen
 class ProcessSpec:
     """A child process.
 
@@ -253,7 +255,7 @@ class TaskContext(Protocol):
         apply, it is cancelled while it waits; the apply goes on."""
 
 
-@dataclass(frozen=True)
+@frozen
 class TaskSpec:
     """A coroutine run in the host's event loop until it returns or is cancelled.
 
@@ -279,7 +281,7 @@ class TaskSpec:
         return self.description
 
 
-@dataclass(frozen=True)
+@frozen
 class CertificateSource:
     """A certificate a component uses: the PEM file ``path``, or ``pem`` (the certificate
     embedded in ``path``, a kubeconfig's ``client-certificate-data``)."""
@@ -289,7 +291,7 @@ class CertificateSource:
     pem: bytes | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class ComponentPlan:
     """What one component needs: files to write and one thing to run.
 
@@ -315,7 +317,7 @@ class ComponentPlan:
     certificates: tuple[CertificateSource, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanContext:
     """Everything a component may read when planning."""
 

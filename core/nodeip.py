@@ -32,9 +32,9 @@ import ipaddress
 import socket
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from nodehost import netlink
+from nodehost.frozen import frozen
 from nodehost.netlink import NETLINK_ROUTE
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -60,7 +60,7 @@ class NodeIPError(Exception):
     """The node IP cannot be chosen on this host; the message names it and the candidates."""
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeIPSpec:
     """What ``nodeIP`` says: ``kind`` is ``default``, ``address``, ``interface`` or ``cidr``.
 
@@ -80,7 +80,7 @@ class NodeIPSpec:
         return self.kind != "address"
 
 
-@dataclass(frozen=True)
+@frozen
 class LocalAddress:
     """One address of a local interface (``interface`` is its name, ``prefix`` its length)."""
 
@@ -92,7 +92,7 @@ class LocalAddress:
         return f"{self.address} ({self.interface})"
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeIP:
     """The chosen node IP: its ``addresses`` (IPv4 first in a pair), how they were chosen.
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nodehost.binaries import StandinMode, check_overrides_used, resolve_program
@@ -23,6 +22,7 @@ from nodehost.errors import (
     RuntimeFailure,
     UsageError,
 )
+from nodehost.frozen import frozen
 from nodehost.pluginhost.selection import start_order
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.resolve import ResolvedConfig
 
 
-@dataclass(frozen=True)
+@frozen
 class PlannedComponent:
     """One selected component, ready to run.
 
@@ -53,7 +53,7 @@ class PlannedComponent:
     standin: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Plan:
     """The components to run, in a valid start order (dependencies first).
 

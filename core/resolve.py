@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import ConfigInvalid, UsageError
+from nodehost.frozen import frozen
 from nodehost.pluginhost.records import Problem, ValidationScope
 from nodehost.pluginhost.selection import SelectionRequest, select
 
@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.pluginhost.inventory import Inventory
 
 
-@dataclass(frozen=True)
+@frozen
 class ResolvedConfig:
     """A validated configuration and what it was validated for."""
 
@@ -287,7 +287,7 @@ def _about(problem: Problem, paths: frozenset[str]) -> bool:
     return problem.has_value and isinstance(problem.value, str) and problem.value in paths
 
 
-@dataclass(frozen=True)
+@frozen
 class Obtained:
     """Step 1's result: the config and its load problems.
 

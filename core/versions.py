@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from nodehost import __version__
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.pluginhost.inventory import Inventory
 
 
-@dataclass(frozen=True)
+@frozen
 class ProgramVersion:
     """One program: ``path`` (``None`` when not found), its ``version`` line or the ``error``."""
 

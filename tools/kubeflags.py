@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Derive the kubelet's and kube-proxy's flag listing from pinned upstream Go sources.
 
-nodehost's flag tables (``nodehost.kube.programs``) must accept what the real
-programs accept.  This script reads the Go files that register those flags,
+nodehost's flag tables (``nodehost.plugins.kubelet.flags``,
+``nodehost.plugins.proxy.flags``) must accept what the real programs accept.
+This script reads the Go files that register those flags,
 finds every pflag registration and deprecation, and writes a *derived* listing
 (``tools/upstream-flags.json``: per program, each flag's pflag type,
 deprecation message, hidden mark, and the file it comes from).  The upstream

@@ -45,7 +45,6 @@ import random
 import ssl
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
@@ -56,6 +55,7 @@ from nodehost.backoff import Backoff
 from nodehost.config.jsonsafe import off_loop, parse_json
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import TEXT_LIMIT, FileState, file_state
+from nodehost.frozen import frozen
 
 T = TypeVar("T")
 
@@ -139,7 +139,7 @@ class WatchEnded(ClusterError):
 RETRY_BACKOFF = Backoff(initial=0.5, maximum=8.0, jitter=0.5)
 
 
-@dataclass(frozen=True)
+@frozen
 class _Kind:
     """Where the API serves a kind: ``{prefix}/[namespaces/{ns}/]{plural}``."""
 
@@ -418,7 +418,7 @@ def load_kubeconfig(kubeconfig: str) -> _Endpoint:
     return _Endpoint(server.rstrip("/"), make_tls, _Auth(user, folder), files, proxy, server_name)
 
 
-@dataclass(frozen=True)
+@frozen
 class _Proxy:
     """An HTTP proxy the connection is tunnelled through (``CONNECT``)."""
 
@@ -1249,7 +1249,7 @@ def _watch_event(line: bytes, what: str) -> tuple[str, dict[str, Any]]:
     return kind, obj
 
 
-@dataclass(frozen=True)
+@frozen
 class _TLSFailure:
     """Why a server's certificate was refused: OpenSSL's code and message, and for a name
     mismatch the names the certificate holds."""

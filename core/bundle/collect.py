@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nodehost.bundle.redact import redact_data, redact_document, redact_text
+from nodehost.frozen import frozen
 
 #: The most read from one HTTP answer or one program's output.
 ANSWER_LIMIT = 16 * 1024 * 1024
@@ -28,7 +29,7 @@ CHECK_TIMEOUT = 120.0
 _CHAINS = ("CNI-", "KUBE-")
 
 
-@dataclass(frozen=True)
+@frozen
 class BundleSources:
     """Where the node is: its config (if known), state directory, health server address."""
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext
@@ -39,7 +40,7 @@ class Result(enum.Enum):
     SKIPPED = "skipped"
 
 
-@dataclass(frozen=True)
+@frozen
 class Check:
     """One checked thing: ``name``, ``result``, what was ``found``, and the ``fix``.
 
@@ -85,7 +86,7 @@ class Check:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckContext:
     """What a ``nodehost_checks`` implementation may read."""
 

@@ -21,15 +21,15 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from nodehost.daemon.cgroups import cgroup2_mount, cgroup_of
+from nodehost.frozen import frozen
 
 MOUNTINFO = "/proc/self/mountinfo"
 
 
-@dataclass(frozen=True)
+@frozen
 class CgroupHost:
     """The cgroup mode, where v2 is mounted, the subtree in use and its controllers.
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from nodehost.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Space:
     """``path``'s file system as ``statvfs`` gives it to an unprivileged writer (``f_bavail``).
 

@@ -25,7 +25,7 @@ from nodehost.pki import (
     DEFAULT_SIGNER_KEY,
     DEFAULT_SIGNER_SERIAL,
     KEY_TYPES,
-    KUBELET_PORT,
+    NODE_SERVING_PORT,
 )
 
 
@@ -166,7 +166,7 @@ def create(
 
     try:
         listen_address = parse_listen(
-            listen, default_port=KUBELET_PORT, default_value=DEFAULT_NODE_LISTEN
+            listen, default_port=NODE_SERVING_PORT, default_value=DEFAULT_NODE_LISTEN
         )
     except ValueError as error:
         raise UsageError(str(error), "--listen") from None

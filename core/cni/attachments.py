@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost.cni.conflist import MARKER_KEY
 from nodehost.fileread import TEXT_LIMIT, read_file
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni.ledger import LedgerNetwork
@@ -43,7 +44,7 @@ NETNS_DIRS = ("/run/netns", "/var/run/netns")
 CACHE_KIND = "cniCacheV1"
 
 
-@dataclass(frozen=True)
+@frozen
 class CachedAttachment:
     """One cache entry: where it is, and what a CNI DEL of it needs."""
 

@@ -17,11 +17,11 @@ import ipaddress
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.config.jsonsafe import parse_json
 from nodehost.fileread import TEXT_LIMIT, read_file
+from nodehost.frozen import frozen
 
 #: File name extensions runtimes read from a CNI configuration directory.
 CONFIG_EXTENSIONS = (".conf", ".conflist", ".json")
@@ -147,7 +147,7 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-@dataclass(frozen=True)
+@frozen
 class IpamPool:
     """One host-local range: subnet, gateway, and the addresses it hands out (``start``-``end``)."""
 

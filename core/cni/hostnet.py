@@ -10,12 +10,12 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.cni.netns import run_ip
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import STATE_LIMIT, read_text
+from nodehost.frozen import frozen
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IPInterface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
@@ -58,7 +58,7 @@ def addresses(netns: str | None = None, device: str | None = None) -> dict[str, 
     return found
 
 
-@dataclass(frozen=True)
+@frozen
 class LinkState:
     """One host link as iproute2 reports it: kind, administrative state, carrier, MTU."""
 
@@ -128,7 +128,7 @@ def overlapping_addresses(
     return clashes
 
 
-@dataclass(frozen=True)
+@frozen
 class Sysctls:
     """Values of some ``/proc/sys`` switches at one moment (missing ones are left out)."""
 

@@ -12,13 +12,14 @@ import json
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from nodehost.cni.plugins import find_plugin
 from nodehost.config.jsonsafe import parse_json
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import TEXT_LIMIT
+from nodehost.frozen import frozen
 
 #: Seconds a plugin may take before it counts as failed.
 DEFAULT_TIMEOUT = 60.0
@@ -38,7 +39,7 @@ ERROR_CODES = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class RuntimeConf:
     """The runtime's side of one attachment: container, namespace, interface, arguments.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ from nodehost.cni.conflist import is_marked, render
 from nodehost.config.jsonsafe import parse_json
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import TEXT_LIMIT, read_file
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni.network import HostLink
@@ -28,7 +29,7 @@ LEDGER_NAME = "cni-ledger.json"
 _FORMAT = 1
 
 
-@dataclass(frozen=True)
+@frozen
 class LedgerLink:
     """A host link: ``created`` is False when it existed before nodehost recorded it."""
 
@@ -37,7 +38,7 @@ class LedgerLink:
     created: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class LedgerNetwork:
     """A network nodehost configured: its CNI ``name``, the plugins' ``bin_dirs`` and the
     SHA-256 ``digests`` of every configuration list nodehost wrote for it.
@@ -56,7 +57,7 @@ class LedgerNetwork:
         return replace(self, digests=tuple(dict.fromkeys([*self.digests, *other.digests])))
 
 
-@dataclass(frozen=True)
+@frozen
 class Ledger:
     files: tuple[str, ...] = ()
     links: tuple[LedgerLink, ...] = ()

@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodehost.cni.conflist import ConflistError, as_conflist, first_network
 from nodehost.cni.plugins import DEFAULT_BIN_DIRS
 from nodehost.errors import RuntimeFailure
+from nodehost.frozen import frozen
 from nodehost.pluginhost.records import Topology
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,7 +42,7 @@ CNI_DIRS_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class HostLink:
     """A host link the network's plugins create on first use (the bridge): name and kind."""
 
@@ -50,7 +50,7 @@ class HostLink:
     kind: str = "bridge"
 
 
-@dataclass(frozen=True)
+@frozen
 class CniNetwork:
     """One node's CNI network.
 

@@ -8,16 +8,15 @@ the default port.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from nodehost.config.hostport import join_host_port, parse_ip, split_host_port
+from nodehost.frozen import frozen
 
 _URL_PREFIXES = ("http://", "https://", "tcp://", "unix://")
 _SCHEME_PORTS = {"http": 80, "https": 443}
 DEFAULT_LISTEN = "0.0.0.0:8443"
 
 
-@dataclass(frozen=True)
+@frozen
 class ListenAddress:
     """A parsed listen address.
 

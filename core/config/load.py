@@ -16,7 +16,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -38,6 +38,7 @@ from nodehost.config.schema import (
     yaml_keys,
 )
 from nodehost.errors import ConfigError
+from nodehost.frozen import frozen
 from nodehost.pluginhost.records import Problem, ProblemKind, Severity
 
 Position = tuple[int, int]
@@ -50,7 +51,7 @@ _SCALARS = (str, int, float, bool)
 NUL_MESSAGE = "must not contain a NUL byte"
 
 
-@dataclass(frozen=True)
+@frozen
 class RawDocument:
     """A parsed config file: the top-level mapping and where each part of it was written.
 

@@ -8,8 +8,9 @@ an integer, rounded away from zero like Kubernetes' ``Quantity.Value()``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from fractions import Fraction
@@ -40,7 +41,7 @@ _MAX_DIGITS = 64
 _MAX_EXPONENT = 1000
 
 
-@dataclass(frozen=True)
+@frozen
 class Quantity:
     """A parsed quantity: ``text`` as written, ``value`` in base units (bytes for sizes)."""
 

@@ -17,13 +17,14 @@ import dataclasses
 import enum
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any
 
 from nodehost.config import defaults as d
 from nodehost.config.quantity import Quantity
 from nodehost.config.tls import CIPHER_SUITES, TLS_VERSIONS
+from nodehost.frozen import frozen
 
 API_VERSION = "v1"
 KIND = "NodeConfig"
@@ -52,7 +53,7 @@ class Kind(enum.Enum):
     QUANTITY = "a quantity"
 
 
-@dataclass(frozen=True)
+@frozen
 class FieldSpec:
     """What the loader, resolver, dumper and JSON schema know about one field.
 
@@ -128,7 +129,7 @@ _HOST_PORT = r"^$|^(\[[^\]]*\]|[^:\[\]]*):[^:\[\]]*$"
 _DURATION = r"^$|^[-+]?0$|^[-+]?([0-9]*(\.[0-9]*)?(ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$"
 
 
-@dataclass(frozen=True)
+@frozen
 class NamedCertificate:
     """A certificate served for specific host names (SNI)."""
 
@@ -152,7 +153,7 @@ class NamedCertificate:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class ServingInfo:
     """How the kubelet serves its API (Origin's ``ServingInfo`` with inline ``CertInfo``)."""
 
@@ -223,7 +224,7 @@ class ServingInfo:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class ClientConnectionOverrides:
     """Overrides for the client connection to the master."""
 
@@ -248,7 +249,7 @@ class ClientConnectionOverrides:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class NetworkConfig:
     """Pod network options."""
 
@@ -268,7 +269,7 @@ class NetworkConfig:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class ImageConfig:
     """How to build image names for system components."""
 
@@ -287,7 +288,7 @@ class ImageConfig:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class PodManifestConfig:
     """Static pods read from a local file or directory."""
 
@@ -307,7 +308,7 @@ class PodManifestConfig:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeAuthConfig:
     """Caching of the kubelet's webhook authentication and authorization."""
 
@@ -343,7 +344,7 @@ class NodeAuthConfig:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class DockerConfig:
     """Docker and dockershim settings."""
 
@@ -366,7 +367,7 @@ class DockerConfig:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class LocalQuota:
     """Local volume quota."""
 
@@ -381,7 +382,7 @@ class LocalQuota:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class VolumeConfig:
     """Volume options of the node."""
 
@@ -395,7 +396,7 @@ def _empty_arguments() -> Mapping[str, tuple[str, ...]]:
     return MappingProxyType({})
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeConfig:
     """A complete v1 NodeConfig: defaults applied, paths absolute once loaded.
 

@@ -9,7 +9,8 @@
 
 Rule 13 (``kubeletArguments`` against the kubelet's real flags) belongs to the
 kubelet plugin, through the validation hook, as ``proxyArguments`` belong to
-the proxy's: :data:`PLUGIN_CHECKED_KEYS`.  The only warning is the
+the proxy's (:data:`PLUGIN_CHECKED_KEYS`), nodehost's port rule for both
+(:func:`argument_ports`) included.  The only warning is the
 named-certificate name mismatch of rule 3d.  Files are checked against the
 resolved (absolute) paths the NodeConfig holds.
 """
@@ -131,8 +132,6 @@ def _in_cluster_node_config(config: NodeConfig) -> list[Problem]:
     problems += _auth(config)
     problems += _iptables_sync_period(config)
     problems += _volume(config)
-    problems += argument_ports(config.kubelet_arguments, "kubeletArguments")
-    problems += argument_ports(config.proxy_arguments, "proxyArguments")
     return problems
 
 
@@ -278,8 +277,9 @@ def _volume(config: NodeConfig) -> list[Problem]:
 def argument_ports(arguments: Mapping[str, Sequence[str]], field_path: str) -> list[Problem]:
     """nodehost's rule: a ``*port`` argument given as a number is a port (0-65535, 0 = off).
 
-    The kubelet and kube-proxy refuse such a value only once running; a value
-    that is not a number is left to their flag tables.
+    For the plugins that own an ``*Arguments`` key (kubelet, proxy), which apply
+    it to their own in-cluster scope: the programs refuse such a value only once
+    running; a value that is not a number is left to their flag tables.
     """
     problems = []
     for key, values in arguments.items():

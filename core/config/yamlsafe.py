@@ -31,7 +31,6 @@ import codecs
 import errno
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -40,6 +39,7 @@ from yaml import nodes
 from nodehost.config.jsonsafe import _SURROGATE, MAX_DEPTH
 from nodehost.config.schema import index_path, join_path, key_text
 from nodehost.fileread import CONFIG_LIMIT, MiB, UnusableFile, read_file
+from nodehost.frozen import frozen
 
 MAX_FILE_BYTES = CONFIG_LIMIT
 MAX_NODES = 100_000
@@ -83,7 +83,7 @@ class YAMLFileError(Exception):
     """The file cannot be read as one YAML mapping; ``str()`` is the reason."""
 
 
-@dataclass(frozen=True)
+@frozen
 class ParsedYAML:
     """A parsed YAML document and where each of its values and keys was written."""
 

@@ -38,17 +38,16 @@ import contextlib
 import os
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from nodehost.daemon.variables import WORKLOAD_CGROUP_VARIABLE
 from nodehost.fileread import STATE_LIMIT, read_text
+from nodehost.frozen import frozen
 from nodehost.pki.atomic import write_atomic
 
 RECORD_FILE = "cgroup"
 AGENTS = "agents"
 WORKLOADS = "workloads"
-#: The environment variable naming the workload cgroup's folder, given to agents.
-WORKLOAD_CGROUP_VARIABLE = "NODEHOST_WORKLOAD_CGROUP"
 GUARDIAN = "nodehost.guardian"
 #: ``NODEHOST_CGROUPS=0`` keeps the host to pid files even where cgroups work.
 SWITCH_VARIABLE = "NODEHOST_CGROUPS"
@@ -97,7 +96,7 @@ def recorded_base(state_dir: str) -> Path | None:
     return path if text.startswith("/") and (path / "cgroup.procs").is_file() else None
 
 
-@dataclass(frozen=True)
+@frozen
 class AgentCgroups:
     """The base cgroup of one state directory and its ``agents``/``workloads`` children."""
 

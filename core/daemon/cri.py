@@ -26,10 +26,10 @@ Endpoints are written as the kubelet's ``--container-runtime-endpoint``:
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 
 from nodehost.api.protowire import encode_message, fields
 from nodehost.daemon.grpchealth import GrpcStatusError, HealthCheckError, response_message
+from nodehost.frozen import frozen
 
 RUNTIME_SERVICE = "runtime.v1.RuntimeService"
 IMAGE_SERVICE = "runtime.v1.ImageService"
@@ -46,7 +46,7 @@ class NotCri(HealthCheckError):
     """The endpoint answers gRPC but does not serve CRI; the message says what to change."""
 
 
-@dataclass(frozen=True)
+@frozen
 class CriCondition:
     """One ``RuntimeCondition``: ``type`` (``RuntimeReady``...), whether it holds, and why not."""
 
@@ -61,7 +61,7 @@ class CriCondition:
         return f"{self.type}={str(self.status).lower()}" + (f" ({why})" if why else "")
 
 
-@dataclass(frozen=True)
+@frozen
 class CriStatus:
     """What ``Version`` and ``Status`` answered."""
 

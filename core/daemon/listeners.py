@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 import socket
 import struct
-from dataclasses import dataclass
 
 from nodehost import netlink
+from nodehost.frozen import frozen
 
 #: ``struct inet_diag_req_v2``'s ``idiag_states`` bit and ``/proc/net/tcp``'s ``st`` for LISTEN.
 TCP_LISTEN = 10
@@ -34,7 +34,7 @@ _SOCKID_SIZE = 48  # struct inet_diag_sockid
 _INODE_OFFSET = 68  # of idiag_inode in struct inet_diag_msg
 
 
-@dataclass(frozen=True)
+@frozen
 class Listener:
     """One listening TCP socket: ``address`` as ``inet_ntop`` writes it (``0.0.0.0``, ``::``)."""
 

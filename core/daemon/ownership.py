@@ -34,9 +34,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from nodehost.daemon import listeners, proc
+from nodehost.frozen import frozen
 
 #: Longest command line quoted for a holder.
 COMMAND_LIMIT = 160
@@ -46,7 +47,7 @@ LOCATION_MEMO_SIZE = 256
 _seen_at: dict[int, tuple[int, int]] = {}
 
 
-@dataclass(frozen=True)
+@frozen
 class Owner:
     """Whose listeners count: ``pid``'s process tree, plus ``adopted()`` and their trees.
 
@@ -58,7 +59,7 @@ class Owner:
     adopted: Callable[[], Iterable[int]] = field(default=lambda: (), compare=False)
 
 
-@dataclass(frozen=True)
+@frozen
 class Holder:
     """A process that holds a listening socket; pid 0 is one nodehost cannot see."""
 
@@ -74,7 +75,7 @@ class Holder:
         return {"pid": self.pid or None, "command": self.command or None}
 
 
-@dataclass(frozen=True)
+@frozen
 class Ownership:
     """Whether the listener at ``address`` is the owner's.
 

@@ -32,16 +32,15 @@ import fcntl
 import os
 import signal
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from nodehost.daemon import proc
+from nodehost.daemon.variables import COMPONENT_VARIABLE, MARKER_VARIABLE
 from nodehost.errors import RuntimeFailure
 from nodehost.fileread import STATE_LIMIT, file_kind, read_file
+from nodehost.frozen import frozen
 from nodehost.pki.atomic import make_directories
 
-MARKER_VARIABLE = "NODEHOST_MANAGED"
-COMPONENT_VARIABLE = "NODEHOST_COMPONENT"
 RUN_DIRECTORY = "run"
 #: How long to wait for SIGKILLed processes to disappear.
 KILL_WAIT = 10.0
@@ -62,7 +61,7 @@ def marker_environment(state_dir: str, component: str) -> dict[str, str]:
     return {MARKER_VARIABLE: state_dir, COMPONENT_VARIABLE: component}
 
 
-@dataclass(frozen=True)
+@frozen
 class PidRecord:
     """What a pid file says about a child."""
 

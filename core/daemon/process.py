@@ -53,7 +53,8 @@ from typing import Any
 
 from nodehost.daemon import cgroups, proc
 from nodehost.daemon.output import ComponentOutput, PipeReader
-from nodehost.daemon.pidfiles import COMPONENT_VARIABLE, MARKER_VARIABLE, write_pid_file
+from nodehost.daemon.pidfiles import write_pid_file
+from nodehost.daemon.variables import COMPONENT_VARIABLE, MARKER_VARIABLE
 
 #: How long a stop waits for SIGKILLed processes to disappear before it gives up.
 KILL_WAIT = 10.0
@@ -203,6 +204,33 @@ def _enter_cgroup(popen: subprocess.Popen[bytes], cgroup: Path) -> None:
         ) from None
 
 
+#: The host's children as last read, valid until the event loop's next iteration.
+_children_read: set[int] | None = None
+
+
+def own_children_this_iteration() -> set[int]:
+    """The host's direct children (adopted orphans included), read once per loop iteration.
+
+    The components that stop together (all N of them when the node stops) ask in
+    the same iteration, so they share one read of ``/proc/self/task/*/children``
+    instead of N; the next iteration reads again.  Outside a running loop: a read.
+    """
+    global _children_read
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return proc.own_children()
+    if _children_read is None:
+        _children_read = proc.own_children()
+        loop.call_soon(_forget_children_read)
+    return _children_read
+
+
+def _forget_children_read() -> None:
+    global _children_read
+    _children_read = None
+
+
 class ChildProcess:
     """One run of a process component: the child, its group, its output pipes.
 
@@ -325,7 +353,7 @@ class ChildProcess:
     def _marked_orphans(self) -> list[int]:
         found = []
         known = self.reaper.callbacks if self.reaper is not None else {}
-        for pid in proc.own_children():
+        for pid in own_children_this_iteration():
             if pid == self.pid or pid in known:  # components' own children are not orphans
                 continue
             environment = proc.environment(pid)

@@ -50,12 +50,12 @@ import os
 import stat
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nodehost.errors import ConfigInvalid, NodehostError
 from nodehost.fileread import FileState, file_state
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.daemon.host import Host
@@ -72,7 +72,7 @@ CONFIG_MODE = 0o600
 CANNOT_REREAD = "this host cannot re-read its configuration"
 
 
-@dataclass(frozen=True)
+@frozen
 class ApplyResult:
     """How one apply ended.
 

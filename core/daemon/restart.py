@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from nodehost.backoff import Backoff
 from nodehost.daemon.settings import RestartPolicy
+from nodehost.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Verdict:
     """What to do after an exit: wait ``delay`` seconds and restart, or give up."""
 

@@ -35,9 +35,12 @@ def run_plan(
     (SIGHUP, a component's ``apply_config``); without one every attempt is
     rejected.
     """
+    import gc
+
     from nodehost.daemon.profile import profiling
     from nodehost.log import get_logger
 
+    gc.enable()  # off while the console script loaded (nodehost.entry); a node runs for long
     settings = settings if settings is not None else HostSettings()
     log = get_logger("nodehost")
     with profiling(log) as mode:

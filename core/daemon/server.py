@@ -24,6 +24,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nodehost.frozen import frozen
+
 MAX_REQUEST_BYTES = 8192
 REQUEST_TIMEOUT = 5.0
 #: Connections open at once (see the module docstring).
@@ -41,7 +43,7 @@ REASONS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Response:
     status: int
     body: bytes

@@ -6,7 +6,9 @@ documented behaviour of ``nodehost start``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from nodehost.frozen import frozen
 
 #: Default address of the health/metrics/status server (loopback only).
 DEFAULT_HEALTH_HOST = "127.0.0.1"
@@ -14,7 +16,7 @@ DEFAULT_HEALTH_PORT = 10245
 DEFAULT_HEALTH_ADDRESS = f"{DEFAULT_HEALTH_HOST}:{DEFAULT_HEALTH_PORT}"
 
 
-@dataclass(frozen=True)
+@frozen
 class RestartPolicy:
     """When and how often a component that exited on its own is started again.
 
@@ -34,7 +36,7 @@ class RestartPolicy:
     crash_loop_limit: int = 5
 
 
-@dataclass(frozen=True)
+@frozen
 class HostSettings:
     """Everything :func:`nodehost.daemon.run_plan` needs besides the plan.
 

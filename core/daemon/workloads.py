@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import shlex
 
-from nodehost.daemon import proc
-from nodehost.daemon.cgroups import WORKLOAD_CGROUP_VARIABLE
-from nodehost.daemon.pidfiles import COMPONENT_VARIABLE, MARKER_VARIABLE
-
-WORKLOAD_VARIABLE = "NODEHOST_WORKLOAD"
+from nodehost.daemon.variables import (
+    COMPONENT_VARIABLE,
+    MARKER_VARIABLE,
+    WORKLOAD_CGROUP_VARIABLE,
+    WORKLOAD_VARIABLE,
+)
 
 
 def launcher_script(program: str, what: str) -> bytes:
@@ -48,4 +49,6 @@ def launcher_script(program: str, what: str) -> bytes:
 
 def workload_roots(state_dir: str) -> list[int]:
     """The live processes handed over as workloads of ``state_dir`` (by their variable)."""
+    from nodehost.daemon import proc  # ctypes: not for a plan that only writes the launcher
+
     return proc.processes_with(WORKLOAD_VARIABLE, state_dir)

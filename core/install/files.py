@@ -18,19 +18,19 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from nodehost import __version__
 from nodehost.errors import RuntimeFailure
+from nodehost.frozen import frozen
 
 DIGEST_PREFIX = "# nodehost-install-sha256: "
 _ESCAPED = re.compile(r'([\\"$`])')
 _ASSIGNMENT = re.compile(r'^([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"$')
 
 
-@dataclass(frozen=True)
+@frozen
 class Written:
     """What :func:`write_owned_file` did: ``"created"``, ``"updated"`` or ``"unchanged"``."""
 

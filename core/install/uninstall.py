@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nodehost.daemon.teardown import TeardownReport, mounts_below, unmount_below
+from nodehost.frozen import frozen
 from nodehost.install import ENVIRONMENT_PATH, UNIT_NAME, UNIT_PATH
 from nodehost.install.files import (
     packaged_unit,
@@ -43,7 +44,7 @@ from nodehost.install.systemd import systemctl, systemd_running
 _SHALLOWEST_PURGE = 2
 
 
-@dataclass(frozen=True)
+@frozen
 class UninstallOptions:
     """``--purge``, ``--purge-volumes`` and the teardown's grace period in seconds."""
 
@@ -64,7 +65,7 @@ class UninstallReport:
     failed: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@frozen
 class InstalledNode:
     """The paths the installed service uses, from its unit's defaults and environment file."""
 
@@ -100,11 +101,11 @@ def uninstall(options: UninstallOptions) -> UninstallReport:
     _stop_service(report)
     stopped = not report.failed
     _tear_down(node.state_dir, options.grace, report)
-    kubelet_root = _kubelet_root(node, report)
-    if kubelet_root is not None:
-        _unmount_volumes(kubelet_root, options.purge_volumes, report)
+    volume_directory = _volume_directory(node, report)
+    if volume_directory is not None:
+        _unmount_volumes(volume_directory, options.purge_volumes, report)
     if options.purge:
-        keep = None if options.purge_volumes else kubelet_root
+        keep = None if options.purge_volumes else volume_directory
         _purge(node.state_dir, keep, report)
         if node.config is not None:
             _purge_node_folder(node.config, keep, report)
@@ -153,7 +154,7 @@ def _tear_down(state_dir: str, grace: float, report: UninstallReport) -> None:
     report.failed.extend(done.left)
 
 
-def _kubelet_root(node: InstalledNode, report: UninstallReport) -> str | None:
+def _volume_directory(node: InstalledNode, report: UninstallReport) -> str | None:
     """The config's ``volumeDirectory`` (else ``NODEHOST_VOLUME_DIR`` if absolute)."""
     from nodehost.errors import ConfigError
 
@@ -172,17 +173,19 @@ def _kubelet_root(node: InstalledNode, report: UninstallReport) -> str | None:
     return None
 
 
-def _unmount_volumes(kubelet_root: str, purge_volumes: bool, report: UninstallReport) -> None:
+def _unmount_volumes(volume_directory: str, purge_volumes: bool, report: UninstallReport) -> None:
     unmounted = TeardownReport()
-    unmount_below(kubelet_root, unmounted)
+    unmount_below(volume_directory, unmounted)
     report.removed.extend(unmounted.done)
     report.failed.extend(unmounted.left)
-    if not os.path.isdir(kubelet_root):
+    if not os.path.isdir(volume_directory):
         return
     if not purge_volumes:
-        report.kept.append(f"pod volume data in {kubelet_root}: kept (--purge-volumes deletes it)")
+        report.kept.append(
+            f"pod volume data in {volume_directory}: kept (--purge-volumes deletes it)"
+        )
         return
-    _remove_tree(kubelet_root, None, report)
+    _remove_tree(volume_directory, None, report)
 
 
 def _purge(folder: str, keep: str | None, report: UninstallReport) -> None:

@@ -1,4 +1,4 @@
-"""Upstream Kubernetes program interfaces as data: flag tables, their Go parsers, config files.
+"""Kubernetes programs' interfaces, generically: pflag flag sets, Go's parsers, config files.
 
 * :mod:`nodehost.kube.goparse` -- Go's text parsers (strconv, encoding/csv,
   sloppy IPs, taints) with Go's exact error texts;
@@ -6,15 +6,14 @@
 * :mod:`nodehost.kube.flags` -- :class:`~nodehost.kube.flags.Flag` and
   :class:`~nodehost.kube.flags.FlagSet`: Origin's ``Resolve``, pflag's
   command-line parsing, removed flags, the split into config file and flags;
-* :mod:`nodehost.kube.programs` -- the flag sets of a current kubelet and
-  kube-proxy, and the config files they read (``KubeletConfiguration``,
-  ``KubeProxyConfiguration``);
-* :mod:`nodehost.kube.configfile` -- writing and reading those files;
+* :mod:`nodehost.kube.configfile` -- writing and reading a program's config file;
 * :mod:`nodehost.kube.healthz` -- the URL to probe a program's ``/healthz``.
 
-These modules describe programs; they never start one.  The kubelet and proxy
-plugins use them to validate ``kubeletArguments``/``proxyArguments`` and to
-write config files, and the stand-ins in :mod:`nodehost.testing` use them to
-accept exactly the real programs' flags.  Only :mod:`~nodehost.kube.configfile`
-imports yaml, and only when called.
+These modules are generic; they never start a program and name none.  Each
+program's own knowledge (its flag table, config file fields, defaults) lives
+in the plugin of the component that runs it (``nodehost.plugins.<name>.flags``
+and ``.configfile``), which uses these modules to validate its arguments and
+write its files, and its stand-in beside it to accept exactly the real
+program's flags.  Only :mod:`~nodehost.kube.configfile` imports yaml, and only
+when called.
 """

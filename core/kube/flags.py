@@ -25,15 +25,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nodehost.flagsline import go_quote
+from nodehost.frozen import frozen
 from nodehost.kube.goparse import FlagError
 from nodehost.kube.values import Value, check_config_value
+
+#: Why a program's flag table has ``-h``/``--help`` although the upstream listing does not.
+COBRA_HELP_REASON = "cobra registers -h/--help on every command"
+#: Why a program's flag table has a logging flag the upstream listing does not.
+NEWER_LOGGING_REASON = (
+    "a component-base logging flag (logsapi.AddFlags) newer than the pinned logs options.go, "
+    "which registers only the JSON split-stream pair"
+)
 
 
 class HelpRequested(Exception):
     """``-h``/``--help`` was given and the program does not define it as a flag."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Flag:
     """One flag of a program.
 
@@ -60,7 +69,7 @@ class Flag:
         return f"-{self.shorthand}, --{self.name}" if self.shorthand else f"--{self.name}"
 
 
-@dataclass(frozen=True)
+@frozen
 class RemovedFlag:
     """A flag an older release accepted and the current program rejects.
 
@@ -84,7 +93,7 @@ class RemovedFlag:
         return f"removed in {self.removed_in} ({self.reason}); {action}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Translation:
     """What :meth:`FlagSet.translate` did with one removed key (see :class:`RemovedFlag`)."""
 
@@ -93,7 +102,7 @@ class Translation:
     ignored: bool = False  # the replacement was given too, so these values were not used
 
 
-@dataclass(frozen=True)
+@frozen
 class ArgumentError:
     """One key of an arguments mapping that did not resolve (Origin's two errors).
 
@@ -116,7 +125,7 @@ class Resolution:
     errors: list[ArgumentError] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@frozen
 class Launch:
     """A program's settings as nodehost runs it (see :meth:`FlagSet.launch`).
 

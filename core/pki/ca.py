@@ -12,13 +12,13 @@ here the same certificate).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
 
 from nodehost.errors import PKIError, UsageError
 from nodehost.fileread import PEM_LIMIT, read_file
+from nodehost.frozen import frozen
 from nodehost.options import check_expire_days
 from nodehost.pki import DEFAULT_KEY_TYPE
 from nodehost.pki.certs import (
@@ -52,7 +52,7 @@ CA_BUNDLE_FILE = "ca-bundle.crt"
 CA_SERIAL_MODE = 0o644
 
 
-@dataclass(frozen=True)
+@frozen
 class Signer:
     """A loaded signer CA, ready to issue certificates."""
 
@@ -66,7 +66,7 @@ class Signer:
         return reserve_serials(self.serial_file, count)
 
 
-@dataclass(frozen=True)
+@frozen
 class SignerCAResult:
     """What :func:`create_signer_ca` wrote, and Origin's lifetime warning if any."""
 

@@ -16,10 +16,10 @@ import contextlib
 import os
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from nodehost.fileread import CONFIG_LIMIT, read_file
+from nodehost.frozen import frozen
 from nodehost.pki.atomic import (
     create_files,
     fsync_directory,
@@ -34,7 +34,7 @@ CERT_MODE = 0o644
 KEY_MODE = 0o600
 
 
-@dataclass(frozen=True)
+@frozen
 class PlannedFile:
     """One file to write: ``name`` inside the folder, its bytes and mode.
 
@@ -48,7 +48,7 @@ class PlannedFile:
     replace: bool = True
 
 
-@dataclass(frozen=True)
+@frozen
 class _Previous:
     path: Path
     data: bytes | None

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from nodehost.config.hostport import IPAddress, is_dns1123_label, parse_ip
+from nodehost.frozen import frozen
 
 _MAX_DNS_NAME = 253
 #: X.509's upper bound for a common name (RFC 5280 ub-common-name).
 MAX_COMMON_NAME = 64
 
 
-@dataclass(frozen=True)
+@frozen
 class Hostnames:
     """A checked, normalized, sorted set of hostnames for a serving certificate."""
 

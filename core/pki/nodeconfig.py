@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from nodehost.config.defaults import (
@@ -26,12 +26,13 @@ from nodehost.config.defaults import (
 )
 from nodehost.config.paths import resolve_path
 from nodehost.config.schema import Kind, NodeConfig, field_specs
+from nodehost.frozen import frozen
 
 NODE_CONFIG_FILE = "node-config.yaml"
 NODE_CONFIG_MODE = 0o644
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeConfigFields:
     """The values create-node-config puts into ``node-config.yaml`` (paths as given)."""
 

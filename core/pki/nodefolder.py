@@ -32,6 +32,7 @@ from typing import Any
 from nodehost.config.listen import ListenAddress, parse_listen
 from nodehost.errors import PKIError, UsageError
 from nodehost.fileread import PEM_LIMIT, read_file
+from nodehost.frozen import frozen
 from nodehost.options import (
     DEFAULT_EXPIRE_DAYS,
     DEFAULT_IMAGE_FORMAT,
@@ -47,7 +48,7 @@ from nodehost.pki import (
     DEFAULT_SIGNER_KEY,
     DEFAULT_SIGNER_SERIAL,
     KEY_TYPES,
-    KUBELET_PORT,
+    NODE_SERVING_PORT,
 )
 from nodehost.pki.ca import Signer, load_signer
 from nodehost.pki.certs import (
@@ -99,11 +100,11 @@ REGISTRATION_FILE = "node-registration.json"
 NODES_GROUP = "system:nodes"
 NODE_USER_PREFIX = "system:node:"
 DEFAULT_LISTEN = parse_listen(
-    DEFAULT_NODE_LISTEN, default_port=KUBELET_PORT, default_value=DEFAULT_NODE_LISTEN
+    DEFAULT_NODE_LISTEN, default_port=NODE_SERVING_PORT, default_value=DEFAULT_NODE_LISTEN
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeFolderRequest:
     """Every option of ``create-node-config`` (:ref:`origin-create-node-config`) plus ``key_type``
     and ``overwrite``.
@@ -157,7 +158,7 @@ class NodeFolderRequest:
         return NODE_USER_PREFIX + self.node_name
 
 
-@dataclass(frozen=True)
+@frozen
 class NodeFolderResult:
     """What :func:`create_node_folder` did: files written and kept, and warnings for stderr."""
 
@@ -395,7 +396,7 @@ def create_node_folder(
 _Build = Callable[[Signer, PrivateKey, int], tuple[bytes, str | None]]
 
 
-@dataclass(frozen=True)
+@frozen
 class _Pair:
     """One certificate/key pair of the folder: copied from supplied files, kept, or issued."""
 
@@ -576,7 +577,7 @@ def _node_config(request: NodeFolderRequest, node_dir: Path, cwd: str) -> dict[s
     tls = request.listen.use_tls
     fields = NodeConfigFields(
         node_name=request.node_name,
-        bind_address=request.listen.host_port(KUBELET_PORT),
+        bind_address=request.listen.host_port(NODE_SERVING_PORT),
         volume_directory=request.volume_dir,
         allow_disabled_docker=request.allow_disabled_docker,
         image_format=request.image_format,

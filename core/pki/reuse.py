@@ -16,18 +16,18 @@ every check below passes and otherwise reports the first that failed:
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 
 from nodehost.errors import PKIError
+from nodehost.frozen import frozen
 from nodehost.pki.certs import common_name_of, decode_certificates, organizations_of
 from nodehost.pki.hostnames import Hostnames
 from nodehost.pki.keys import decode_private_key, key_matches
 
 
-@dataclass(frozen=True)
+@frozen
 class Wanted:
     """What the certificate must be for: a client identity or serving hostnames."""
 

@@ -16,15 +16,15 @@ groups are for -- is a clash:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.errors import PluginError
+from nodehost.frozen import frozen
 from nodehost.pluginhost.manager import PluginHost, Provided
 from nodehost.pluginhost.selection import ALL_GROUP
 
 
-@dataclass(frozen=True)
+@frozen
 class Claim:
     """One record's claim on a word: ``role`` is ``component name``, ``alias``, ``group``..."""
 
@@ -33,7 +33,7 @@ class Claim:
     item: Provided[Any] | None  # None: the core's own ``all``
 
 
-@dataclass(frozen=True)
+@frozen
 class Clash:
     """``plugin`` fails because of ``message`` (raised in ``hook``)."""
 

@@ -29,8 +29,9 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from nodehost.frozen import frozen
 
 #: What ``importlib.metadata.EntryPoint`` accepts as a value (``module[:attr][ [extras]]``);
 #: compiled when an entry point is loaded (``re``'s cache), not at import.
@@ -38,7 +39,7 @@ _VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*
 _METADATA_FILES = ("METADATA", "PKG-INFO")
 
 
-@dataclass(frozen=True)
+@frozen
 class EntryPoint:
     """One entry point and the distribution that declares it."""
 

@@ -36,6 +36,7 @@ import pluggy
 
 from nodehost import PROJECT_NAME
 from nodehost.errors import PluginError
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.check import Check, CheckContext
@@ -108,7 +109,7 @@ def _env_list(name: str) -> frozenset[str]:
     return frozenset(item.strip() for item in os.environ.get(name, "").split(",") if item.strip())
 
 
-@dataclass(frozen=True)
+@frozen
 class LoadOptions:
     """How to load plugins; :meth:`from_environment` merges CLI flags with the environment."""
 
@@ -127,7 +128,11 @@ class LoadOptions:
         )
 
 
-@dataclass(frozen=True)
+#: Built-ins and entry points, nothing disabled, failures not fatal.
+DEFAULT_LOAD_OPTIONS = LoadOptions()
+
+
+@frozen
 class PluginInfo:
     """One plugin as ``nodehost plugins`` lists it.
 
@@ -244,7 +249,7 @@ def _short_repr(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-@dataclass(frozen=True)
+@frozen
 class Provided(Generic[T]):
     """A record with the plugin (and distribution) that provided it."""
 
@@ -273,7 +278,7 @@ class PluginHost:
 
     # --- loading ---------------------------------------------------------------
 
-    def load(self, options: LoadOptions = LoadOptions()) -> PluginHost:
+    def load(self, options: LoadOptions = DEFAULT_LOAD_OPTIONS) -> PluginHost:
         """Register built-ins, then entry points, as the module docstring says."""
         self.strict = options.strict
         for name in options.disabled:

@@ -21,8 +21,10 @@ import enum
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
+
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import Component, NetworkProvider
@@ -85,7 +87,7 @@ class ValidationScope(enum.IntEnum):
     NODE = 3
 
 
-@dataclass(frozen=True)
+@frozen
 class ComponentRecord:
     """One component the host can select, order and run."""
 
@@ -130,8 +132,8 @@ class ComponentRecord:
     config_schema: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: stand-in programs for the programs this component runs, by program name (``argv[0]`` of
     #: its :class:`~nodehost.component.ProcessSpec`) -> a console script or absolute path;
-    #: ``nodehost start --standins=missing|always`` uses them as it uses nodehost's own stand-ins
-    #: for the kubelet and kube-proxy.
+    #: ``nodehost start --standins=missing|always`` uses them (the built-in components name
+    #: theirs the same way).
     standins: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -173,7 +175,7 @@ class Topology(enum.StrEnum):
     L2 = "l2"
 
 
-@dataclass(frozen=True)
+@frozen
 class NetworkProviderRecord:
     """One network provider, selected by ``networkConfig.networkPluginName``."""
 
@@ -214,7 +216,7 @@ class NetworkProviderRecord:
             raise ValueError(f"network provider {self.name}: topology must be a nodehost.Topology")
 
 
-@dataclass(frozen=True)
+@frozen
 class ApiRoute:
     """The node's API clients go through ``component``, with ``kubeconfig``.
 
@@ -273,7 +275,7 @@ def _go_value(value: Any) -> str:
     return str(value)
 
 
-@dataclass(frozen=True)
+@frozen
 class Problem:
     """One validation error or warning at an Origin field path.
 

@@ -22,16 +22,16 @@ records plugins register:
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.errors import PluginError, UsageError
+from nodehost.frozen import frozen
 from nodehost.pluginhost.records import ComponentRecord
 
 ALL_GROUP = "all"
 
 
-@dataclass(frozen=True)
+@frozen
 class SelectionRequest:
     """The selection flags as given; ``None`` means the flag was not given."""
 
@@ -40,7 +40,7 @@ class SelectionRequest:
     disable: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class Catalog:
     """The known components, their aliases and groups."""
 

@@ -4,12 +4,12 @@
   (``/healthz``, clean SIGTERM exit, crash / slow-ready / hang / grandchild
   behaviours chosen by ``NODEHOST_STANDIN_*`` environment variables) and the
   ``nodehost-standin`` console script;
-* :mod:`nodehost.testing.programs` -- stand-ins for the kubelet and
-  kube-proxy built on it (``nodehost-standin-kubelet``,
-  ``nodehost-standin-kube-proxy``) that accept exactly the real programs'
-  flags and config files; the kubelet's side toward the API server (its
-  Node, Lease and Ready condition) is :mod:`nodehost.testing.nodeagent`, its
-  TLS bootstrap :mod:`nodehost.testing.certrequest`;
+* :mod:`nodehost.testing.fakeprogram` -- a Kubernetes program's command line
+  and config file as a stand-in imitates them; each component's stand-in sits
+  beside its plugin and names itself in its record (``standins``: the
+  kubelet's in :mod:`nodehost.plugins.kubelet.standin`, kube-proxy's in
+  :mod:`nodehost.plugins.proxy.standin`); the TLS bootstrap of a node is
+  :mod:`nodehost.testing.certrequest`;
 * :mod:`nodehost.testing.planhost` -- run the host on a plan written as JSON,
   without configuration or plugins (runtime tests and ``bench/supervisor.py``);
 * :mod:`nodehost.testing.notify` -- the systemd side of sd_notify;
@@ -27,9 +27,3 @@
 
 Nothing here is imported by ``import nodehost``.
 """
-
-#: The stand-in console script for each program it replaces (``nodehost start --standins``).
-STANDINS = {
-    "kubelet": "nodehost-standin-kubelet",
-    "kube-proxy": "nodehost-standin-kube-proxy",
-}

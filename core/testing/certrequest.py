@@ -28,8 +28,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from nodehost.pki.nodefiles import CLIENT_CERT_PREFIX, current_pair_file
+
 SIGNER = "kubernetes.io/kube-apiserver-client-kubelet"
-CURRENT = "kubelet-client-current.pem"
 CONTEXT = {"cluster": "default-cluster", "user": "default-auth"}
 
 
@@ -91,10 +92,10 @@ def store_pair(cert_dir: Path, pem: bytes) -> Path:
 
     cert_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d-%H-%M-%S")
-    pair = cert_dir / f"kubelet-client-{stamp}.pem"
+    pair = cert_dir / f"{CLIENT_CERT_PREFIX}-{stamp}.pem"
     write_atomic(pair, pem, 0o600)
-    current = cert_dir / CURRENT
-    link = cert_dir / f".{CURRENT}.new"
+    current = current_pair_file(cert_dir, CLIENT_CERT_PREFIX)
+    link = cert_dir / f".{current.name}.new"
     link.unlink(missing_ok=True)
     os.symlink(pair.name, link)
     os.replace(link, current)

@@ -2,8 +2,9 @@
 
 Stand-ins replace real node programs (kubelet, kube-proxy, ...) in tests, in a
 user's CI and in a plugin author's experiments.  This module is the behaviour
-engine they share; the stand-ins of :mod:`nodehost.testing.programs`
-parse their program's flags and then call :func:`run_standin`.
+engine they share; a component's stand-in (beside its plugin, built on
+:mod:`nodehost.testing.fakeprogram`) parses its program's flags and then
+calls :func:`run_standin`.
 
 What a stand-in does by default
 -------------------------------
@@ -46,6 +47,13 @@ stand-in among several.  A malformed value is one line on stderr and exit 2.
 ``SIGNAL_FILE=PATH``
     on SIGHUP, SIGUSR1 or SIGUSR2, append ``<SIGNAL> <pid>\n`` to PATH and
     keep running (a reload signal that was received).
+``HEALTHZ_PORT=PORT``
+    serve ``/healthz`` on PORT instead of the port the program's flags and
+    config give (the host stays theirs); ``0`` lets the kernel pick one, which
+    the ``serving`` line names.  For tests that run stand-ins side by side: a
+    port picked beforehand may be taken by the time the stand-in binds it (or
+    be free on one family only, when the stand-in binds both); unset, the
+    stand-in keeps the real program's port and defaults.
 
 API
 ---
@@ -92,6 +100,7 @@ class Behaviour:
     fork_grandchild: str | None = None  # None, "1" or "setsid"
     grandchild_pid_file: str | None = None
     signal_file: str | None = None
+    healthz_port: int | None = None
 
     @classmethod
     def from_environ(cls, program: str, environ: Mapping[str, str] | None = None) -> Behaviour:
@@ -119,6 +128,7 @@ class Behaviour:
             fork_grandchild=fork if fork in ("1", "setsid") else None,
             grandchild_pid_file=read.text("GRANDCHILD_PID_FILE") or None,
             signal_file=read.text("SIGNAL_FILE") or None,
+            healthz_port=read.port("HEALTHZ_PORT"),
         )
 
 
@@ -159,6 +169,12 @@ class _EnvReader:
             return int(value)
         except ValueError:
             raise BehaviourError(f"{self.name(key)}: expected an integer, got {value!r}") from None
+
+    def port(self, key: str) -> int | None:
+        port = self.integer(key)
+        if port is not None and not 0 <= port <= 65535:
+            raise BehaviourError(f"{self.name(key)}: expected a port (0-65535), got {port}")
+        return port
 
     def crash_after(self) -> tuple[float | None, int]:
         value = self.text("CRASH_AFTER")
@@ -212,6 +228,8 @@ def run_standin(
         _record_signals(program, behaviour.signal_file)
     _say(program, f"started pid={os.getpid()}")
     if healthz is not None:
+        if behaviour.healthz_port is not None:
+            healthz = (healthz[0], behaviour.healthz_port)
         ready_at = started + behaviour.ready_delay
         _serve_healthz(program, healthz, healthz_path, ready_at, content, content_type)
     crash_at = _crash_deadline(behaviour, started, start_number)

@@ -12,11 +12,11 @@ that swaps them is seen through either file) are kept as they are.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from nodehost.config.hostport import join_host_port
+from nodehost.frozen import frozen
 from nodehost.plugins.apilb.settings import (
     CLUSTER,
     KUBECONFIG_FILE,
@@ -29,7 +29,7 @@ from nodehost.plugins.apilb.settings import (
 _FILE_KEYS = ("certificate-authority", "client-certificate", "client-key", "tokenFile")
 
 
-@dataclass(frozen=True)
+@frozen
 class Route:
     """A planned balancer: the servers in order of preference and the routed kubeconfig."""
 

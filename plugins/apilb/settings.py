@@ -26,12 +26,12 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from nodehost.config.hostport import join_host_port, split_host_port
 from nodehost.config.sections import SectionReader, section_schema
+from nodehost.frozen import frozen
 from nodehost.pluginhost.records import Problem, ProblemKind
 
 SECTION = "apiServerLoadBalancer"
@@ -81,7 +81,7 @@ SCHEMA = section_schema(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class LbSettings:
     """What the section says; ``servers`` are ``host:port`` addresses."""
 

@@ -18,10 +18,10 @@ prints one line per server; ``/metrics`` has ``nodehost_apilb_*``
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.backoff import Backoff
+from nodehost.frozen import frozen
 
 #: The EndpointSlice the API servers keep of themselves.
 SLICE_NAME, SLICE_NAMESPACE = "kubernetes", "default"
@@ -33,7 +33,7 @@ FOLLOW_BACKOFF = Backoff(initial=1.0, maximum=30.0, jitter=0.5)
 LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-@dataclass(frozen=True)
+@frozen
 class BalancerTask:
     """The component's task (a value: an unchanged plan leaves it running)."""
 

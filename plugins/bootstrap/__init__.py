@@ -18,12 +18,12 @@ in its status and idles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskSpec
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
@@ -112,7 +112,7 @@ def sync_settings(context: PlanContext) -> SyncSettings | None:
     return SyncSettings(context.options, context.config.master_kube_config)
 
 
-@dataclass(frozen=True)
+@frozen
 class BootstrapTask:
     """The component's task: rotation, the sync when ``sync`` is set, and the Node watch
     (:mod:`~nodehost.plugins.bootstrap.nodewatch`) when ``watch_node`` is (the kubelet is

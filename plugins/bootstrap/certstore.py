@@ -18,30 +18,26 @@ import contextlib
 import datetime
 import os
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.fileread import PEM_LIMIT, read_file
-from nodehost.kube.programs import (
-    KUBELET_CLIENT_CERT_PREFIX,
-    KUBELET_SERVING_CERT_PREFIX,
-    kubelet_current_cert,
-)
+from nodehost.frozen import frozen
 from nodehost.pki.atomic import fsync_directory, make_directories, write_atomic
+from nodehost.pki.nodefiles import CLIENT_CERT_PREFIX, SERVING_CERT_PREFIX, current_pair_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from cryptography import x509
 
     from nodehost.pki.keys import PrivateKey
 
-CLIENT_PREFIX = KUBELET_CLIENT_CERT_PREFIX
-SERVING_PREFIX = KUBELET_SERVING_CERT_PREFIX
+CLIENT_PREFIX = CLIENT_CERT_PREFIX
+SERVING_PREFIX = SERVING_CERT_PREFIX
 PAIR_MODE = 0o600
 CERT_DIR_MODE = 0o700
 
 
-@dataclass(frozen=True)
+@frozen
 class StoredPair:
     """A certificate and its key as read from ``path``."""
 
@@ -66,7 +62,7 @@ class StoredPair:
 
 
 def current_path(cert_dir: Path, prefix: str) -> Path:
-    return kubelet_current_cert(cert_dir, prefix)
+    return current_pair_file(cert_dir, prefix)
 
 
 #: Parsed pairs by file identity: rotation looks at its files every few seconds, and a

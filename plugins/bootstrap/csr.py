@@ -18,11 +18,11 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.api.client import ClusterClient, ClusterError, ClusterRefused, WaitTimeout
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.pki.keys import PrivateKey
@@ -44,7 +44,7 @@ class CSRDenied(ClusterError):
     """The request was denied or failed; the message carries its reason."""
 
 
-@dataclass(frozen=True)
+@frozen
 class CertificateRequest:
     """What to ask for: signer, subject, usages and SANs."""
 

@@ -43,13 +43,13 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.config.hostport import join_host_port
 from nodehost.errors import RuntimeFailure, UsageError
 from nodehost.fileread import PEM_LIMIT, read_file
+from nodehost.frozen import frozen
 from nodehost.pki.kubeconfig import kubeconfig_entries
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,7 +70,7 @@ FILE_MODE = 0o600
 FEATURE_GATES = "RotateKubeletClientCertificate=true,RotateKubeletServerCertificate=true"
 
 
-@dataclass(frozen=True)
+@frozen
 class BootstrapSettings:
     """Everything the bootstrap sequence reads, taken from the start options once."""
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from nodehost.backoff import Backoff
+from nodehost.frozen import frozen
 from nodehost.plugins.bootstrap.certstore import (
     CLIENT_PREFIX,
     SERVING_PREFIX,
@@ -46,7 +47,7 @@ ATTEMPT_TIMEOUT = 120.0
 RENEWAL_BACKOFF = Backoff(initial=2.0, maximum=256.0, jitter=0.5)
 
 
-@dataclass(frozen=True)
+@frozen
 class RotationSettings:
     """What rotation needs: where the files are and what to ask for."""
 

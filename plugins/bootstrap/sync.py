@@ -52,9 +52,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from nodehost.frozen import frozen
 from nodehost.plugins.bootstrap.join import (
     NODE_CONFIG,
     BootstrapSettings,
@@ -81,7 +81,7 @@ EVENTS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class SyncSettings:
     """What the sync is planned with: the start options (a value, stable across plans)
     and the kubeconfig it reaches the API server through (``masterKubeConfig``; "": the

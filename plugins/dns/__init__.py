@@ -16,13 +16,13 @@ itself (and dnspython) is imported only when the task starts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, Problem, ValidationScope, hookimpl
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskContext, TaskSpec
 from nodehost.config.sections import idle_section_problems
 from nodehost.errors import InvalidSetting, RuntimeFailure
+from nodehost.frozen import frozen
 from nodehost.plugins.dns import hookspecs
 from nodehost.plugins.dns.hookspecs import DnsRecordSourceRecord
 from nodehost.plugins.dns.settings import (
@@ -231,7 +231,7 @@ def _build(record: DnsRecordSourceRecord, context: SourceContext) -> RecordSourc
         ) from error
 
 
-@dataclass(frozen=True)
+@frozen
 class DnsTask:
     """The dns component's task: serve ``settings`` from ``sources`` until cancelled."""
 

@@ -15,14 +15,14 @@ provides a record source implements::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from nodehost.frozen import frozen
 from nodehost.pluginhost.markers import hookspec
 from nodehost.pluginhost.records import check_name
 
 
-@dataclass(frozen=True)
+@frozen
 class DnsRecordSourceRecord:
     """One source of cluster DNS records, returned by ``nodehost_dns_record_sources``."""
 

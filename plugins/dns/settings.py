@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost import Problem
@@ -41,6 +40,7 @@ from nodehost.config.sections import (
     section_schema,
 )
 from nodehost.fileread import TEXT_LIMIT, read_text
+from nodehost.frozen import frozen
 
 SECTION = "dnsServerConfig"
 DEFAULT_DOMAIN = "cluster.local"
@@ -88,7 +88,7 @@ class SettingsError(ValueError):
         self.problem = problem
 
 
-@dataclass(frozen=True)
+@frozen
 class DnsSettings:
     """Everything the server needs; ``record_sources`` None means "every source that applies"."""
 
@@ -189,7 +189,7 @@ def _is_self(upstream: Upstream, host: str, port: int) -> bool:
 # --- the plugin's own section ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class SectionValues:
     """What ``dnsServerConfig`` sets (defaults where it does not)."""
 

@@ -18,7 +18,8 @@ Validation (``nodehost_validate_config``):
   ``kubeletArguments`` resolved against the current kubelet's flags, with Origin's paths and wording
   -- path ``flag`` ``is not a valid flag`` for an unknown key, path ``<key>`` ``could not be
   set: <Go error>`` for a rejected value.  A flag the kubelet has removed is a
-  warning at ``kubeletArguments.<key>`` and is renamed or dropped;
+  warning at ``kubeletArguments.<key>`` and is renamed or dropped; nodehost's
+  rule that a numeric ``*port`` argument is a port (0-65535) applies there too;
 * when the kubelet is selected: Origin's required security settings
   (:ref:`origin-kubelet-required-settings`) as far as ``kubeletArguments`` can break them, and keys
   nodehost owns.
@@ -83,6 +84,7 @@ def nodehost_components() -> list[ComponentRecord]:
             validation_scope=ValidationScope.NODE,
             write_flags=True,
             config_sections=("kubeletArguments",),
+            standins={"kubelet": "nodehost-standin-kubelet"},
         )
     ]
 
@@ -99,9 +101,12 @@ def nodehost_validate_config(
 ) -> list[Problem]:
     """Rule 13 and the removed-flag warnings; Origin's required security settings, files,
     node labels and taints and reserved keys if the kubelet runs."""
+    from nodehost.config.validate import argument_ports
+
     arguments = config.kubelet_arguments
     problems: list[Problem] = []
     if scope >= ValidationScope.IN_CLUSTER:
+        problems.extend(argument_ports(arguments, "kubeletArguments"))
         problems.extend(argument_problems(arguments))
     if "kubelet" in selected:
         problems.extend(security_problems(arguments))
@@ -117,9 +122,9 @@ def nodehost_validate_config(
 
 def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
     """Origin's rule 13 for a current kubelet, plus a warning per removed flag."""
-    from nodehost.kube import programs as kube
+    from nodehost.plugins.kubelet.flags import KUBELET_FLAGS
 
-    translated, translations = kube.KUBELET_FLAGS.translate(arguments)
+    translated, translations = KUBELET_FLAGS.translate(arguments)
     problems = [
         Problem.forbidden(
             f"kubeletArguments.{found.key}",
@@ -129,7 +134,7 @@ def argument_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
         )
         for found in translations
     ]
-    for error in kube.KUBELET_FLAGS.resolve(translated).errors:
+    for error in KUBELET_FLAGS.resolve(translated).errors:
         if error.unknown:
             problems.append(Problem.invalid("flag", error.key, error.detail))
         else:
@@ -185,8 +190,8 @@ def registration_problems(arguments: Mapping[str, Sequence[str]]) -> list[Proble
 def security_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
     """The required settings (:ref:`origin-kubelet-required-settings`) that ``kubeletArguments``
     remove or change."""
-    from nodehost.kube import programs as kube
     from nodehost.plugins.kubelet import arguments as args
+    from nodehost.plugins.kubelet.flags import KUBELET_FLAGS
 
     problems = []
     for key, requirement in args.REQUIRED_SECURITY.items():
@@ -198,7 +203,7 @@ def security_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
             problems.append(
                 Problem.forbidden(path, "cannot be removed: the kubelet must run with it")
             )
-        elif not kube.KUBELET_FLAGS.resolve({key: values}).errors:  # else rule 13 reports it
+        elif not KUBELET_FLAGS.resolve({key: values}).errors:  # else rule 13 reports it
             problems.append(
                 Problem.invalid(
                     path, values[-1], f"must be {requirement.value}: nodehost requires it"
@@ -254,10 +259,13 @@ class Kubelet:
     """Plans the kubelet: its config file, its command line and its readiness probe."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        from nodehost.kube import programs as kube
         from nodehost.kube.configfile import render_config_file
         from nodehost.kube.healthz import healthz_url
         from nodehost.plugins.kubelet import arguments as args
+        from nodehost.plugins.kubelet.configfile import (
+            KUBELET_CONFIG_API_VERSION,
+            KUBELET_CONFIG_KIND,
+        )
 
         merged = self._arguments(context)
         try:
@@ -268,7 +276,7 @@ class Kubelet:
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         healthz = args.healthz_address(launch.values)
         readiness = StartedProbe() if healthz is None else HttpProbe(url=healthz_url(*healthz))
-        notes = [f"writes {path} ({kube.KUBELET_CONFIG_KIND} {kube.KUBELET_CONFIG_API_VERSION})"]
+        notes = [f"writes {path} ({KUBELET_CONFIG_KIND} {KUBELET_CONFIG_API_VERSION})"]
         notes.extend(
             f"kubeletArguments {found.key}: {found.removed.describe()}"
             for found in merged.translations
@@ -373,16 +381,12 @@ def reload_files(
     pairs of the client and serving certificates (what TLS bootstrap and
     rotation swap).
     """
-    from nodehost.kube.programs import (
-        KUBELET_CLIENT_CERT_PREFIX,
-        KUBELET_SERVING_CERT_PREFIX,
-        kubelet_current_cert,
-    )
+    from nodehost.pki.nodefiles import CLIENT_CERT_PREFIX, SERVING_CERT_PREFIX, current_pair_file
 
     files = [arguments[flag][-1] for flag in RELOAD_FLAGS if arguments.get(flag)]
     for cert_dir in arguments.get("cert-dir", ())[-1:]:
-        prefixes = (KUBELET_CLIENT_CERT_PREFIX, KUBELET_SERVING_CERT_PREFIX)
-        files.extend(str(kubelet_current_cert(cert_dir, prefix)) for prefix in prefixes)
+        prefixes = (CLIENT_CERT_PREFIX, SERVING_CERT_PREFIX)
+        files.extend(str(current_pair_file(cert_dir, prefix)) for prefix in prefixes)
     for kubeconfig in arguments.get("kubeconfig", ())[-1:]:
         from nodehost.pki.kubeconfig import referenced_files
 

@@ -19,7 +19,7 @@ with an empty list removes the setting (no flag, no config field).
 Where a current kubelet differs from Origin's, nodehost translates:
 
 * flags the kubelet removed are renamed or dropped
-  (:data:`nodehost.kube.programs.KUBELET_REMOVED_FLAGS`), in nodehost's defaults, in
+  (:data:`nodehost.plugins.kubelet.flags.KUBELET_REMOVED_FLAGS`), in nodehost's defaults, in
   contributions and in ``kubeletArguments`` alike;
 * ``pod-infra-container-image`` is ``imageConfig.format`` expanded for the
   component ``pod`` (:mod:`nodehost.config.images`), as Origin computed it.
@@ -43,17 +43,23 @@ Where a current kubelet differs from Origin's, nodehost translates:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.config import defaults as config_defaults
 from nodehost.config.hostport import split_host_port
 from nodehost.config.tls import DEFAULT_CIPHER_SUITES, DEFAULT_TLS_VERSION
 from nodehost.flagsline import format_flags_line
-from nodehost.kube import programs as kube
+from nodehost.frozen import frozen
 from nodehost.kube.flags import Launch, Translation, flag_arguments
 from nodehost.kube.goparse import FlagError, parse_bool
 from nodehost.kube.values import Value
+from nodehost.plugins.kubelet.configfile import (
+    KUBELET_CONFIG_API_VERSION,
+    KUBELET_CONFIG_KIND,
+    KUBELET_HEALTHZ_BIND_ADDRESS,
+    KUBELET_HEALTHZ_PORT,
+)
+from nodehost.plugins.kubelet.flags import KUBELET_FLAGS
 
 Arguments = dict[str, list[str]]
 
@@ -61,7 +67,7 @@ Arguments = dict[str, list[str]]
 CONTAINERD_ENDPOINT = "unix:///run/containerd/containerd.sock"
 
 
-@dataclass(frozen=True)
+@frozen
 class Requirement:
     """One of Origin's ``CheckFlags`` needles (:ref:`origin-kubelet-required-settings`) and the
     value it demands, if any."""
@@ -118,8 +124,8 @@ def default_arguments(config: Any) -> Arguments:
         "hostname-override": [config.node_name],
         "register-node": ["true"],
         "read-only-port": ["0"],
-        "healthz-port": [str(kube.KUBELET_HEALTHZ_PORT)],
-        "healthz-bind-address": [kube.KUBELET_HEALTHZ_BIND_ADDRESS],
+        "healthz-port": [str(KUBELET_HEALTHZ_PORT)],
+        "healthz-bind-address": [KUBELET_HEALTHZ_BIND_ADDRESS],
         "cluster-dns": [config.dns_ip],
         "cluster-domain": [config.dns_domain],
         "http-check-frequency": ["0s"],
@@ -153,7 +159,7 @@ def _pod_image(image_config: Any) -> str:
         raise ArgumentsError(f"imageConfig.format: {error}") from None
 
 
-@dataclass(frozen=True)
+@frozen
 class KubeletArguments:
     """The merged arguments and what the merge translated.
 
@@ -181,7 +187,7 @@ def merge_arguments(
     merged: Arguments = {}
     translations: list[Translation] = []
     for layer in (defaults, contributions, user):
-        translated, found = kube.KUBELET_FLAGS.translate(layer)
+        translated, found = KUBELET_FLAGS.translate(layer)
         merged.update(translated)
         translations.extend(found)
     if merged.get("cgroups-per-qos") == ["false"] and "enforce-node-allocatable" not in merged:
@@ -259,8 +265,8 @@ def launch_arguments(arguments: Mapping[str, Sequence[str]]) -> Launch:
     validated elsewhere).
     """
     try:
-        return kube.KUBELET_FLAGS.launch(
-            arguments, api_version=kube.KUBELET_CONFIG_API_VERSION, kind=kube.KUBELET_CONFIG_KIND
+        return KUBELET_FLAGS.launch(
+            arguments, api_version=KUBELET_CONFIG_API_VERSION, kind=KUBELET_CONFIG_KIND
         )
     except FlagError as error:
         raise ArgumentsError(str(error)) from None
@@ -271,7 +277,7 @@ def healthz_address(values: Mapping[str, Value]) -> tuple[str, int] | None:
     port = values["healthz-port"].config() if "healthz-port" in values else None
     host = values["healthz-bind-address"].config() if "healthz-bind-address" in values else ""
     if port is None:
-        port = kube.KUBELET_HEALTHZ_PORT
+        port = KUBELET_HEALTHZ_PORT
     if port == 0:
         return None
-    return host or kube.KUBELET_HEALTHZ_BIND_ADDRESS, port
+    return host or KUBELET_HEALTHZ_BIND_ADDRESS, port

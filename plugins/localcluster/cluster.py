@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import RuntimeFailure
+from nodehost.frozen import frozen
 from nodehost.plugins.localcluster.layout import (
     CONFIG_MAP,
     LOOPBACK,
@@ -272,7 +273,7 @@ def shell_name(program: str) -> str | None:
     return program if on_path else None
 
 
-@dataclass(frozen=True)
+@frozen
 class ClusterTask:
     """The ``localcluster`` component's task: keep the cluster of ``directory`` serving.
 

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import json
 import socket
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 from pathlib import Path
 
 from nodehost.config.jsonsafe import parse_json
 from nodehost.errors import RuntimeFailure
+from nodehost.frozen import frozen
 
 CONFIG_MAP = "node-config"
 SETTINGS_FILE = "cluster.json"
@@ -35,7 +36,7 @@ SETTINGS_MODE = 0o600
 LOOPBACK = "127.0.0.1"
 
 
-@dataclass(frozen=True)
+@frozen
 class Layout:
     """Where everything of the local cluster in ``directory`` lives."""
 
@@ -66,7 +67,7 @@ class Layout:
         return self.directory / "state"
 
 
-@dataclass(frozen=True)
+@frozen
 class ClusterSettings:
     """What the first start chose and every later start reuses (``cluster.json``).
 

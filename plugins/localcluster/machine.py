@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+
+from nodehost.frozen import frozen
 
 #: The CNI plugins the built-in ``bridge`` provider needs (its conflist and the pods' ``lo``).
 BRIDGE_PLUGINS = ("bridge", "portmap", "host-local", "loopback")
 RUNTIME_PROGRAMS = ("containerd", "runc")
 
 
-@dataclass(frozen=True)
+@frozen
 class Machine:
     """The facts about this machine the local cluster's choices rest on."""
 

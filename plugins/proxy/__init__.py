@@ -67,26 +67,35 @@ def nodehost_components() -> list[ComponentRecord]:
             groups=("network",),
             validation_scope=ValidationScope.IN_CLUSTER,
             config_sections=("proxyArguments",),
+            standins={"kube-proxy": "nodehost-standin-kube-proxy"},
         )
     ]
 
 
 @hookimpl
-def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Problem]:
-    """``proxyArguments`` and the bind address, when the proxy is selected."""
-    if "proxy" not in selected:
-        return []
-    return argument_problems(config.proxy_arguments) + bind_address_problems(config)
+def nodehost_validate_config(
+    config: Any, scope: ValidationScope, selected: frozenset[str]
+) -> list[Problem]:
+    """nodehost's port rule for ``proxyArguments`` (in-cluster and node scope, as Origin's
+    rules); the arguments against kube-proxy's flags and the bind address when the proxy
+    is selected."""
+    from nodehost.config.validate import argument_ports
+
+    problems: list[Problem] = []
+    if scope >= ValidationScope.IN_CLUSTER:
+        problems.extend(argument_ports(config.proxy_arguments, "proxyArguments"))
+    if "proxy" in selected:
+        problems.extend(argument_problems(config.proxy_arguments) + bind_address_problems(config))
+    return problems
 
 
 def argument_problems(arguments: Any) -> list[Problem]:
     """Every problem with ``proxyArguments``, at ``proxyArguments.<key>``."""
-    from nodehost.kube import programs as kube
     from nodehost.plugins.proxy import configuration
+    from nodehost.plugins.proxy.configfile import PROXY_MODES
+    from nodehost.plugins.proxy.flags import KUBE_PROXY_FLAGS
 
-    translated, translations = kube.KUBE_PROXY_FLAGS.translate(
-        configuration.every_interface(arguments)
-    )
+    translated, translations = KUBE_PROXY_FLAGS.translate(configuration.every_interface(arguments))
     problems = [
         Problem.forbidden(
             f"proxyArguments.{found.key}", found.removed.describe(), severity=Severity.WARNING
@@ -95,7 +104,7 @@ def argument_problems(arguments: Any) -> list[Problem]:
     ]
     problems.extend(
         Problem.invalid(f"proxyArguments.{error.key}", error.value, error.detail)
-        for error in kube.KUBE_PROXY_FLAGS.resolve(translated).errors
+        for error in KUBE_PROXY_FLAGS.resolve(translated).errors
     )
     problems.extend(
         Problem.forbidden(f"proxyArguments.{key}", why)
@@ -103,8 +112,8 @@ def argument_problems(arguments: Any) -> list[Problem]:
         if key in arguments
     )
     mode = (arguments.get("proxy-mode") or ["iptables"])[-1]
-    if mode not in kube.PROXY_MODES:
-        problems.append(Problem.not_supported("proxyArguments.proxy-mode", mode, kube.PROXY_MODES))
+    if mode not in PROXY_MODES:
+        problems.append(Problem.not_supported("proxyArguments.proxy-mode", mode, PROXY_MODES))
     return problems
 
 
@@ -129,10 +138,13 @@ class Proxy:
     """Plans kube-proxy: its config file, its command line and its readiness probe."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        from nodehost.kube import programs as kube
         from nodehost.kube.configfile import render_config_file
         from nodehost.kube.healthz import healthz_url
         from nodehost.plugins.proxy import configuration
+        from nodehost.plugins.proxy.configfile import (
+            KUBE_PROXY_CONFIG_API_VERSION,
+            KUBE_PROXY_CONFIG_KIND,
+        )
 
         try:
             merged = configuration.proxy_arguments(context.config)
@@ -146,9 +158,7 @@ class Proxy:
             incluster.require("proxy", "kube-proxy")  # it would use the service account
         path = os.path.join(context.state_dir, CONFIG_FILE_NAME)
         readiness = HttpProbe(url=healthz_url(*configuration.healthz_address(launch.values)))
-        notes = [
-            f"writes {path} ({kube.KUBE_PROXY_CONFIG_KIND} {kube.KUBE_PROXY_CONFIG_API_VERSION})"
-        ]
+        notes = [f"writes {path} ({KUBE_PROXY_CONFIG_KIND} {KUBE_PROXY_CONFIG_API_VERSION})"]
         notes.extend(
             f"proxyArguments {found.key}: {found.removed.describe()}"
             for found in merged.translations

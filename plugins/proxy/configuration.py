@@ -31,7 +31,7 @@ without that key nodehost leaves kube-proxy's default (``127.0.0.1:10249``,
 loopback only).  The same holds for healthz.  ``healthz-port`` and
 ``metrics-port`` set the port of the matching address, as Origin's kube-proxy
 did; ``0`` empties the address, which a current kube-proxy reads as its
-default.  Removed flags (:data:`nodehost.kube.programs.KUBE_PROXY_REMOVED_FLAGS`) are
+default.  Removed flags (:data:`nodehost.plugins.proxy.flags.KUBE_PROXY_REMOVED_FLAGS`) are
 dropped or renamed.  An address with an empty host (``:11257``, as
 openshift-ansible 3.11 wrote ``metrics-bind-address``) was Go's "every
 interface" to Origin, which listened on it itself; a current kube-proxy wants
@@ -41,14 +41,21 @@ an IP, so it becomes ``0.0.0.0:<port>``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.config.hostport import join_host_port, parse_ip, split_host_port
-from nodehost.kube import programs as kube
+from nodehost.frozen import frozen
 from nodehost.kube.flags import Launch, Translation
 from nodehost.kube.goparse import FlagError, parse_int
 from nodehost.kube.values import Value
+from nodehost.plugins.proxy.configfile import (
+    KUBE_PROXY_CONFIG_API_VERSION,
+    KUBE_PROXY_CONFIG_KIND,
+    KUBE_PROXY_HEALTHZ_BIND_ADDRESS,
+    KUBE_PROXY_METRICS_BIND_ADDRESS,
+    kube_proxy_healthz_address,
+)
+from nodehost.plugins.proxy.flags import KUBE_PROXY_FLAGS
 
 Arguments = dict[str, list[str]]
 
@@ -57,8 +64,8 @@ _LISTEN_ADDRESS_FLAGS = ("metrics-bind-address", "healthz-bind-address")
 
 #: Deprecated port flags and the address each one changes.
 _PORT_FLAGS = (
-    ("healthz-port", "healthz-bind-address", kube.KUBE_PROXY_HEALTHZ_BIND_ADDRESS),
-    ("metrics-port", "metrics-bind-address", kube.KUBE_PROXY_METRICS_BIND_ADDRESS),
+    ("healthz-port", "healthz-bind-address", KUBE_PROXY_HEALTHZ_BIND_ADDRESS),
+    ("metrics-port", "metrics-bind-address", KUBE_PROXY_METRICS_BIND_ADDRESS),
 )
 
 
@@ -92,13 +99,13 @@ def default_arguments(config: Any) -> Arguments:
         "kube-api-qps": [repr(float(client.qps))],
         "kube-api-burst": [str(client.burst)],
         "hostname-override": [config.node_name],
-        "healthz-bind-address": [kube.KUBE_PROXY_HEALTHZ_BIND_ADDRESS],
+        "healthz-bind-address": [KUBE_PROXY_HEALTHZ_BIND_ADDRESS],
         "oom-score-adj": ["0"],
         "iptables-masquerade-bit": ["0"],
     }
 
 
-@dataclass(frozen=True)
+@frozen
 class ProxyArguments:
     """The merged arguments (no empty lists) and the removed flags translated."""
 
@@ -123,7 +130,7 @@ def _empty_host(value: str) -> bool:
 
 def proxy_arguments(config: Any) -> ProxyArguments:
     """Defaults, then ``proxyArguments``; removed flags translated, port flags applied."""
-    user, translations = kube.KUBE_PROXY_FLAGS.translate(every_interface(config.proxy_arguments))
+    user, translations = KUBE_PROXY_FLAGS.translate(every_interface(config.proxy_arguments))
     merged = {**default_arguments(config), **user}
     merged = {key: values for key, values in merged.items() if values}
     _apply_port_flags(merged)
@@ -159,10 +166,10 @@ def launch_arguments(arguments: Mapping[str, Sequence[str]]) -> Launch:
     Raise :class:`ArgumentsError` naming every key kube-proxy would refuse.
     """
     try:
-        return kube.KUBE_PROXY_FLAGS.launch(
+        return KUBE_PROXY_FLAGS.launch(
             arguments,
-            api_version=kube.KUBE_PROXY_CONFIG_API_VERSION,
-            kind=kube.KUBE_PROXY_CONFIG_KIND,
+            api_version=KUBE_PROXY_CONFIG_API_VERSION,
+            kind=KUBE_PROXY_CONFIG_KIND,
         )
     except FlagError as error:
         raise ArgumentsError(str(error)) from None
@@ -174,4 +181,4 @@ def healthz_address(values: Mapping[str, Value]) -> tuple[str, int]:
     def setting(key: str) -> str:
         return values[key].config() if key in values else ""
 
-    return kube.kube_proxy_healthz_address(setting("healthz-bind-address"), setting("bind-address"))
+    return kube_proxy_healthz_address(setting("healthz-bind-address"), setting("bind-address"))

@@ -172,7 +172,7 @@ def space_check(root: str, threshold: str) -> Check:
 
 def _imagefs_threshold(config: Any) -> str:
     """``imagefs.available`` of ``kubeletArguments.eviction-hard``, else the kubelet's default."""
-    from nodehost.kube.programs import KUBELET_FLAGS
+    from nodehost.plugins.kubelet.flags import KUBELET_FLAGS
 
     given = config.kubelet_arguments.get("eviction-hard") or []
     values = KUBELET_FLAGS.resolve({"eviction-hard": given}).values if given else {}

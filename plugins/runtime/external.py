@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 
 from nodehost.component import CriProbe, TaskContext
+from nodehost.frozen import frozen
 from nodehost.plugins.runtime.settings import External
 
 POLL_INTERVAL = 0.5
@@ -30,7 +30,7 @@ def wait_task(external: External) -> WaitTask:
     return WaitTask(external)
 
 
-@dataclass(frozen=True)
+@frozen
 class WaitTask:
     """The coroutine of the wait for ``external``'s socket."""
 

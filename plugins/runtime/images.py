@@ -35,11 +35,12 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.backoff import Backoff
+from nodehost.frozen import frozen
 from nodehost.plugins.runtime.registries import Registries, probe_mirrors
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,7 +59,7 @@ PULL_TIMEOUT = 60.0
 _UNPACKING = re.compile(r"^unpacking (\S+) \(")
 
 
-@dataclass(frozen=True)
+@frozen
 class ImportTask:
     """The coroutine of the module docstring, as a value (equal settings, equal task)."""
 

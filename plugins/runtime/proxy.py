@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from nodehost.config.sections import SectionReader
+from nodehost.frozen import frozen
 
 KEY = "proxy"
 #: Origin's default service network (``servicesSubnet`` of its master config).
@@ -62,7 +62,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Proxy:
     """The proxy settings, each from the file or else nodehost's ``CONTAINERD_*`` variable."""
 

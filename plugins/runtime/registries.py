@@ -45,11 +45,12 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 from urllib.parse import urlsplit
 
 from nodehost.config.sections import SectionReader
+from nodehost.frozen import frozen
 from nodehost.pluginhost.records import Problem
 
 KEY = "registries"
@@ -78,7 +79,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Tls:
     """TLS settings for talking to one host (files are absolute paths)."""
 
@@ -88,7 +89,7 @@ class Tls:
     insecure_skip_verify: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class Auth:
     """Credentials for one host; never shown (``repr`` hides them)."""
 
@@ -98,7 +99,7 @@ class Auth:
     identitytoken: str | None = field(default=None, repr=False)
 
 
-@dataclass(frozen=True)
+@frozen
 class Registries:
     """The section, read: ``mirrors`` (host -> endpoints), ``tls`` and ``auth`` by host."""
 
@@ -364,7 +365,7 @@ def describe(registries: Registries) -> list[str]:
 # --- do the mirrors answer? ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class MirrorAnswer:
     """How one mirror endpoint answered ``GET /v2/``: ``ok`` and a line saying what happened."""
 

@@ -28,11 +28,12 @@ starts no containerd and the ``runtime`` component waits for that socket.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from nodehost.config.defaults import is_default_docker_shim_socket
 from nodehost.config.sections import SectionReader, section_schema
+from nodehost.frozen import frozen
 from nodehost.plugins.runtime import proxy as runtime_proxy
 from nodehost.plugins.runtime import registries as registry
 
@@ -92,7 +93,7 @@ STANDARD_SOCKET = "/run/containerd/containerd.sock"
 STANDARD_OPT = "/opt/containerd"
 
 
-@dataclass(frozen=True)
+@frozen
 class External:
     """An external runtime: its unix socket and where the config names it."""
 
@@ -105,7 +106,7 @@ class External:
         return f"unix://{self.socket}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Paths:
     """Where a managed containerd keeps its data, state, sockets and opt plugins."""
 
@@ -119,7 +120,7 @@ class Paths:
         return f"unix://{self.socket}"
 
 
-@dataclass(frozen=True)
+@frozen
 class RuntimeSettings:
     """The runtime's settings; ``external`` None means nodehost runs containerd itself."""
 

@@ -23,7 +23,6 @@ runtimes bring it up with the ``loopback`` plugin, so that binary is checked too
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost import Problem
@@ -38,6 +37,7 @@ from nodehost.cni import (
 from nodehost.component import ComponentPlan, PlanContext
 from nodehost.config.sections import SectionReader, section_schema
 from nodehost.errors import RuntimeFailure
+from nodehost.frozen import frozen
 
 NAME = "bridge"
 SECTION = "bridgeNetwork"
@@ -72,7 +72,7 @@ SCHEMA = section_schema(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class BridgeSettings:
     """The ``bridgeNetwork`` section, read (defaults applied)."""
 

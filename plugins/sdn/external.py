@@ -23,7 +23,6 @@ such an agent on the host, or start the kubelet without the sdn component.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost import Problem
@@ -32,6 +31,7 @@ from nodehost.cni.conflist import first_network
 from nodehost.component import ComponentPlan, PlanContext, ReportedProbe, TaskContext, TaskSpec
 from nodehost.config.sections import SectionReader, section_schema
 from nodehost.errors import RuntimeFailure
+from nodehost.frozen import frozen
 
 NAME = "external"
 SECTION = "externalNetwork"
@@ -55,7 +55,7 @@ POLL_INTERVAL = 1.0
 STATUS_INTERVAL = 15.0
 
 
-@dataclass(frozen=True)
+@frozen
 class ExternalSettings:
     conf_dir: str = DEFAULT_CONF_DIR
     bin_dirs: tuple[str, ...] = DEFAULT_BIN_DIRS
@@ -99,7 +99,7 @@ class ExternalProvider:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class ConfigurationWatcher:
     """The task: wait (with a deadline) for a configuration, report ready, keep watching."""
 

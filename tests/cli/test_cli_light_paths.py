@@ -43,6 +43,13 @@ RUNNING = (
     "nodehost.plugins.dns.wire",
     "nodehost.generate",
     "nodehost.pki.nodefolder",
+    # Finding, moving and ending processes: a plan only writes the launcher script that
+    # names their variables (nodehost.daemon.variables).
+    "nodehost.daemon.proc",
+    "nodehost.daemon.pidfiles",
+    "nodehost.daemon.cgroups",
+    "ctypes",
+    "subprocess",
 )
 
 #: Modules of paths a valid file without a network provider or plugin flags does not take.

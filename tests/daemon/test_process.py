@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -59,3 +60,24 @@ def test_resolve_program_finds_programs_on_the_given_path(tmp_path: Path) -> Non
     program.chmod(0o644)
     with pytest.raises(PermissionError):
         resolve_program(str(program), {})
+
+
+def test_the_hosts_children_are_read_once_per_loop_iteration() -> None:
+    """Components stopping together share one read of the host's children; a child
+    started since is seen from the loop's next iteration on."""
+    from nodehost.daemon.process import own_children_this_iteration
+
+    async def scenario() -> tuple[bool, bool, bool]:
+        before = own_children_this_iteration()
+        child = subprocess.Popen(["sleep", "600"])
+        try:
+            shared = own_children_this_iteration() is before
+            unseen = child.pid not in own_children_this_iteration()
+            await asyncio.sleep(0)
+            seen = child.pid in own_children_this_iteration()
+        finally:
+            child.kill()
+            child.wait()
+        return shared, unseen, seen
+
+    assert asyncio.run(scenario()) == (True, True, True)

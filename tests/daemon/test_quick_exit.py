@@ -15,7 +15,8 @@ import pytest
 
 from nodehost.component import ComponentPlan, ProcessSpec
 from nodehost.daemon import HostSettings, cgroups, host, pidfiles, proc, run_plan
-from nodehost.daemon.workloads import WORKLOAD_VARIABLE, workload_roots
+from nodehost.daemon.variables import WORKLOAD_VARIABLE
+from nodehost.daemon.workloads import workload_roots
 from nodehost.plan import Plan, PlannedComponent
 
 from .hostrun import needs_cgroups

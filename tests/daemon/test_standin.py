@@ -15,10 +15,16 @@ from nodehost.testing.standin import Behaviour, BehaviourError
 
 
 def start(program: str, port: int | None, **env: str) -> subprocess.Popen[str]:
+    return spawn(standin(program, port), **env)
+
+
+def spawn(argv: list[str], **env: str) -> subprocess.Popen[str]:
+    """``argv`` with output piped, in this environment without its stand-in behaviours but
+    ``env``."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("NODEHOST_STANDIN_")}
     environment.update(env)
     return subprocess.Popen(
-        standin(program, port),
+        argv,
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -177,37 +183,64 @@ def test_behaviour_crash_times_needs_a_starts_file() -> None:
         Behaviour.from_environ("kubelet", {"NODEHOST_STANDIN_CRASH_TIMES": "2"})
 
 
-def free_port6() -> int:
-    import socket
+def serving_address(child: subprocess.Popen[str], program: str) -> str:
+    """The ``HOST:PORT`` of the stand-in's ``<program>: serving /healthz on HOST:PORT`` line
+    (read up to it); fails with its stderr if it exits first."""
+    assert child.stdout is not None
+    prefix = f"{program}: serving /healthz on "
+    for line in child.stdout:
+        if line.startswith(prefix):
+            return line[len(prefix) :].strip()
+    child.wait()
+    raise AssertionError(f"{program} exited {child.returncode}: {child.stderr.read()}")
 
-    with socket.socket(socket.AF_INET6) as sock:
-        sock.bind(("::1", 0))
-        return sock.getsockname()[1]
+
+def test_healthz_port_serves_on_a_port_the_kernel_picks_keeping_the_host() -> None:
+    child = start("kubelet", 10248, NODEHOST_STANDIN_HEALTHZ_PORT="0")
+    try:
+        host, _, port = serving_address(child, "kubelet").rpartition(":")
+        assert host == "127.0.0.1"
+        assert int(port) != 10248
+        assert wait_healthz(int(port)) == "ok"
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_behaviour_healthz_port_must_be_a_port() -> None:
+    with pytest.raises(BehaviourError, match="NODEHOST_STANDIN_HEALTHZ_PORT"):
+        Behaviour.from_environ("kubelet", {"NODEHOST_STANDIN_HEALTHZ_PORT": "65536"})
+    assert Behaviour.from_environ("kubelet", {}).healthz_port is None
 
 
 @pytest.mark.parametrize(
     ("program", "flags", "url_host"),
     [
-        ("kubelet", ["--healthz-bind-address=::1", "--healthz-port={port}"], "[::1]"),
-        ("kubelet", ["--healthz-bind-address=::", "--healthz-port={port}"], "127.0.0.1"),
-        ("kube-proxy", ["--healthz-bind-address=[::]:{port}"], "[::1]"),
-        ("kube-proxy", ["--healthz-bind-address=[::1]:{port}"], "[::1]"),
+        ("kubelet", ["--healthz-bind-address=::1", "--healthz-port=10248"], "[::1]"),
+        ("kubelet", ["--healthz-bind-address=::", "--healthz-port=10248"], "127.0.0.1"),
+        ("kube-proxy", ["--healthz-bind-address=[::]:10256"], "[::1]"),
+        ("kube-proxy", ["--healthz-bind-address=[::1]:10256"], "[::1]"),
     ],
 )
 def test_the_program_stand_ins_bind_ipv6_as_the_real_ones_do(
     program: str, flags: list[str], url_host: str
 ) -> None:
-    """``::`` is both families (dual stack, as Go binds it), ``::1`` IPv6 loopback."""
+    """``::`` is both families (dual stack, as Go binds it), ``::1`` IPv6 loopback.
+
+    The port is the kernel's pick (``HEALTHZ_PORT=0``): a port picked by the
+    test beforehand may be taken by another test's listener before the
+    stand-in binds it, or be free on IPv6 but not IPv4, which the dual-stack
+    bind needs too (the stand-in then exits 1).
+    """
     import shutil
     import sys
 
-    port = free_port6()
     script = Path(sys.executable).parent / f"nodehost-standin-{program}"
-    argv = [str(script), *(flag.format(port=port) for flag in flags)]
     if shutil.which(str(script)) is None:
         pytest.skip(f"{script} is not installed")
-    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = spawn([str(script), *flags], NODEHOST_STANDIN_HEALTHZ_PORT="0")
     try:
+        port = int(serving_address(child, program).rpartition(":")[2])
 
         def answered() -> str | None:
             try:

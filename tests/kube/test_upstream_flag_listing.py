@@ -18,16 +18,17 @@ from types import ModuleType
 
 import pytest
 
-from nodehost.kube import programs
 from nodehost.kube.flags import FlagSet
+from nodehost.plugins.kubelet.flags import KUBELET_FLAGS, KUBELET_FLAGS_NOT_IN_SOURCES
+from nodehost.plugins.proxy.flags import KUBE_PROXY_FLAGS, KUBE_PROXY_FLAGS_NOT_IN_SOURCES
 
 TOOLS = Path(__file__).resolve().parents[2] / "tools"
 LISTING = json.loads((TOOLS / "upstream-flags.json").read_text(encoding="utf-8"))
 
 #: program -> (its flag table, its overlay, the oldest release its pinned sources can be).
 TABLES: dict[str, tuple[FlagSet, dict[str, str], tuple[int, int]]] = {
-    "kubelet": (programs.KUBELET_FLAGS, programs.KUBELET_FLAGS_NOT_IN_SOURCES, (1, 28)),
-    "kube-proxy": (programs.KUBE_PROXY_FLAGS, programs.KUBE_PROXY_FLAGS_NOT_IN_SOURCES, (1, 31)),
+    "kubelet": (KUBELET_FLAGS, KUBELET_FLAGS_NOT_IN_SOURCES, (1, 28)),
+    "kube-proxy": (KUBE_PROXY_FLAGS, KUBE_PROXY_FLAGS_NOT_IN_SOURCES, (1, 31)),
 }
 
 

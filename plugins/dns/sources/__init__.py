@@ -15,15 +15,16 @@ server knows which answers each change touches.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.plugins.dns.records import Endpoints, Service
     from nodehost.plugins.dns.settings import DnsSettings
 
 
-@dataclass(frozen=True)
+@frozen
 class SourceContext:
     """What a source factory may read: the resolved NodeConfig and the DNS settings."""
 

@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from nodehost.config.hostport import is_dns1123_label, is_valid_port
 from nodehost.fileread import RECORDS_LIMIT, FileState, file_state
+from nodehost.frozen import frozen
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
     HEADLESS,
@@ -78,7 +78,7 @@ def source_factory(context: SourceContext) -> FileSource | None:
 # --- loading ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class RecordsFile:
     services: tuple[Service, ...]
     endpoints: tuple[Endpoints, ...]

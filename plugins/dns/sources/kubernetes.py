@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost.api import objects as shape
 from nodehost.api.objects import MalformedObject, name_of, version_of
+from nodehost.frozen import frozen
 from nodehost.plugins.dns.records import (
     EXTERNAL_NAME,
     EndpointAddress,
@@ -313,7 +314,7 @@ class Mirror:
 # --- running ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class _Kind:
     """One followed resource: its API kind and how the mirror takes it."""
 

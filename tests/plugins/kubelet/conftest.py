@@ -111,12 +111,19 @@ def write_files() -> Callable[[ComponentPlan], None]:
     return write
 
 
+#: The module of each program's stand-in (``python -m MODULE ARGS``).
+STANDIN_MODULES = {
+    "kubelet": "nodehost.plugins.kubelet.standin",
+    "kube-proxy": "nodehost.plugins.proxy.standin",
+}
+
+
 class StandinProcess:
     """A stand-in started as a real child process, with its output collected."""
 
     def __init__(self, program: str, args: Sequence[str], env: Mapping[str, str] | None) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "nodehost.testing.programs", program, *args],
+            [sys.executable, "-m", STANDIN_MODULES[program], *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -174,7 +174,7 @@ def test_a_template_with_an_unknown_variable_cannot_compute_the_arguments(make_c
 
 
 def test_every_computed_key_is_a_current_kubelet_flag(computed) -> None:
-    from nodehost.kube.programs import KUBELET_FLAGS
+    from nodehost.plugins.kubelet.flags import KUBELET_FLAGS
 
     assert KUBELET_FLAGS.resolve(computed()).errors == []
 

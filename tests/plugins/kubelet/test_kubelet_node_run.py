@@ -12,10 +12,12 @@ from pathlib import Path
 import yaml
 
 from nodehost.component import TEARDOWN_FILE
-from nodehost.kube.programs import check_kube_proxy_configuration as check_proxy_configuration
-from nodehost.kube.programs import check_kubelet_configuration
 from nodehost.plugins.kubelet import Kubelet
+from nodehost.plugins.kubelet.configfile import check_kubelet_configuration
 from nodehost.plugins.proxy import Proxy
+from nodehost.plugins.proxy.configfile import (
+    check_kube_proxy_configuration as check_proxy_configuration,
+)
 
 
 def as_planhost_entry(name: str, plan, after: tuple[str, ...] = ()) -> dict:
@@ -23,7 +25,7 @@ def as_planhost_entry(name: str, plan, after: tuple[str, ...] = ()) -> dict:
     program, *arguments = plan.run.argv
     return {
         "name": name,
-        "argv": [sys.executable, "-m", "nodehost.testing.programs", program, *arguments],
+        "argv": [str(Path(sys.executable).parent / f"nodehost-standin-{program}"), *arguments],
         "after": list(after),
         "ready": {"http": plan.run.readiness.url},
         "files": [

@@ -10,9 +10,9 @@ import yaml
 from nodehost import ValidationScope
 from nodehost.component import HttpProbe, StartedProbe
 from nodehost.errors import InvalidSetting, PluginError
-from nodehost.kube.programs import check_kubelet_configuration as check_configuration
 from nodehost.plugins.kubelet import CONFIG_FILE_NAME, Kubelet, nodehost_components
 from nodehost.plugins.kubelet.arguments import kubelet_flags_line
+from nodehost.plugins.kubelet.configfile import check_kubelet_configuration as check_configuration
 
 
 def test_the_record_is_a_default_node_component_after_sdn_and_runtime() -> None:

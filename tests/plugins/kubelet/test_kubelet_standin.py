@@ -7,11 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nodehost.kube.programs import KUBELET_FLAGS
-from nodehost.plugins.kubelet import Kubelet
+from nodehost.plugins.kubelet import Kubelet, nodehost_components
 from nodehost.plugins.kubelet.arguments import kubelet_flags_line
-from nodehost.testing import STANDINS
-from nodehost.testing.programs import kubelet_healthz_address as healthz_address
+from nodehost.plugins.kubelet.flags import KUBELET_FLAGS
+from nodehost.plugins.kubelet.standin import kubelet_healthz_address as healthz_address
 
 PROGRAM = "kubelet"
 
@@ -155,4 +154,5 @@ def test_command_line_healthz_flags_override_the_config_file() -> None:
 
 
 def test_the_standin_is_registered_for_the_kubelet_program() -> None:
-    assert STANDINS["kubelet"] == "nodehost-standin-kubelet"
+    (record,) = nodehost_components()
+    assert record.standins == {"kubelet": "nodehost-standin-kubelet"}

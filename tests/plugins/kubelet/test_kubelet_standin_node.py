@@ -43,9 +43,11 @@ def kubelet_config(tmp_path: Path, **fields: Any) -> Path:
 
 
 @pytest.fixture
-def kubelet_args(api_server: TestApiServer, tmp_path: Path, free_port) -> Callable[..., list[str]]:
+def kubelet_args(api_server: TestApiServer, tmp_path: Path) -> Callable[..., list[str]]:
     def args(runtime: str, **config: Any) -> list[str]:
-        config.setdefault("healthzPort", free_port)
+        # No /healthz (port 0, as the kubelet reads it): these tests wait on the API server,
+        # and a port picked beforehand could be taken by a parallel test's listener.
+        config.setdefault("healthzPort", 0)
         return [
             f"--config={kubelet_config(tmp_path, **config)}",
             f"--kubeconfig={api_server.node_kubeconfig(NODE)}",

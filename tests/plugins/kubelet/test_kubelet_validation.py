@@ -157,3 +157,18 @@ def test_file_arguments_must_name_readable_regular_files(make_config, tmp_path) 
         make_config, selected=frozenset(), **{"tls-cert-file": [str(tmp_path / "x")]}
     )
     assert not_selected == []
+
+
+def test_a_numeric_port_argument_must_be_a_port(make_config) -> None:
+    assert rendered(make_config, selected=frozenset(), **{"read-only-port": ["65536"]}) == [
+        (
+            Severity.ERROR,
+            'kubeletArguments.read-only-port[0]: Invalid value: "65536": '
+            "must be between 0 and 65535, inclusive",
+        )
+    ]
+
+
+def test_the_port_rule_is_not_one_of_the_network_scope(make_config) -> None:
+    scope = ValidationScope.NETWORK
+    assert rendered(make_config, scope, frozenset(), **{"read-only-port": ["65536"]}) == []

@@ -89,7 +89,7 @@ class Standin:
 
     def __init__(self, args: Sequence[str], env: Mapping[str, str] | None) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "nodehost.testing.programs", "kube-proxy", *args],
+            [sys.executable, "-m", "nodehost.plugins.proxy.standin", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

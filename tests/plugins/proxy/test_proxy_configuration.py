@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nodehost.kube.programs import check_kube_proxy_configuration as check_configuration
 from nodehost.plugins.proxy import configuration
+from nodehost.plugins.proxy.configfile import check_kube_proxy_configuration as check_configuration
 
 
 @pytest.fixture

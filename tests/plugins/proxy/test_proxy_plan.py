@@ -8,9 +8,9 @@ import yaml
 from nodehost import Severity, ValidationScope
 from nodehost.component import HttpProbe
 from nodehost.errors import InvalidSetting
-from nodehost.kube.programs import check_kube_proxy_configuration as check_configuration
 from nodehost.plugins.proxy import CONFIG_FILE_NAME, Proxy, nodehost_components
 from nodehost.plugins.proxy import nodehost_validate_config as validate
+from nodehost.plugins.proxy.configfile import check_kube_proxy_configuration as check_configuration
 
 
 def test_the_record_is_a_default_network_component() -> None:
@@ -64,8 +64,29 @@ def test_a_bad_proxy_argument_fails_the_plan_naming_the_component(
 # --- validation --------------------------------------------------------------------------------
 
 
-def problems_of(config, selected=frozenset({"proxy"})):
-    return [(p.severity, p.render()) for p in validate(config=config, selected=selected)]
+def problems_of(config, selected=frozenset({"proxy"}), scope=ValidationScope.NODE):
+    return [
+        (p.severity, p.render()) for p in validate(config=config, scope=scope, selected=selected)
+    ]
+
+
+@pytest.mark.parametrize("selected", [frozenset({"proxy"}), frozenset({"kubelet"})])
+def test_a_numeric_port_argument_must_be_a_port_whether_or_not_the_proxy_runs(
+    make_config, selected
+) -> None:
+    config = make_config(proxyArguments={"healthz-port": ["99999"]})
+    assert problems_of(config, selected) == [
+        (
+            Severity.ERROR,
+            'proxyArguments.healthz-port[0]: Invalid value: "99999": '
+            "must be between 0 and 65535, inclusive",
+        )
+    ]
+
+
+def test_the_port_rule_is_not_one_of_the_network_scope(make_config) -> None:
+    config = make_config(proxyArguments={"healthz-port": ["99999"]})
+    assert problems_of(config, frozenset({"sdn"}), ValidationScope.NETWORK) == []
 
 
 def test_an_unknown_proxy_argument_is_reported_under_proxy_arguments(make_config) -> None:

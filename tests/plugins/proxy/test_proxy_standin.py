@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nodehost.kube.programs import KUBE_PROXY_FLAGS
-from nodehost.plugins.proxy import Proxy
-from nodehost.testing import STANDINS
-from nodehost.testing.programs import kube_proxy_flags_healthz_address
+from nodehost.plugins.proxy import Proxy, nodehost_components
+from nodehost.plugins.proxy.flags import KUBE_PROXY_FLAGS
+from nodehost.plugins.proxy.standin import kube_proxy_flags_healthz_address
 
 
 def test_the_standin_runs_the_planned_proxy_serves_healthz_and_stops_on_sigterm(
@@ -106,4 +105,5 @@ def test_without_a_config_file_the_healthz_flags_apply() -> None:
 
 
 def test_the_standin_is_registered_for_the_kube_proxy_program() -> None:
-    assert STANDINS["kube-proxy"] == "nodehost-standin-kube-proxy"
+    (record,) = nodehost_components()
+    assert record.standins == {"kube-proxy": "nodehost-standin-kube-proxy"}

@@ -4,7 +4,7 @@ The real kubelet, given ``--kubeconfig`` (with ``--bootstrap-kubeconfig``,
 the file the TLS bootstrap writes), registers its Node, renews its Lease and
 reports the node's status (``pkg/kubelet/kubelet_node_status.go``,
 ``pkg/kubelet/nodestatus/setters.go``, ``pkg/kubelet/nodelease``); the
-kubelet stand-in (:mod:`nodehost.testing.programs`) runs :class:`NodeAgent`
+kubelet stand-in (:mod:`nodehost.plugins.kubelet.standin`) runs :class:`NodeAgent`
 to do the same, with the same flags and config fields:
 
 * **name**: ``--hostname-override``, else the machine's host name, lowercased;

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from nodehost.kube import programs
 from nodehost.kube.values import (
     BoolValue,
     DurationValue,
@@ -14,8 +13,9 @@ from nodehost.kube.values import (
     StringSliceValue,
     StringValue,
 )
+from nodehost.plugins.kubelet import configfile, flags
 
-FLAGS = programs.KUBELET_FLAGS
+FLAGS = flags.KUBELET_FLAGS
 
 
 #: The flags cmd/kubelet/app/options/globalflags_linux.go (v1.33/v1.34) re-registers from
@@ -58,7 +58,7 @@ def test_housekeeping_interval_in_kubelet_arguments_resolves() -> None:
 def test_fail_cgroupv1_is_a_config_flag_as_add_kubelet_config_flags_registers_it() -> None:
     flag = FLAGS.lookup("fail-cgroupv1")
     assert flag.config_field == "failCgroupV1"
-    assert flag.deprecated == programs.KUBELET_CONFIG_FLAG_DEPRECATION
+    assert flag.deprecated == flags.KUBELET_CONFIG_FLAG_DEPRECATION
 
 
 def test_seccomp_default_is_a_kubelet_flags_flag_on_the_command_line() -> None:
@@ -126,13 +126,13 @@ def test_identity_and_logging_flags_stay_on_the_command_line(name: str) -> None:
 def test_every_config_field_starts_with_a_known_top_level_field() -> None:
     for flag in FLAGS:
         if flag.config_field:
-            assert flag.config_field.split(".")[0] in programs.KUBELET_CONFIG_FIELDS, flag.name
+            assert flag.config_field.split(".")[0] in configfile.KUBELET_CONFIG_FIELDS, flag.name
 
 
 def test_config_backed_flags_carry_upstreams_deprecation_except_provider_id() -> None:
     for flag in FLAGS:
         if flag.config_field and flag.name != "provider-id":
-            assert flag.deprecated == programs.KUBELET_CONFIG_FLAG_DEPRECATION, flag.name
+            assert flag.deprecated == flags.KUBELET_CONFIG_FLAG_DEPRECATION, flag.name
     assert FLAGS.lookup("provider-id").deprecated == ""
 
 
@@ -188,11 +188,11 @@ def test_check_configuration_accepts_a_minimal_document() -> None:
         "healthzPort": 10248,
         "authentication": {"webhook": {"enabled": True, "cacheTTL": "2m"}},
     }
-    assert programs.check_kubelet_configuration(document) == []
+    assert configfile.check_kubelet_configuration(document) == []
 
 
 def test_check_configuration_rejects_another_kind() -> None:
     document = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeProxyConfiguration"}
-    assert programs.check_kubelet_configuration(document) == [
+    assert configfile.check_kubelet_configuration(document) == [
         "kind: expected 'KubeletConfiguration', got 'KubeProxyConfiguration'"
     ]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from nodehost.kube import programs
+from nodehost.plugins.proxy import configfile, flags
 
-FLAGS = programs.KUBE_PROXY_FLAGS
+FLAGS = flags.KUBE_PROXY_FLAGS
 
 
 @pytest.mark.parametrize(
@@ -37,7 +37,7 @@ def test_flags_without_a_field_stay_on_the_command_line(name: str) -> None:
 def test_every_config_field_starts_with_a_known_top_level_field() -> None:
     for flag in FLAGS:
         if flag.config_field:
-            assert flag.config_field.split(".")[0] in programs.KUBE_PROXY_CONFIG_FIELDS, flag.name
+            assert flag.config_field.split(".")[0] in configfile.KUBE_PROXY_CONFIG_FIELDS, flag.name
 
 
 def test_port_flags_are_deprecated_in_favour_of_addresses() -> None:
@@ -76,26 +76,26 @@ def test_proxy_mode_accepts_any_text_like_go_proxy_mode() -> None:
 def test_healthz_address_follows_kube_proxy_defaulting(
     healthz: str, bind: str, expected: tuple[str, int]
 ) -> None:
-    assert programs.kube_proxy_healthz_address(healthz, bind) == expected
+    assert configfile.kube_proxy_healthz_address(healthz, bind) == expected
 
 
 def test_check_configuration_rejects_an_unsupported_mode() -> None:
     document = {
-        "apiVersion": programs.KUBE_PROXY_CONFIG_API_VERSION,
-        "kind": programs.KUBE_PROXY_CONFIG_KIND,
+        "apiVersion": configfile.KUBE_PROXY_CONFIG_API_VERSION,
+        "kind": configfile.KUBE_PROXY_CONFIG_KIND,
         "mode": "userspace",
     }
-    assert programs.check_kube_proxy_configuration(document) == [
+    assert configfile.check_kube_proxy_configuration(document) == [
         'mode: Unsupported value: "userspace": supported values: "iptables", "ipvs", "nftables"'
     ]
 
 
 def test_check_configuration_checks_nested_types() -> None:
     document = {
-        "apiVersion": programs.KUBE_PROXY_CONFIG_API_VERSION,
-        "kind": programs.KUBE_PROXY_CONFIG_KIND,
+        "apiVersion": configfile.KUBE_PROXY_CONFIG_API_VERSION,
+        "kind": configfile.KUBE_PROXY_CONFIG_KIND,
         "clientConnection": {"qps": "fast"},
     }
-    assert programs.check_kube_proxy_configuration(document) == [
+    assert configfile.check_kube_proxy_configuration(document) == [
         "clientConnection.qps: expected number, got 'fast'"
     ]

@@ -1,0 +1,221 @@
+"""``@frozen``: a frozen dataclass whose methods are not compiled at import.
+
+``@dataclass(frozen=True)`` writes the source of ``__init__``, ``__repr__``,
+``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` for each class and
+compiles each with ``exec`` when the class is defined: about 0.3 ms a class on
+CPython 3.11-3.13, paid on every command for every record a module defines
+(nodehost defines well over a hundred; see README, *Performance*).  ``@frozen``
+makes the same class without compiling anything: the stdlib collects the fields
+(so :func:`dataclasses.fields`, :func:`~dataclasses.replace`,
+:func:`~dataclasses.asdict` and :func:`~dataclasses.is_dataclass` work as ever)
+and the methods are shared functions closed over each class's field lists.
+
+The contract is the stdlib's for ``@dataclass(frozen=True)``: positional and
+keyword arguments in field order, defaults and ``default_factory``, fields with
+``init=False``, ``__post_init__``, ``repr``/``compare``/``hash`` of
+:func:`dataclasses.field`, equality only between instances of the same class,
+:class:`dataclasses.FrozenInstanceError` on assignment and deletion,
+``__match_args__``, and ``inspect.signature(cls)`` naming the fields (computed
+on first use).  Methods a class defines itself are kept.  Constructing an
+instance costs about 1 µs more than the compiled ``__init__``: a class whose
+instances are made in a hot loop (DNS answers, per-packet values) keeps
+``@dataclass(frozen=True, slots=True)``.  Type checkers see a frozen dataclass
+(:func:`typing.dataclass_transform`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable
+from dataclasses import MISSING, Field, FrozenInstanceError
+from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform
+
+if TYPE_CHECKING:  # pragma: no cover
+    import inspect
+
+T = TypeVar("T", bound=type)
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, Field))
+def frozen(cls: T) -> T:
+    """Make ``cls`` a frozen dataclass, as ``@dataclass(frozen=True)`` does (module docstring)."""
+    inherits = any(dataclasses.is_dataclass(base) for base in cls.__mro__[1:])
+    documented = bool(cls.__doc__)
+    if not documented:
+        # Else the stdlib writes one from the signature of object.__init__, parsing its
+        # text with tokenize (a 20 ms regular expression); ours is written below.
+        cls.__doc__ = cls.__name__
+    # A dataclass base makes the stdlib check frozenness along the hierarchy with its own
+    # __setattr__; that rare case pays for the stdlib's two compiled methods.
+    dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=inherits)
+    params = cls.__dataclass_params__  # type: ignore[attr-defined]
+    params.init = params.repr = params.eq = params.frozen = True
+    fields = dataclasses.fields(cls)
+    _set_new(cls, "__init__", _init(cls, fields))
+    _set_new(cls, "__repr__", _repr(tuple(f.name for f in fields if f.repr)))
+    compared = tuple(f.name for f in fields if f.compare)
+    _set_new(cls, "__eq__", _eq(compared))
+    if "__hash__" not in cls.__dict__ or cls.__dict__["__hash__"] is None:
+        hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
+        _set(cls, "__hash__", _hash(hashed))
+    if not inherits:
+        for name in ("__setattr__", "__delattr__"):
+            if name in cls.__dict__:
+                raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
+        setattr_, delattr_ = _frozen_attributes(cls, {f.name for f in fields})
+        _set(cls, "__setattr__", setattr_)
+        _set(cls, "__delattr__", delattr_)
+    cls.__signature__ = _LazySignature()  # type: ignore[attr-defined]
+    if not documented:
+        text = str(_signature(cls, resolved=False)).replace(" -> None", "")
+        cls.__doc__ = cls.__name__ + text
+    return cls
+
+
+def _set_new(cls: type, name: str, value: Callable[..., Any]) -> None:
+    """Set ``value`` as ``cls.<name>`` unless the class body defines it (as the stdlib does)."""
+    if name not in cls.__dict__:
+        _set(cls, name, value)
+
+
+def _set(cls: type, name: str, value: Callable[..., Any]) -> None:
+    value.__name__ = name
+    value.__qualname__ = f"{cls.__qualname__}.{name}"
+    setattr(cls, name, value)
+
+
+def _init(cls: type, fields: tuple[Field[Any], ...]) -> Callable[..., None]:
+    names = tuple(f.name for f in fields if f.init)
+    defaults = {f.name: f.default for f in fields if f.init and f.default is not MISSING}
+    factories = {
+        f.name: f.default_factory for f in fields if f.init and f.default_factory is not MISSING
+    }
+    unset = tuple((f.name, f.default, f.default_factory) for f in fields if not f.init)
+    post_init = getattr(cls, "__post_init__", None)
+    label = f"{cls.__qualname__}.__init__()"
+    setter = object.__setattr__
+
+    def init(self: object, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(names):
+            given = len(args) + 1
+            raise TypeError(
+                f"{label} takes {len(names) + 1} positional arguments but {given} were given"
+            )
+        for name, value in zip(names, args, strict=False):
+            if name in kwargs:
+                raise TypeError(f"{label} got multiple values for argument {name!r}")
+            setter(self, name, value)
+        left = len(kwargs)
+        for name in names[len(args) :]:
+            if name in kwargs:
+                setter(self, name, kwargs[name])
+                left -= 1
+            elif name in defaults:
+                setter(self, name, defaults[name])
+            elif name in factories:
+                setter(self, name, factories[name]())
+            else:
+                raise TypeError(f"{label} missing required argument: {name!r}")
+        if left:
+            unknown = next(name for name in kwargs if name not in names[len(args) :])
+            raise TypeError(f"{label} got an unexpected keyword argument {unknown!r}")
+        for name, default, factory in unset:
+            if factory is not MISSING:
+                setter(self, name, factory())
+            elif default is not MISSING:
+                setter(self, name, default)
+        if post_init is not None:
+            post_init(self)
+
+    return init
+
+
+def _repr(shown: tuple[str, ...]) -> Callable[[object], str]:
+    def represent(self: object) -> str:
+        values = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
+        return f"{type(self).__qualname__}({values})"
+
+    return represent
+
+
+def _eq(compared: tuple[str, ...]) -> Callable[[object, object], bool]:
+    def equal(self: object, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        mine = tuple(getattr(self, name) for name in compared)
+        return mine == tuple(getattr(other, name) for name in compared)
+
+    return equal
+
+
+def _hash(hashed: tuple[str, ...]) -> Callable[[object], int]:
+    def hash_fields(self: object) -> int:
+        return hash(tuple(getattr(self, name) for name in hashed))
+
+    return hash_fields
+
+
+def _frozen_attributes(
+    cls: type, names: set[str]
+) -> tuple[Callable[[object, str, object], None], Callable[[object, str], None]]:
+    """The stdlib's frozen ``__setattr__``/``__delattr__``: fields, and any attribute of
+    ``cls`` itself, are read-only; a subclass's own attributes are not."""
+    owner: Any = cls  # super() of a class known only at run time
+
+    def set_attribute(self: Any, name: str, value: object) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(owner, self).__setattr__(name, value)
+
+    def delete_attribute(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(owner, self).__delattr__(name)
+
+    return set_attribute, delete_attribute
+
+
+class _LazySignature:
+    """``cls.__signature__``, built on each read (documentation tools, ``help()``).
+
+    Its annotations are evaluated in the class's module where they can be, as
+    Sphinx does with a compiled ``__init__``'s (``typing.get_type_hints``), so
+    a rendered signature links to the types it names.
+    """
+
+    def __get__(self, instance: object, owner: type) -> inspect.Signature:
+        return _signature(owner, resolved=True)
+
+
+def _signature(cls: type, *, resolved: bool) -> inspect.Signature:
+    """The signature of ``cls``'s ``__init__`` without ``self``; with ``resolved``, string
+    annotations evaluated (all of them, or none if one cannot be: as ``get_type_hints``)."""
+    import inspect
+    import typing
+
+    hints: dict[str, Any] = {}
+    if resolved:
+        with contextlib.suppress(Exception):
+            hints = typing.get_type_hints(cls)
+    parameters = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=_default(f),
+            annotation=hints.get(f.name, f.type),
+        )
+        for f in dataclasses.fields(cls)
+        if f.init
+    ]
+    return inspect.Signature(parameters, return_annotation=None)
+
+
+def _default(field: Field[Any]) -> object:
+    import inspect
+
+    if field.default is not MISSING:
+        return field.default
+    if field.default_factory is not MISSING:
+        return dataclasses._HAS_DEFAULT_FACTORY  # type: ignore[attr-defined]
+    return inspect.Parameter.empty

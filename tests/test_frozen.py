@@ -1,0 +1,160 @@
+"""``@frozen`` behaves as ``@dataclass(frozen=True)``: each behaviour is checked on a pair of
+twin classes, one made by each, so the stdlib is the specification."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import pickle
+import typing
+from dataclasses import FrozenInstanceError, dataclass, field
+
+import pytest
+
+from nodehost.frozen import frozen
+
+
+def twins(body: str) -> tuple[type, type]:
+    """The class ``body`` made by ``@frozen`` and by ``@dataclass(frozen=True)``."""
+    made = []
+    for decorator in ("frozen", "dataclass(frozen=True)"):
+        namespace = {"frozen": frozen, "dataclass": dataclass, "field": field}
+        exec(f"@{decorator}\nclass Twin:\n{body}", namespace)
+        made.append(namespace["Twin"])
+    return made[0], made[1]
+
+
+BODY = """
+    '''A record.'''
+    name: str
+    port: int = 0
+    tags: list = field(default_factory=list)
+    secret: str = field(default='', repr=False, compare=False)
+    cached: int = field(default=7, init=False)
+"""
+
+
+def outcome(call):
+    try:
+        return ("value", call())
+    except Exception as error:
+        return ("raised", type(error))
+
+
+CALLS = [
+    lambda cls: repr(cls("a")),
+    lambda cls: repr(cls("a", 5, ["x"], "s")),
+    lambda cls: repr(cls(name="a", port=2)),
+    lambda cls: cls("a", 1) == cls("a", 1),
+    lambda cls: cls("a", 1) == cls("a", 2),
+    lambda cls: cls("a", secret="x") == cls("a", secret="y"),
+    lambda cls: cls("a") == ("a", 0),
+    lambda cls: hash(cls("a", 1, ())) == hash(cls("a", 1, ())),
+    lambda cls: cls("a").cached,
+    lambda cls: cls("a").tags is not cls("a").tags,
+    lambda cls: dataclasses.astuple(cls("a", 3)),
+    lambda cls: dataclasses.asdict(dataclasses.replace(cls("a"), port=9)),
+    lambda cls: [f.name for f in dataclasses.fields(cls)],
+    lambda cls: cls.__match_args__,
+    lambda cls: cls.__doc__,
+    lambda cls: [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()],
+    lambda cls: dataclasses.is_dataclass(cls),
+    lambda cls: cls.__dataclass_params__.frozen,
+    lambda cls: cls(),
+    lambda cls: cls("a", 1, [], "s", 9),
+    lambda cls: cls("a", name="b"),
+    lambda cls: cls("a", colour="red"),
+    lambda cls: cls("a", cached=1),
+    lambda cls: setattr(cls("a"), "port", 1),
+    lambda cls: setattr(cls("a"), "other", 1),
+    lambda cls: delattr(cls("a"), "port"),
+]
+
+
+@pytest.mark.parametrize("call", CALLS, ids=range(len(CALLS)))
+def test_frozen_behaves_as_a_stdlib_frozen_dataclass(call):
+    ours, stdlib = twins(BODY)
+    assert outcome(lambda: call(ours)) == outcome(lambda: call(stdlib))
+
+
+def test_the_signature_names_the_types_as_documentation_tools_resolve_them():
+    """Sphinx evaluates a compiled ``__init__``'s string annotations in its module
+    (``typing.get_type_hints``); ``@frozen``'s class signature carries them evaluated."""
+    ours, stdlib = twins(BODY)
+    hints = typing.get_type_hints(stdlib.__init__)
+    hints.pop("return")
+    shown = {p.name: p.annotation for p in inspect.signature(ours).parameters.values()}
+    assert shown == hints
+
+
+def test_undocumented_class_gets_the_stdlib_docstring():
+    ours, stdlib = twins("    a: int\n    b: str = 'x'\n")
+    assert ours.__doc__ == stdlib.__doc__ == "Twin(a: 'int', b: 'str' = 'x')"
+
+
+def test_post_init_runs_after_the_fields_are_set():
+    ours, stdlib = twins(
+        "    a: int\n"
+        "    def __post_init__(self):\n"
+        "        if self.a < 0:\n"
+        "            raise ValueError('negative')\n"
+    )
+    for cls in (ours, stdlib):
+        with pytest.raises(ValueError, match="negative"):
+            cls(-1)
+        assert cls(1).a == 1
+
+
+def test_methods_the_class_defines_are_kept():
+    ours, stdlib = twins(
+        "    a: int\n    def __repr__(self):\n        return 'mine'\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    def __hash__(self):\n        return 1\n"
+    )
+    for cls in (ours, stdlib):
+        assert (repr(cls(1)), cls(1) == cls(2), hash(cls(3))) == ("mine", True, 1)
+
+
+def test_a_subclass_is_frozen_and_extends_the_fields():
+    @frozen
+    class Base:
+        a: int
+
+    @frozen
+    class Child(Base):
+        b: int = 2
+
+    child = Child(1)
+    assert (child.a, child.b, repr(child)) == (
+        1,
+        2,
+        "test_a_subclass_is_frozen_and_extends_the_fields.<locals>.Child(a=1, b=2)",
+    )
+    with pytest.raises(FrozenInstanceError):
+        child.a = 3  # type: ignore[misc]
+
+
+def test_a_stdlib_frozen_dataclass_may_subclass_a_frozen_one():
+    @frozen
+    class Base:
+        a: int
+
+    @dataclass(frozen=True)
+    class Child(Base):
+        b: int = 2
+
+    assert Child(1) == Child(1, 2)
+
+
+def test_instances_copy_and_pickle():
+    record = PICKLED("a", (1, 2))
+    assert copy.copy(record) == record
+    assert copy.deepcopy(record) == record
+    assert pickle.loads(pickle.dumps(record)) == record
+
+
+@frozen
+class PICKLED:
+    name: str
+    values: tuple[int, ...] = ()

@@ -1,0 +1,49 @@
+"""The console script loads without cyclic garbage collections (``nodehost.entry``) and a
+running node collects again (``nodehost.daemon.run_plan``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+VALIDATE = """\
+import atexit, gc, sys
+atexit.register(lambda: print("COLLECTING", gc.isenabled(), flush=True))
+from nodehost.entry import main
+main(sys.argv[1:])
+"""
+
+RUN = """\
+import gc, sys
+from nodehost.daemon import HostSettings, run_plan
+from nodehost.testing.planhost import HookRecorder, load_plan
+
+class Hooks(HookRecorder):
+    def node_ready(self, **fields):
+        print("COLLECTING", gc.isenabled(), flush=True)
+
+gc.disable()  # as the console script leaves it
+settings = HostSettings(exit_on_ready=True, health_address=None, notify=False)
+sys.exit(run_plan(load_plan(sys.argv[1]), Hooks("/dev/null"), settings))
+"""
+
+
+def collecting(script: str, *args: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=60
+    )
+    return [line for line in done.stdout.splitlines() if line.startswith("COLLECTING")]
+
+
+def test_a_command_runs_without_collections(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.yaml"
+    assert collecting(VALIDATE, "config", "validate", str(missing)) == ["COLLECTING False"]
+
+
+def test_a_running_node_collects(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    component = {"name": "gc-sleeper", "argv": ["sleep", "600"]}
+    plan.write_text(json.dumps({"state_dir": str(tmp_path / "state"), "components": [component]}))
+    assert collecting(RUN, str(plan)) == ["COLLECTING True"]
