@@ -110,6 +110,7 @@ PARTS: dict[str, Part] = {
         ),
         Part("busybox", _programs("busybox"), f"{_APT} busybox-static"),
         Part("docker-registry", _programs("docker-registry"), f"{_APT} docker-registry"),
+        Part("zstd", _programs("zstd"), f"{_APT} zstd"),
         Part("strace", _programs("strace"), f"{_APT} strace"),
         Part(
             "node-exporter",
