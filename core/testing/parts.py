@@ -147,6 +147,11 @@ PARTS: dict[str, Part] = {
             _beside_python("nodehost"),
             "pip install . (the nodehost console script beside this interpreter)",
         ),
+        Part(
+            "docs",
+            lambda: all(_module(name)() for name in ("sphinx", "sphinx_click", "furo")),
+            "pip install '.[docs]'",
+        ),
         Part("nodehost-ptp", _module("nodehost_ptp"), "pip install ./contrib/nodehost-ptp"),
         Part(
             "nodehost-macvlan",
