@@ -77,11 +77,6 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
         "--node-label/--node-taint are still core options (options.py, resolve.py); the "
         "module goes to plugins/kubelet/labels.py when they go to the kubelet plugin",
     ),
-    "core/cni/network.py": (
-        frozenset({"sdn"}),
-        "the component that runs network providers, which providers' checks ask about "
-        "(selects_provider); a field of its record should say so",
-    ),
     "core/testing/parts.py": (
         frozenset({"containerd", "containerd-shim-runc-v2"}),
         "the real parts tests need, by their Debian package and program names",
