@@ -18,7 +18,7 @@ Minimal component::
 from __future__ import annotations
 
 import signal
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -253,6 +253,21 @@ class TaskContext(Protocol):
         :class:`~nodehost.daemon.reconfigure.ApplyResult`; a bad configuration
         is a result, not an exception.  If this very task is restarted by the
         apply, it is cancelled while it waits; the apply goes on."""
+
+    async def run_program(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        stdin: int | None = None,
+        stdout: int | None = None,
+    ) -> Any:
+        """Run a short program and wait for it, its exit status taken from the host's
+        reaper (a task must not wait for a subprocess itself: the host reaps every
+        child); an :class:`~nodehost.daemon.oneshot.OneshotResult`.  ``stdin`` and
+        ``stdout`` are file descriptors handed over (closed once the child has them;
+        default: ``/dev/null``, captured with standard error).  Raises
+        :class:`OSError` when it cannot be started."""
 
 
 @frozen

@@ -97,10 +97,10 @@ def test_metadata_names_the_project_urls_and_every_supported_python() -> None:
 
 
 @pytest.mark.skipif(not (ROOT / "setup.cfg").exists(), reason="needs the source tree")
-def test_sdist_holds_contrib_and_the_whole_test_tree(tmp_path: Path) -> None:
+def test_sdist_holds_contrib_docs_and_the_whole_test_tree(tmp_path: Path) -> None:
     import tarfile
 
-    wanted = _git_files("contrib", "tests", "LICENSE", "README.rst")
+    wanted = _git_files("contrib", "tests", "docs", "LICENSE", "README.rst")
     source = tmp_path / "source"  # the tracked files alone: no egg-info from earlier builds
     for name in _git_files():
         (source / name).parent.mkdir(parents=True, exist_ok=True)

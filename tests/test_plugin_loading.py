@@ -36,6 +36,7 @@ def test_builtin_components_are_all_known() -> None:
         "bootstrap",
         "runtime",
         "images",
+        "mirror-rewrite",
         "localcluster",
         "apilb",
     }

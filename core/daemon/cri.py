@@ -17,7 +17,10 @@ already a dependency for the health probe; no ``grpcio``, no generated
 code): the few message fields used are encoded and read with
 :mod:`nodehost.api.protowire`.  :func:`call` is the same unary call for any CRI
 method, for callers that encode their own requests (``nodehost.testing.cri``
-runs pods with it).
+runs pods with it).  :func:`image_present` (``ImageStatus``) and
+:func:`pull_image` (``PullImage``, with an optional :class:`CriAuth`) ask the
+runtime's image service what the kubelet asks it: a pull resolved through the
+runtime's own registry configuration (mirrors, TLS, credentials by host).
 
 Endpoints are written as the kubelet's ``--container-runtime-endpoint``:
 ``unix:///run/containerd/containerd.sock`` or a bare absolute path.
@@ -26,8 +29,9 @@ Endpoints are written as the kubelet's ``--container-runtime-endpoint``:
 from __future__ import annotations
 
 import asyncio
+from dataclasses import field
 
-from nodehost.api.protowire import encode_message, fields
+from nodehost.api.protowire import encode_field, encode_message, fields
 from nodehost.daemon.grpchealth import GrpcStatusError, HealthCheckError, response_message
 from nodehost.frozen import frozen
 
@@ -185,3 +189,59 @@ def _read_condition(message: bytes) -> CriCondition:
         elif number == 2:
             status = bool(value)
     return CriCondition(text.get(1, ""), status, text.get(3, ""), text.get(4, ""))
+
+
+@frozen
+class CriAuth:
+    """CRI's ``AuthConfig`` for one pull; never shown (``repr`` hides the secrets).
+
+    ``server_address`` limits it to one registry host: containerd uses it for
+    that host alone (``pkg/cri/server/image_pull.go``, ``ParseAuth``).
+    """
+
+    server_address: str = ""
+    username: str = field(default="", repr=False)
+    password: str = field(default="", repr=False)
+    auth: str = field(default="", repr=False)
+    identity_token: str = field(default="", repr=False)
+
+    def encode(self) -> bytes:
+        """``AuthConfig``: username (1), password (2), auth (3), server_address (4),
+        identity_token (5)."""
+        return encode_message(
+            (1, self.username),
+            (2, self.password),
+            (3, self.auth),
+            (4, self.server_address),
+            (5, self.identity_token),
+        )
+
+
+async def image_present(endpoint: str, image: str, timeout: float = 5.0) -> bool:
+    """``ImageStatus``: whether the runtime at ``endpoint`` has ``image`` (no pull).
+
+    Raises as :func:`call` does.
+    """
+    request = encode_field(1, encode_message((1, image)))
+    answer = await call(endpoint, IMAGE_SERVICE, "ImageStatus", request, timeout)
+    return any(number == 1 and value for number, value in fields(answer))
+
+
+async def pull_image(
+    endpoint: str, image: str, auth: CriAuth | None = None, timeout: float = 60.0
+) -> str:
+    """``PullImage`` of ``image`` as the kubelet asks it; the image reference stored.
+
+    Without ``auth`` the runtime uses the credentials of its own configuration
+    for each host it talks to (mirrors included).  Raises as :func:`call`
+    does (a refused pull is a :class:`GrpcStatusError` with the runtime's
+    message); :class:`HealthCheckError` when the answer has no reference.
+    """
+    request = encode_field(1, encode_message((1, image)))
+    if auth is not None:
+        request += encode_field(2, auth.encode())
+    answer = await call(endpoint, IMAGE_SERVICE, "PullImage", request, timeout)
+    reference = next((v for n, v in fields(answer) if n == 1 and isinstance(v, bytes)), b"")
+    if not reference:
+        raise HealthCheckError(f"{endpoint}: PullImage of {image} answered no image reference")
+    return reference.decode(errors="replace")

@@ -334,6 +334,7 @@ class ComponentSupervisor:
                     self._task_status,
                     self.host.files_changed,
                     self.host.apply_config,
+                    self.host.reaper,
                 )
                 self.run = TaskRun(spec, context, self.host.log)
         except OSError as error:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from nodehost.component import TaskSpec
 
 if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.daemon.oneshot import OneshotResult
+    from nodehost.daemon.process import Reaper
     from nodehost.daemon.reconfigure import ApplyResult
 
 ApplyConfig = Callable[[bytes, str], Awaitable["ApplyResult"]]
@@ -31,8 +33,10 @@ class HostTaskContext:
         on_status: Callable[[str], None],
         on_files_changed: Callable[[list[str]], None] | None = None,
         on_apply_config: ApplyConfig | None = None,
+        reaper: Reaper | None = None,
     ) -> None:
         self.name = name
+        self._reaper = reaper
         self.log = log
         self.reported = asyncio.Event()
         self._on_status = on_status
@@ -61,6 +65,22 @@ class HostTaskContext:
         if self._on_apply_config is None:
             raise RuntimeError("this task context cannot apply a configuration")
         return await self._on_apply_config(content, origin)
+
+    async def run_program(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        stdin: int | None = None,
+        stdout: int | None = None,
+    ) -> OneshotResult:
+        """Run ``argv`` and wait for it, the exit status from the host's reaper
+        (:mod:`nodehost.daemon.oneshot`)."""
+        from nodehost.daemon.oneshot import run_oneshot
+
+        return await run_oneshot(
+            argv, reaper=self._reaper, timeout=timeout, stdin=stdin, stdout=stdout
+        )
 
     def report(
         self, details: Mapping[str, Any] | None = None, problems: Sequence[str] = ()

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from nodehost.api.protowire import encode_field, encode_map, encode_message, fields
-from nodehost.daemon.cri import IMAGE_SERVICE, RUNTIME_SERVICE, call
+from nodehost.daemon.cri import RUNTIME_SERVICE, CriAuth, call, image_present, pull_image
 
 #: ``PodSandboxState`` / ``ContainerState`` values.
 CALL_TIMEOUT = 60.0
@@ -164,16 +164,14 @@ class CriClient:
         answer = self._call("ListContainers", b"")
         return [_text(item, 1) for number, item in fields(answer) if number == 1]  # type: ignore[arg-type]
 
-    def pull_image(self, image: str) -> str:
+    def pull_image(self, image: str, auth: CriAuth | None = None) -> str:
         """``PullImage`` as the kubelet asks it (the runtime's registry configuration applies:
         mirrors, credentials); the image reference the runtime stored."""
-        request = encode_field(1, encode_message((1, image)))
-        return _text(self._call("PullImage", request, IMAGE_SERVICE), 1)
+        return asyncio.run(pull_image(self.endpoint, image, auth, self.timeout))
 
     def image_present(self, image: str) -> bool:
         """``ImageStatus``: whether the runtime has ``image`` (no pull)."""
-        request = encode_field(1, encode_message((1, image)))
-        return bool(_message(self._call("ImageStatus", request, IMAGE_SERVICE), 1))
+        return asyncio.run(image_present(self.endpoint, image, self.timeout))
 
 
 def _message(data: bytes, number: int) -> bytes:

@@ -110,6 +110,7 @@ PARTS: dict[str, Part] = {
         ),
         Part("busybox", _programs("busybox"), f"{_APT} busybox-static"),
         Part("docker-registry", _programs("docker-registry"), f"{_APT} docker-registry"),
+        Part("zstd", _programs("zstd"), f"{_APT} zstd"),
         Part("strace", _programs("strace"), f"{_APT} strace"),
         Part(
             "node-exporter",
@@ -145,6 +146,11 @@ PARTS: dict[str, Part] = {
             "nodehost-script",
             _beside_python("nodehost"),
             "pip install . (the nodehost console script beside this interpreter)",
+        ),
+        Part(
+            "docs",
+            lambda: all(_module(name)() for name in ("sphinx", "sphinx_click", "furo")),
+            "pip install '.[docs]'",
         ),
         Part("nodehost-ptp", _module("nodehost_ptp"), "pip install ./contrib/nodehost-ptp"),
         Part(

@@ -75,6 +75,20 @@ class RecordingTaskContext:
         self.generation += 1
         return ApplyResult(APPLIED, origin, self.generation, time.time())
 
+    async def run_program(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        stdin: int | None = None,
+        stdout: int | None = None,
+    ) -> Any:
+        """Run ``argv`` and wait for it (no host, so no reaper: it waits for the child); a
+        ``nodehost.daemon.oneshot.OneshotResult``."""
+        from nodehost.daemon.oneshot import run_oneshot
+
+        return await run_oneshot(argv, reaper=None, timeout=timeout, stdin=stdin, stdout=stdout)
+
     async def wait_ready(self) -> None:
         """Return once the task called :meth:`ready` (bound it with ``asyncio.wait_for``)."""
         await self._ready.wait()

@@ -18,7 +18,7 @@ uses, so the documentation changes when the code does.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from docutils import nodes
@@ -34,7 +34,8 @@ def builtin_schema() -> dict[str, Any]:
     from nodehost.pluginhost.inventory import Inventory
     from nodehost.pluginhost.manager import LoadOptions
 
-    inventory = Inventory.load(LoadOptions.from_environment((), False, True))
+    # Not from the environment: NODEHOST_DISABLE_PLUGINS must not drop a built-in's sections.
+    inventory = Inventory.load(LoadOptions(strict=True, entry_points=False))
     return node_config_schema(inventory.section_schemas())
 
 
@@ -96,6 +97,8 @@ class ConfigSchemaDirective(SphinxDirective):
     """Render every NodeConfig key as a ``confval`` entry."""
 
     def run(self) -> list[nodes.Node]:
+        from nodehost.config.noeffect import NO_EFFECT
+
         schema = builtin_schema()
         definitions = schema.get("definitions", {})
         lines: list[str] = []
@@ -105,6 +108,8 @@ class ConfigSchemaDirective(SphinxDirective):
                 lines.append(f"   :default: ``{json.dumps(prop['default'])}``")
             description = prop.get("description") or _described_by_ref(prop, definitions)
             lines += ["", f"   {_escape(_one_line(description))}" if description else "", ""]
+            if path in NO_EFFECT:
+                lines += [f"   Has no effect in nodehost: {_escape(NO_EFFECT[path])}.", ""]
         return self.parse_text_to_nodes("\n".join(lines))
 
 
@@ -120,16 +125,19 @@ def _escape(text: str) -> str:
     return text
 
 
+def definition_list(items: Iterable[tuple[str, str]]) -> str:
+    """reStructuredText of a definition list: each term (markup) with its text (markup)."""
+    return "\n".join(f"{term}\n    {text}\n" for term, text in items)
+
+
 class NoEffectDirective(SphinxDirective):
     """Render :data:`nodehost.config.noeffect.NO_EFFECT` as a definition list."""
 
     def run(self) -> list[nodes.Node]:
         from nodehost.config.noeffect import NO_EFFECT
 
-        lines: list[str] = []
-        for path, why in NO_EFFECT.items():
-            lines += [f":confval:`{path}`", f"    {_escape(why)}", ""]
-        return self.parse_text_to_nodes("\n".join(lines))
+        items = ((f":confval:`{path}`", _escape(why)) for path, why in NO_EFFECT.items())
+        return self.parse_text_to_nodes(definition_list(items))
 
 
 class ExitCodesDirective(SphinxDirective):
@@ -138,10 +146,8 @@ class ExitCodesDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         from nodehost.errors import EXIT_CODES
 
-        lines: list[str] = []
-        for code, meaning in EXIT_CODES.items():
-            lines += [f"``{code}``", f"    {meaning}", ""]
-        return self.parse_text_to_nodes("\n".join(lines))
+        items = ((f"``{code}``", meaning) for code, meaning in EXIT_CODES.items())
+        return self.parse_text_to_nodes(definition_list(items))
 
 
 def resolve_short_name(

@@ -72,6 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 NAME = "runtime"
 IMAGES = "images"
+MIRROR_REWRITE = "mirror-rewrite"
 
 
 @hookimpl
@@ -94,6 +95,14 @@ def nodehost_components() -> list[ComponentRecord]:
             before=("kubelet",),
             validation_scope=ValidationScope.NETWORK,
         ),
+        ComponentRecord(
+            name=MIRROR_REWRITE,
+            summary="A loopback pull-through proxy for registry mirrors with a rewrite "
+            "(repository names rewritten, as k3s does).",
+            component=MIRROR_REWRITE_COMPONENT,
+            before=(NAME,),
+            validation_scope=ValidationScope.NETWORK,
+        ),
     ]
 
 
@@ -105,10 +114,20 @@ def nodehost_validate_config(config: Any, selected: frozenset[str]) -> list[Prob
     if NAME not in selected:
         runs_when = f"the {NAME} component is selected"
         return idle_section_problems(config, SECTION, reader.problems, runs_when)
+    problems = list(reader.problems)
     if settings.image_archives is not None and IMAGES not in selected:
         why = f"it is used only when the {IMAGES} component is selected"
-        return [*reader.problems, Problem.no_effect(f"{SECTION}.imageArchives", why)]
-    return reader.problems
+        problems.append(Problem.no_effect(f"{SECTION}.imageArchives", why))
+    if settings.external is None and MIRROR_REWRITE not in selected:
+        problems += [
+            Problem.forbidden(
+                f"{SECTION}.{registries.KEY}.mirrors.{host}.rewrite",
+                f"needs the {MIRROR_REWRITE} component (its loopback proxy rewrites the "
+                "names): select it, or pull without rewrite",
+            )
+            for host, _ in settings.registries.rewrites
+        ]
+    return problems
 
 
 @hookimpl(optionalhook=True)
@@ -198,7 +217,8 @@ class Runtime:
         image = _pod_image(context.config)
         hosts = registry_files(settings.registries, context.state_dir)
         hosts_dir = registries.hosts_dir(settings.registries, context.state_dir)
-        lines = registries.cri_registry_lines(settings.registries, hosts_dir if hosts else None)
+        hosts_path = hosts_dir if settings.registries.hosts() else None  # some by mirror-rewrite
+        lines = registries.cri_registry_lines(settings.registries, hosts_path)
         restrict_oom = not containerd.can_lower_oom_score_adj()
         content = containerd.render_config(
             paths, network, settings.cgroup_driver, image, restrict_oom, lines
@@ -298,11 +318,6 @@ class Images:
             archives=settings.image_archives or os.path.join(node_dir, "images"),
             record=os.path.join(context.state_dir, RECORD),
             pod_image=_pod_image(context.config),
-            hosts_dir=(
-                registries.hosts_dir(settings.registries, runtime_dir)
-                if settings.registries.hosts()
-                else None
-            ),
             make_folder=settings.image_archives is None,
             registries=settings.registries,
             pod_image_required=not _standin_kubelet(context.options),
@@ -319,6 +334,42 @@ class Images:
 
 
 IMAGES_COMPONENT = Images()
+
+
+class MirrorRewrite:
+    """Plans the rewriting proxy of registry mirrors (:mod:`.mirrorproxy`)."""
+
+    def plan(self, context: PlanContext) -> ComponentPlan:
+        from nodehost.plugins.runtime.mirrorproxy import MirrorProxyTask
+
+        settings, reader = read_settings(context.config)
+        if reader.problems:
+            raise InvalidSetting(*reader.problems)
+        if not settings.registries.rewrites:
+            return ComponentPlan(inactive_reason="no registry mirror has a rewrite")
+        if NAME not in context.selected or settings.external is not None:
+            return ComponentPlan(
+                inactive_reason=f"nodehost runs no containerd (the {NAME} component is not "
+                "selected, or the runtime is external)"
+            )
+        runtime_dir = os.path.join(os.path.dirname(context.state_dir), NAME)
+        task = MirrorProxyTask(settings.registries, runtime_dir)
+        hosts = ", ".join(host for host, _ in settings.registries.rewrites)
+        return ComponentPlan(
+            run=TaskSpec(
+                run=task,
+                readiness=ReportedProbe(),
+                stop_grace=2.0,
+                description=f"rewrite repository names of pulls from the mirrors of {hosts}",
+            ),
+            notes=(
+                f"listens on 127.0.0.1 (a port the kernel picks) and writes the hosts.toml of "
+                f"{hosts} in {registries.hosts_dir(settings.registries, runtime_dir)}",
+            ),
+        )
+
+
+MIRROR_REWRITE_COMPONENT = MirrorRewrite()
 
 
 def _wait_task(external: External) -> Any:

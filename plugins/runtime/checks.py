@@ -12,6 +12,12 @@ For a managed containerd:
 * ``runtime.space-root`` -- free space of containerd's root against the
   kubelet's ``imagefs.available`` eviction threshold.
 
+Outside the preflight, ``runtime.mirror.<HOST>`` for each mirrored registry
+(:func:`mirror_checks`): whether each of its endpoints answers ``/v2/``, asked
+with that endpoint's TLS settings and credentials; a mirror that does not
+answer (or refuses the credentials) is a warning naming it -- pulls go on to the
+next endpoint and the registry itself.
+
 For an external runtime, ``runtime.cri`` (:func:`cri_check`): the endpoint
 answers CRI ``Version`` and ``Status`` with ``RuntimeReady`` (not in the
 preflight: the start waits for it anyway).  With a stand-in containerd the host checks are
@@ -23,15 +29,20 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nodehost.check import Check, CheckContext
 from nodehost.plugins.runtime.settings import SECTION, read_settings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.plugins.runtime.registries import Registries
 
 NAME = "runtime"
 DEFAULT_IMAGEFS_AVAILABLE = "15%"
 #: Seconds each CRI call of ``runtime.cri`` may take.
 CRI_TIMEOUT = 5.0
+#: Seconds each mirror endpoint may take to answer ``/v2/``.
+MIRROR_TIMEOUT = 5.0
 
 
 def runtime_checks(context: CheckContext) -> list[Check]:
@@ -55,7 +66,31 @@ def runtime_checks(context: CheckContext) -> list[Check]:
     ]
     if not context.preflight:
         found.insert(0, containerd_check(program))
+        found.extend(mirror_checks(settings.registries))
     return found
+
+
+def mirror_checks(registries: Registries, timeout: float = MIRROR_TIMEOUT) -> list[Check]:
+    """``runtime.mirror.<HOST>``: one line per mirrored registry saying how each endpoint
+    answered ``/v2/``; a warning naming those that did not."""
+    from nodehost.plugins.runtime.registries import probe_mirrors
+
+    answers = probe_mirrors(registries, timeout)
+    checks = []
+    for host, _ in registries.mirrors:
+        mine = [answer for answer in answers if answer.registry == host]
+        found = "; ".join(f"{answer.endpoint} {answer.detail}" for answer in mine)
+        silent = [answer.endpoint for answer in mine if not answer.ok]
+        name = f"{NAME}.mirror.{host}"
+        if silent:
+            fix = (
+                f"start or reach {', '.join(silent)}, or fix "
+                f"{SECTION}.registries.mirrors.{host} / configs (pulls skip it meanwhile)"
+            )
+            checks.append(Check.warning(name, found, fix))
+        else:
+            checks.append(Check.ok(name, found))
+    return checks
 
 
 def cri_check(context: CheckContext, socket: str) -> Check | None:

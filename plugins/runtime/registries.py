@@ -33,10 +33,15 @@ Rendered for containerd 1.6+ (:func:`hosts_files`, :func:`cri_registry_lines`):
   which containerd looks up by the host it talks to; the file is then written
   0600.  Credentials appear in no plan note, log line or ``/status``.
 
-``rewrite`` (k3s' own containerd patch) has no equivalent in containerd's
-registry hosts and is refused by validation, never ignored.  TLS files must be
+``rewrite`` (k3s' own containerd patch; :mod:`.rewrite`) has no equivalent
+in stock containerd's registry hosts: a rewritten registry's ``hosts.toml``
+names one endpoint, the loopback proxy of the ``mirror-rewrite`` component
+(:mod:`.mirrorproxy`), which rewrites the repository names and forwards to the
+mirror endpoints; that proxy writes the file once it listens.  TLS files must be
 absolute paths of readable files.  :func:`probe_mirrors` asks each mirror
-endpoint for ``/v2/`` (``nodehost check``).
+endpoint for ``/v2/`` with the endpoint's TLS settings and credentials
+(``nodehost check``'s ``runtime.mirror.<HOST>`` lines; the ``images``
+component's ``/status`` details).
 """
 
 from __future__ import annotations
@@ -46,12 +51,15 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from nodehost.config.sections import SectionReader
 from nodehost.frozen import frozen
 from nodehost.pluginhost.records import Problem
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.plugins.runtime.rewrite import Rule
 
 KEY = "registries"
 #: Where ``docker.io`` images really come from (containerd's own default for it).
@@ -68,7 +76,8 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "mirrors": {
             "type": ["object", "null"],
-            "description": "Registry host -> {endpoint: [URL...]}: where its images are pulled.",
+            "description": "Registry host -> {endpoint: [URL...], rewrite: {RE2: replacement}}: "
+            "where its images are pulled, and under which repository names.",
         },
         "configs": {
             "type": ["object", "null"],
@@ -99,13 +108,19 @@ class Auth:
     identitytoken: str | None = field(default=None, repr=False)
 
 
+Mirrors = tuple[tuple[str, tuple[str, ...]], ...]
+Rewrites = tuple[tuple[str, tuple["Rule", ...]], ...]
+
+
 @frozen
 class Registries:
-    """The section, read: ``mirrors`` (host -> endpoints), ``tls`` and ``auth`` by host."""
+    """The section, read: ``mirrors`` (host -> endpoints), ``tls`` and ``auth`` by host,
+    ``rewrites`` (host -> rules, for mirrored hosts that have some)."""
 
-    mirrors: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    mirrors: Mirrors = ()
     tls: tuple[tuple[str, Tls], ...] = ()
     auth: tuple[tuple[str, Auth], ...] = ()
+    rewrites: Rewrites = ()
 
     def __bool__(self) -> bool:
         return bool(self.mirrors or self.tls or self.auth)
@@ -122,30 +137,48 @@ def read_registries(reader: SectionReader) -> Registries:
     if raw is None:
         return Registries()
     section = SectionReader(reader.path(KEY), raw)
-    mirrors = _mirrors(section)
+    mirrors, rewrites = _mirrors(section)
     tls, auth = _configs(section)
     section.unknown_keys()
     reader.problems.extend(section.problems)
-    return Registries(mirrors, tls, auth)
+    return Registries(mirrors, tls, auth, rewrites)
 
 
-def _mirrors(section: SectionReader) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    found = []
+def _mirrors(section: SectionReader) -> tuple[Mirrors, Rewrites]:
+    found, rewrites = [], []
     for host, raw in _hosts(section, "mirrors"):
         mirror = SectionReader(f"{section.path('mirrors')}.{host}", raw)
         endpoints = _endpoints(mirror)
-        if mirror.raw_value("rewrite") is not None:
-            mirror.problems.append(
-                Problem.forbidden(
-                    mirror.path("rewrite"),
-                    "not supported: containerd's registry hosts have no rewrite (only k3s' "
-                    "patched containerd does); push the images under the names they are pulled by",
-                )
-            )
+        rules = _rewrite(mirror)
         mirror.unknown_keys()
         section.problems.extend(mirror.problems)
         found.append((host, endpoints))
-    return tuple(found)
+        if rules:
+            rewrites.append((host, rules))
+    return tuple(found), tuple(rewrites)
+
+
+def _rewrite(mirror: SectionReader) -> tuple[Rule, ...]:
+    """``rewrite``: RE2 pattern -> replacement, in order (:mod:`.rewrite`)."""
+    from nodehost.plugins.runtime.rewrite import NotRe2, compile_rule
+
+    raw = mirror.raw_value("rewrite")
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        mirror.invalid("rewrite", str(raw), "must be a mapping of regular expression: replacement")
+        return ()
+    rules = []
+    for pattern, replacement in raw.items():
+        path = f"rewrite.{pattern}"
+        if not isinstance(pattern, str) or not isinstance(replacement, str):
+            mirror.invalid(path, str(replacement), "pattern and replacement must be strings")
+            continue
+        try:
+            rules.append(compile_rule(pattern, replacement))
+        except NotRe2 as error:
+            mirror.invalid(path, pattern, str(error))
+    return tuple(rules)
 
 
 def _endpoints(mirror: SectionReader) -> tuple[str, ...]:
@@ -294,33 +327,46 @@ def _tls_lines(tls: Tls | None, pad: str) -> list[str]:
     return lines
 
 
-def hosts_toml(registries: Registries, host: str) -> bytes:
-    """The ``hosts.toml`` of ``host``: its server, then its mirror endpoints in order."""
+def hosts_toml(registries: Registries, host: str, through: str | None = None) -> bytes:
+    """The ``hosts.toml`` of ``host``: its server, then its mirror endpoints in order -- or,
+    when ``through`` (the rewriting proxy's URL) is given, that one endpoint."""
     tls = dict(registries.tls)
     lines = [
         "# Written by nodehost (the runtime component); changes are overwritten at start.",
         f"server = {toml_string(upstream(host))}",
         *_tls_lines(tls.get(host), ""),
     ]
-    for url in dict(registries.mirrors).get(host, ()):
+    for url in [through] if through else dict(registries.mirrors).get(host, ()):
         lines += ["", f"[host.{toml_string(url)}]", '  capabilities = ["pull", "resolve"]']
-        lines += _tls_lines(tls.get(endpoint_host(url)), "  ")
+        lines += (
+            ["  override_path = true"] if through else _tls_lines(tls.get(endpoint_host(url)), "  ")
+        )
     return ("\n".join(lines) + "\n").encode()
 
 
 def hosts_dir(registries: Registries, component_dir: str) -> str:
     """containerd's ``config_path``: a folder named by the digest of what it holds."""
-    digest = hashlib.sha256(repr((registries.mirrors, registries.tls)).encode()).hexdigest()
+    rules = [
+        (host, [(r.pattern, r.replacement) for r in found]) for host, found in registries.rewrites
+    ]
+    digest = hashlib.sha256(repr((registries.mirrors, registries.tls, rules)).encode()).hexdigest()
     return os.path.join(component_dir, HOSTS_DIR, digest[:16])
 
 
 def hosts_files(registries: Registries, component_dir: str) -> list[tuple[str, bytes]]:
-    """``(path, content)`` of every ``hosts.toml``."""
-    folder = hosts_dir(registries, component_dir)
+    """``(path, content)`` of every ``hosts.toml`` but those of rewritten hosts, which the
+    rewriting proxy writes once it listens (:func:`hosts_toml_path`)."""
+    rewritten = dict(registries.rewrites)
     return [
-        (os.path.join(folder, _folder_name(host), "hosts.toml"), hosts_toml(registries, host))
+        (hosts_toml_path(registries, component_dir, host), hosts_toml(registries, host))
         for host in registries.hosts()
+        if host not in rewritten
     ]
+
+
+def hosts_toml_path(registries: Registries, component_dir: str, host: str) -> str:
+    """Where containerd reads ``host``'s ``hosts.toml``."""
+    return os.path.join(hosts_dir(registries, component_dir), _folder_name(host), "hosts.toml")
 
 
 def _folder_name(host: str) -> str:
@@ -347,8 +393,15 @@ def cri_registry_lines(registries: Registries, config_path: str | None) -> list[
 
 def describe(registries: Registries) -> list[str]:
     """Plan notes: mirrors and which hosts have TLS settings or credentials (never the values)."""
+    rewritten = dict(registries.rewrites)
     notes = [
         f"registry {host}: mirrors {', '.join(endpoints)} (then {upstream(host)})"
+        + (
+            f"; names rewritten by {len(rewritten[host])} rule(s) through the loopback "
+            "mirror-rewrite proxy"
+            if host in rewritten
+            else ""
+        )
         for host, endpoints in registries.mirrors
     ]
     if registries.tls:
@@ -376,39 +429,65 @@ class MirrorAnswer:
 
 
 def probe_mirrors(registries: Registries, timeout: float = 5.0) -> list[MirrorAnswer]:
-    """Ask every mirror endpoint for ``/v2/`` (blocking; ``timeout`` seconds each).
+    """Ask every mirror endpoint for ``/v2/`` (blocking; ``timeout`` seconds each), as
+    containerd talks to it: the endpoint host's ``tls`` settings (verified unless
+    ``insecure_skip_verify``) and its ``auth`` (basic: username and password, or ``auth``).
 
     A registry answers 200, or 401 when it wants credentials: both count as
-    answering.  TLS uses the endpoint host's ``tls`` settings.
+    answering -- but a 401 to the credentials given, with a ``Basic`` challenge,
+    says they are refused.  (A ``Bearer`` challenge asks for a token exchange,
+    which only a pull makes; an ``identitytoken`` is not sent here.)
     """
-    tls = dict(registries.tls)
+    tls, auth = dict(registries.tls), dict(registries.auth)
     return [
-        _probe(host, url, tls.get(endpoint_host(url)), timeout)
+        _probe(host, url, tls.get(endpoint_host(url)), auth.get(endpoint_host(url)), timeout)
         for host, endpoints in registries.mirrors
         for url in endpoints
     ]
 
 
-def _probe(registry: str, url: str, tls: Tls | None, timeout: float) -> MirrorAnswer:
+def _probe(
+    registry: str, url: str, tls: Tls | None, auth: Auth | None, timeout: float
+) -> MirrorAnswer:
     import urllib.error
     import urllib.request
 
     request = urllib.request.Request(url + "/v2/", method="GET")
+    basic = basic_credentials(auth)
+    if basic:
+        request.add_header("Authorization", f"Basic {basic}")
+    challenge = ""
     try:
-        context = _ssl_context(tls)
+        context = ssl_context(tls)
         with urllib.request.urlopen(request, timeout=timeout, context=context) as answer:
             code = answer.status
     except urllib.error.HTTPError as error:
-        code = error.code
+        code, challenge = error.code, error.headers.get("WWW-Authenticate", "")
     except (OSError, ValueError) as error:
         reason = getattr(error, "reason", error)
         return MirrorAnswer(registry, url, False, f"does not answer /v2/: {reason}")
+    if code == 401 and basic and challenge.lower().startswith("basic"):
+        why = f"refuses the credentials of configs.{endpoint_host(url)} (HTTP 401)"
+        return MirrorAnswer(registry, url, False, why)
     if code in (200, 401):
         return MirrorAnswer(registry, url, True, f"answers /v2/ (HTTP {code})")
     return MirrorAnswer(registry, url, False, f"answers /v2/ with HTTP {code}, not a registry")
 
 
-def _ssl_context(tls: Tls | None) -> Any:
+def basic_credentials(auth: Auth | None) -> str | None:
+    """The base64 ``username:password`` of ``auth`` (given as a pair, or as ``auth``)."""
+    import base64
+
+    if auth is None:
+        return None
+    if auth.username and auth.password:
+        return base64.b64encode(f"{auth.username}:{auth.password}".encode()).decode()
+    return auth.auth or None
+
+
+def ssl_context(tls: Tls | None) -> Any:
+    """A client TLS context for ``tls``: its CA (else the system's), client certificate,
+    verification off only with ``insecure_skip_verify``."""
     import ssl
 
     context = ssl.create_default_context(cafile=tls.ca_file if tls else None)

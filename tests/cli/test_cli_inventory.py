@@ -10,8 +10,8 @@ def test_components_lists_builtins_with_groups_and_order(nodehost) -> None:
     assert result.code == 0, result.err
     rows = {line.split()[0]: line for line in result.out.splitlines()[1:]}
     assert set(rows) == {
-        "apilb", "bootstrap", "dns", "images", "kubelet", "localcluster", "proxy", "runtime",
-        "sdn",
+        "apilb", "bootstrap", "dns", "images", "kubelet", "localcluster", "mirror-rewrite",
+        "proxy", "runtime", "sdn",
     }  # fmt: skip
     assert "network" in rows["sdn"] and "(plugins)" in rows["sdn"]
     assert " auto " in rows["bootstrap"]

@@ -22,7 +22,7 @@ import pytest
 from nodehost.testing import parts
 from nodehost.testing.apiserver import TestApiServer
 
-ORIGIN = "error: at least one node component must be enabled (apilb, bootstrap, dns, images, kubelet, localcluster, proxy, runtime, sdn)"
+ORIGIN = "error: at least one node component must be enabled (apilb, bootstrap, dns, images, kubelet, localcluster, mirror-rewrite, proxy, runtime, sdn)"
 
 
 def free_port(kind: int = socket.SOCK_STREAM) -> int:
@@ -65,7 +65,8 @@ def test_a_selection_with_nothing_active_is_origins_usage_error(
     lines = result.err.splitlines()
     assert lines[0] == ORIGIN
     assert lines[1].startswith("  apilb is inactive: ")
-    assert lines[2].startswith("  runtime is inactive: ")
+    assert lines[2] == "  mirror-rewrite is inactive: no registry mirror has a rewrite"
+    assert lines[3].startswith("  runtime is inactive: ")
     assert "node ready" not in result.out + result.err
 
 

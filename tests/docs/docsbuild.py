@@ -10,7 +10,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-INSTALL_LINE = "pip install '.[docs]'"
 
 
 @dataclass(frozen=True)
@@ -19,6 +18,7 @@ class BuiltDocs:
 
     html: Path
     objects: frozenset[tuple[str, str]]
+    warnings: str
 
     def names(self, role: str) -> set[str]:
         """Every object name of one ``domain:role`` (``std:confval``, ``py:function``)."""
@@ -41,9 +41,13 @@ def read_inventory(path: Path) -> frozenset[tuple[str, str]]:
     return frozenset(entries)
 
 
-def sphinx_build(builder: str, out: Path) -> subprocess.CompletedProcess[str]:
-    """``sphinx-build -W --keep-going -n -b BUILDER docs OUT`` in a fresh environment."""
-    command = [sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-n", "-q"]
+def sphinx_build(
+    builder: str, out: Path, *, strict: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """``sphinx-build -W --keep-going -n -b BUILDER docs OUT`` in a fresh environment
+    (without ``-W`` when not ``strict``: warnings are printed, the build goes on)."""
+    command = [sys.executable, "-m", "sphinx", "-E", "--keep-going", "-n", "-q"]
+    command += ["-W"] if strict else []
     return subprocess.run(
         [*command, "-b", builder, str(DOCS), str(out)],
         capture_output=True,

@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import html
 import importlib
+import importlib.util
 import inspect
+import pkgutil
 import sys
 
 import click
@@ -75,11 +77,18 @@ def test_start_shows_the_options_plugins_declare(built_docs: BuiltDocs) -> None:
     assert all(f"nodehost-start.{flag}" in documented for flag in flags)
 
 
-HOOKSPEC_MODULES = (
-    "nodehost.hookspecs",
-    "nodehost.plugins.kubelet.hookspecs",
-    "nodehost.plugins.dns.hookspecs",
-)
+def hookspec_modules() -> list[str]:
+    """The core's hookspecs and every built-in plugin's own (``nodehost.plugins.X.hookspecs``)."""
+    import nodehost.plugins
+
+    found = ["nodehost.hookspecs"]
+    for package in pkgutil.iter_modules(nodehost.plugins.__path__, "nodehost.plugins."):
+        if package.ispkg and importlib.util.find_spec(f"{package.name}.hookspecs"):
+            found.append(f"{package.name}.hookspecs")
+    return found
+
+
+HOOKSPEC_MODULES = hookspec_modules()
 
 
 @pytest.mark.parametrize("module_name", HOOKSPEC_MODULES)
@@ -96,15 +105,21 @@ def test_every_hook_has_an_entry(built_docs: BuiltDocs, module_name: str) -> Non
     assert not missing, f"hooks without an entry: {missing}"
 
 
-RECORDS = (
-    "nodehost.pluginhost.records.ComponentRecord",
-    "nodehost.pluginhost.records.NetworkProviderRecord",
-    "nodehost.pluginhost.records.ApiRoute",
-    "nodehost.pluginhost.records.Problem",
-    "nodehost.plugins.dns.hookspecs.DnsRecordSourceRecord",
-    "nodehost.component.PlanContext",
-    "nodehost.check.CheckContext",
-)
+def record_classes() -> list[str]:
+    """Every dataclass a plugin returns or reads: the records of ``nodehost.pluginhost.records``
+    and of the plugins' hookspecs modules, and the contexts hooks and plans are given."""
+    found = ["nodehost.component.PlanContext", "nodehost.check.CheckContext"]
+    for module_name in ["nodehost.pluginhost.records", *HOOKSPEC_MODULES[1:]]:
+        module = importlib.import_module(module_name)
+        found += [
+            f"{module_name}.{name}"
+            for name, value in inspect.getmembers(module, dataclasses.is_dataclass)
+            if value.__module__ == module_name and inspect.isclass(value)
+        ]
+    return found
+
+
+RECORDS = record_classes()
 
 
 @pytest.mark.parametrize("record", RECORDS)
@@ -143,3 +158,21 @@ def test_every_exit_code_is_listed(built_docs: BuiltDocs) -> None:
     page = built_docs.page_text("reference/exitcodes")
     missing = [code for code in EXIT_CODES if f'<span class="pre">{code}</span>' not in page]
     assert not missing, f"exit codes missing from reference/exitcodes: {missing}"
+
+
+def test_every_fixture_of_the_pytest_plugin_has_an_entry(built_docs: BuiltDocs) -> None:
+    import ast
+
+    import nodehost.testing.pytest_plugin as plugin
+
+    tree = ast.parse(inspect.getsource(plugin))
+    fixtures = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any("fixture" in ast.unparse(decorator) for decorator in node.decorator_list)
+    ]
+    assert "node_folder" in fixtures
+    documented = built_docs.names("py:function")
+    missing = [name for name in fixtures if f"{plugin.__name__}.{name}" not in documented]
+    assert not missing, f"fixtures without an entry: {missing}"

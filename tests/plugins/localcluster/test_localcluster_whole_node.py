@@ -179,8 +179,8 @@ def test_the_readme_command_as_written_brings_every_component_up_and_exits_0(
     rows = {line.split()[0] for line in ready.splitlines()[2:] if line.strip()}
     assert rows == {
         "localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "images", "kubelet",
-        "apilb",
-    }  # apilb inactive: the local cluster has one API server  # fmt: skip
+        "apilb", "mirror-rewrite",
+    }  # inactive: the local cluster has one API server, no mirror has a rewrite  # fmt: skip
     assert processes_naming(str(cluster_dir)) == []
 
 
@@ -202,7 +202,7 @@ def test_the_readme_command_runs_the_whole_node_until_sigterm(
     status = node_status(nodehost_bin, node["status"])
     states = {c["name"]: (c["state"], c["ready"]) for c in status["components"]}
     wanted = {"localcluster", "bootstrap", "sdn", "dns", "proxy", "runtime", "images", "kubelet"}
-    assert set(states) == wanted | {"apilb"}  # inactive: the local cluster has one API server
+    assert set(states) == wanted | {"apilb", "mirror-rewrite"}  # inactive (see above)
     assert all(states[name] == ("ready", True) for name in wanted), states
     assert status["ready"] is True
     pids = [c["pid"] for c in status["components"] if c["pid"]]

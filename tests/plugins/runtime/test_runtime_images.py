@@ -1,11 +1,14 @@
-"""The ``images`` component: archives imported once into containerd's ``k8s.io`` namespace,
-pinned, before the kubelet starts; a missing pod infrastructure image keeps the node from
-starting the kubelet, with a line naming the image and the folder."""
+"""The ``images`` component: archives (plain or compressed) imported once into containerd's
+``k8s.io`` namespace, pinned, before the kubelet starts, and those dropped in while it runs; a
+corrupt archive is one warning; a missing pod infrastructure image keeps the node from starting
+the kubelet, with a line naming the image and the folder."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +16,14 @@ import pytest
 from realruntime import oci_image_tar, wait_for
 
 from nodehost.plugins.runtime import IMAGES_COMPONENT, nodehost_validate_config
-from nodehost.plugins.runtime.images import imported_names, normalized
+from nodehost.plugins.runtime.images import (
+    archives_in,
+    decompressor_of,
+    imported_names,
+    normalized,
+    pull_auth,
+)
+from nodehost.plugins.runtime.settings import read_settings
 from nodehost.testing.noderun import NodeRun
 
 POD_IMAGE = "registry.nodehost.invalid/origin-pod:v3.11.0"  # never resolves: no pull
@@ -78,6 +88,42 @@ def test_names_are_read_from_ctr_and_normalised_as_containerd_names_them() -> No
     assert normalized("busybox") == "docker.io/library/busybox:latest"
 
 
+def test_compressed_archives_are_found_with_their_decompressor(tmp_path: Path) -> None:
+    for name in ("a.tar", "b.tar.gz", "c.tgz", "d.tar.zst", "e.zip", "f.tar.part"):
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "g.tar").mkdir()
+    found = [os.path.basename(path) for path in archives_in(str(tmp_path))]
+    assert found == ["a.tar", "b.tar.gz", "c.tgz", "d.tar.zst"]
+    assert [decompressor_of(name) for name in found] == [
+        None, ("gzip", "-dc"), ("gzip", "-dc"), ("zstd", "-dc"),
+    ]  # fmt: skip
+    assert archives_in(str(tmp_path), {"c.tgz", "e.zip", "gone.tar"}) == [str(tmp_path / "c.tgz")]
+
+
+def test_the_pull_carries_the_credentials_of_an_unmirrored_registry_only(make_config) -> None:
+    basic = {"auth": {"username": "puller", "password": "s3cret"}}
+    config = make_config(
+        containerRuntime={
+            "registries": {
+                "mirrors": {"mirrored.example": {"endpoint": ["https://m.example"]}},
+                "configs": {"r.example:5000": basic, "mirrored.example": basic, "docker.io": basic},
+            }
+        }
+    )
+    registries = read_settings(config)[0].registries
+    auth = pull_auth(registries, "r.example:5000/origin-pod:v3.11.0")
+    assert auth is not None
+    assert (auth.server_address, auth.username, auth.password) == (
+        "https://r.example:5000", "puller", "s3cret",
+    )  # fmt: skip
+    assert "s3cret" not in repr(auth)
+    assert pull_auth(registries, "openshift/origin-pod:v3.11.0").server_address == (  # type: ignore[union-attr]
+        "https://registry-1.docker.io"
+    )
+    assert pull_auth(registries, "mirrored.example/origin-pod:v3.11.0") is None
+    assert pull_auth(registries, "other.example/origin-pod:v3.11.0") is None
+
+
 # --- with a real containerd ------------------------------------------------------------------
 
 
@@ -116,6 +162,16 @@ def images_in_containerd(state: Path) -> dict[str, str]:
 
 
 needs_real = pytest.mark.needs("root", "containerd", "busybox", "nodehost-script")
+
+
+def compressed(path: Path, program: str) -> Path:
+    """``path`` compressed with ``program`` (gzip or zstd) beside it; the original removed."""
+    subprocess.run([program, "-q", "--rm" if program == "zstd" else "-f", str(path)], check=True)
+    return path.with_name(path.name + (".zst" if program == "zstd" else ".gz"))
+
+
+def events(node: NodeRun, name: str) -> list[dict]:
+    return [e for e in node.logs() if e["event"] == name]
 
 
 @needs_real
@@ -170,12 +226,59 @@ def test_a_missing_pod_image_holds_the_kubelet_until_its_archive_is_dropped_in(
         reason = wait_for(problem, "the images component to say what is missing", 60)
         assert reason == (
             f"pod infrastructure image {POD_IMAGE} is not in containerd and cannot be pulled: "
-            f"put an archive holding it (docker save or OCI layout, *.tar) in {folder}"
+            f"put an archive holding it (docker save or OCI layout; *.tar, *.tar.gz, *.tgz, "
+            f"*.tar.zst) in {folder}"
         )
         assert node.component("kubelet")["pid"] in (None, 0)
         oci_image_tar(tmp_path, POD_IMAGE, "pod.tar")
         shutil.move(tmp_path / "pod.tar", folder / "pod.tar")
         node.ready(timeout=90)
         assert POD_IMAGE in images_in_containerd(short_dir / "state")
+    finally:
+        assert node.stop() == 0
+
+
+@needs_real
+@pytest.mark.needs("zstd")
+@pytest.mark.usefixtures("outside_guard")
+def test_archives_dropped_in_while_running_are_imported_and_a_corrupt_one_is_one_warning(
+    node_folder, short_dir: Path, plugin_env, tmp_path: Path
+) -> None:
+    folder = short_dir / "state" / "images"
+    folder.mkdir(parents=True)
+    compressed(oci_image_tar(folder, POD_IMAGE, "pod.tar"), "gzip")
+    (folder / "broken.tar").write_bytes(b"not an image archive\n")
+    node = start(node_folder, short_dir, plugin_env)
+    try:
+        node.ready()
+        failures = events(node, "image archive does not import")
+        assert len(failures) == 1, failures
+        [broken] = failures
+        assert broken["archive"] == str(folder / "broken.tar")
+        assert node.component("images")["details"]["failed_archives"] == [broken["archive"]]
+        assert POD_IMAGE in images_in_containerd(short_dir / "state")
+        tools = compressed(oci_image_tar(tmp_path, "registry.nodehost.invalid/tools:1"), "zstd")
+        os.rename(tools, folder / "tools.tar.zst")  # same file system: a move, complete at once
+
+        def imported(name: str) -> dict | None:
+            found = [e for e in events(node, "image archive imported") if name in e["archive"]]
+            return found[0] if found else None
+
+        entry = wait_for(lambda: imported("tools.tar.zst"), "the dropped archive's import", 60)
+        assert entry["images"] == ["registry.nodehost.invalid/tools:1"]
+        assert (
+            "io.cri-containerd.pinned=pinned"
+            in images_in_containerd(short_dir / "state")["registry.nodehost.invalid/tools:1"]
+        )
+        (folder / "broken.tar").write_bytes(b"not an image archive\n")  # same content again
+        oci_image_tar(folder, "registry.nodehost.invalid/more:1", "more.tar")
+        wait_for(lambda: imported("more.tar"), "the second dropped archive's import", 60)
+        assert len(events(node, "image archive does not import")) == 1  # not retried
+        (folder / "broken.tar").write_bytes(b"changed, still not an archive\n")
+        wait_for(
+            lambda: len(events(node, "image archive does not import")) == 2,
+            "the changed archive to be tried again",
+            60,
+        )
     finally:
         assert node.stop() == 0
