@@ -60,10 +60,6 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
         "the node's certificate files carry upstream's names (client-go FileStore prefixes); "
         "bootstrap writes them and the kubelet reads them",
     ),
-    "core/daemon/cri.py": (
-        frozenset({"io.containerd.grpc.v1.cri"}),
-        "the CRI probe's error says what to change on the commonest CRI server",
-    ),
     # Not moved yet (each a known gap, not a rule):
     "core/kube/nodelabels.py": (
         frozenset(
