@@ -91,10 +91,6 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
         ),
         "CRI tests and plugin authors' tests run a real containerd of their own",
     ),
-    "core/testing/apiserver.py": (
-        frozenset({"kubelet-bootstrap", "bootstrap"}),
-        "the fake API server hands out a bootstrap kubeconfig named as Origin's installer names it",
-    ),
     "core/testing/apitables.py": (
         frozenset({"kubeletVersion"}),
         "kubectl's Node table shows the Node API's nodeInfo.kubeletVersion",
