@@ -15,7 +15,7 @@ from realruntime import NODEHOST, needs_containerd, wait_for
 
 from nodehost.daemon.cri import NotCri, runtime_status
 from nodehost.plugins.runtime.containerd import NOT_CRI_HINT
-from nodehost.testing.cri import own_containerd
+from nodehost.plugins.runtime.testing import own_containerd
 
 pytestmark = [needs_containerd, pytest.mark.usefixtures("outside_guard")]
 
