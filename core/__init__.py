@@ -22,9 +22,9 @@ __version__ = "0.1.0"
 #: The plugin API this nodehost provides, ``(major, minor)``: the hooks, records and
 #: helpers a plugin uses.  The minor number grows when something is added, the major
 #: number when something a plugin may use changes or goes.  A plugin module that sets
-#: ``NODEHOST_PLUGIN_API = "1.1"`` (the oldest API it works with) fails alone on a
+#: ``NODEHOST_PLUGIN_API = "1.2"`` (the oldest API it works with) fails alone on a
 #: nodehost whose API has another major number or a lower minor one.
-PLUGIN_API = (1, 1)
+PLUGIN_API = (1, 2)
 
 #: pluggy project name and entry-point group.
 PROJECT_NAME = "nodehost"
