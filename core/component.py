@@ -112,11 +112,13 @@ class CriProbe(Probe):
 
     Its detail names both conditions (``NetworkReady`` is false until a CNI
     config is in place); a gRPC server without CRI fails it with the line of
-    :class:`nodehost.daemon.cri.NotCri`.
+    :class:`nodehost.daemon.cri.NotCri`, ending with ``not_cri_hint``: what to
+    change in the runtime's own configuration to turn its CRI service on.
     """
 
     endpoint: str = ""
     refresh: float = 10.0
+    not_cri_hint: str = ""
 
     def describe(self) -> str:
         return f"cri {self.endpoint}"

@@ -234,7 +234,9 @@ def nodehost_validate_config(
     (defaults applied, paths absolute; do not modify it); ``scope`` -- the
     :class:`nodehost.ValidationScope` in force (Origin's node, in-cluster or
     network variant); ``selected`` -- the names of the selected components
-    (every known component for ``config validate``); ``providers`` -- every
+    (every known component for ``config validate``), a frozenset that also knows
+    which components run network providers (pass it on to
+    :func:`nodehost.cni.provider_section_problems`); ``providers`` -- every
     network provider by lower-cased name and alias; ``plugin_failures`` -- one
     line per third-party plugin that failed to load (name, distribution,
     error), so a rule can say which failure explains a missing provider.

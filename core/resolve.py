@@ -189,7 +189,7 @@ def unchecked_keys(config: NodeConfig, inventory: Inventory) -> list[Problem]:
     ``config`` that no loaded plugin claims: its rules did not run, and why; and one for a
     ``networkPluginName`` that no loaded component can run
     (:func:`nodehost.cni.network.unrun_provider`)."""
-    from nodehost.cni.network import PROVIDER_RUNNER, unrun_provider
+    from nodehost.cni.network import unrun_provider
     from nodehost.config.validate import PLUGIN_CHECKED_KEYS
     from nodehost.pluginhost.inventory import is_set
 
@@ -206,7 +206,7 @@ def unchecked_keys(config: NodeConfig, inventory: Inventory) -> list[Problem]:
             Problem.not_checked(
                 "networkConfig.networkPluginName",
                 f"the configured provider {provider!r} will not run: no loaded plugin provides "
-                f"the {PROVIDER_RUNNER} component" + inventory.host.missing_summary(),
+                "a component that runs network providers" + inventory.host.missing_summary(),
             )
         )
     return problems

@@ -60,10 +60,6 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
         "the node's certificate files carry upstream's names (client-go FileStore prefixes); "
         "bootstrap writes them and the kubelet reads them",
     ),
-    "core/daemon/cri.py": (
-        frozenset({"io.containerd.grpc.v1.cri"}),
-        "the CRI probe's error says what to change on the commonest CRI server",
-    ),
     # Not moved yet (each a known gap, not a rule):
     "core/kube/nodelabels.py": (
         frozenset(
@@ -77,32 +73,14 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
         "--node-label/--node-taint are still core options (options.py, resolve.py); the "
         "module goes to plugins/kubelet/labels.py when they go to the kubelet plugin",
     ),
-    "core/cni/network.py": (
-        frozenset({"sdn"}),
-        "the component that runs network providers, which providers' checks ask about "
-        "(selects_provider); a field of its record should say so",
-    ),
     "core/testing/parts.py": (
         frozenset({"containerd", "containerd-shim-runc-v2"}),
         "the real parts tests need, by their Debian package and program names",
     ),
     "core/testing/cri.py": (
-        frozenset(
-            {
-                "containerd",
-                "containerd.log",
-                "containerd_config",
-                "own_containerd",
-                "io.containerd.image.name",
-                'plugins."io.containerd.grpc.v1.cri"',
-                '[plugins."io.containerd.internal.v1.opt"]',
-            }
-        ),
-        "CRI tests and plugin authors' tests run a real containerd of their own",
-    ),
-    "core/testing/apiserver.py": (
-        frozenset({"kubelet-bootstrap", "bootstrap"}),
-        "the fake API server hands out a bootstrap kubeconfig named as Origin's installer names it",
+        frozenset({"io.containerd.image.name"}),
+        "an image archive for ``ctr images import`` names its image with containerd's "
+        "annotation (a containerd of a test's own is the runtime plugin's testing module)",
     ),
     "core/testing/apitables.py": (
         frozenset({"kubeletVersion"}),

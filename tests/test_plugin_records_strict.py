@@ -64,6 +64,8 @@ def providing(**fields: Any) -> object:
         ({"config_schema": ["x"]}, "config_schema must be a mapping keyed by strings"),
         ({"standins": {1: "x"}}, "standins must be a mapping keyed by strings"),
         ({"validation_scope": 3}, "validation_scope must be a nodehost.ValidationScope"),
+        ({"runs_network_providers": "yes"}, "runs_network_providers must be True or False"),
+        ({"default": None}, "default must be True or False"),
     ],
 )
 def test_a_wrongly_typed_record_field_fails_its_plugin_alone(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nodehost.cni.conflist import ConflistError, as_conflist, first_network
@@ -19,10 +19,11 @@ from nodehost.cni.plugins import DEFAULT_BIN_DIRS
 from nodehost.errors import RuntimeFailure
 from nodehost.frozen import frozen
 from nodehost.pluginhost.records import Topology
+from nodehost.pluginhost.selection import Selection
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext
-    from nodehost.pluginhost.records import NetworkProviderRecord, Problem
+    from nodehost.pluginhost.records import ComponentRecord, NetworkProviderRecord, Problem
 
 DEFAULT_CONF_DIR = "/etc/cni/net.d"
 
@@ -152,24 +153,24 @@ def configured_provider_name(config: Any) -> str:
     return str(config.network_config.network_plugin_name or "").strip().lower()
 
 
-#: The component that runs the provider ``networkConfig.networkPluginName`` names.
-PROVIDER_RUNNER = "sdn"
-
-
-def unrun_provider(config: Any, components: Iterable[str]) -> str:
-    """The provider ``networkPluginName`` names when no loaded component can run it (the
-    component :data:`PROVIDER_RUNNER` is not among ``components``: its plugin is disabled
-    or failed); "" otherwise."""
+def unrun_provider(config: Any, records: Mapping[str, ComponentRecord]) -> str:
+    """The provider ``networkPluginName`` names when no loaded component can run it (no
+    record of ``records`` has ``runs_network_providers``: the plugin that provides one is
+    disabled or failed); "" otherwise."""
     name = str(config.network_config.network_plugin_name or "").strip()
-    return name if name and PROVIDER_RUNNER not in set(components) else ""
+    runnable = any(record.runs_network_providers for record in records.values())
+    return name if name and not runnable else ""
 
 
 def selects_provider(config: Any, selected: frozenset[str], name: str) -> bool:
-    """Whether the pod network runs provider ``name``: ``sdn`` is selected and the config names it.
+    """Whether the pod network runs provider ``name``: a selected component runs network
+    providers (:class:`~nodehost.pluginhost.selection.Selection`) and the config names it.
 
-    What a provider's ``nodehost_validate_config`` asks before checking its section.
+    What a provider's ``nodehost_validate_config`` asks before checking its section,
+    passing on the ``selected`` it was given.
     """
-    return PROVIDER_RUNNER in selected and configured_provider_name(config) == name.lower()
+    runs = isinstance(selected, Selection) and selected.runs_network_providers
+    return runs and configured_provider_name(config) == name.lower()
 
 
 def provider_section_problems(
@@ -187,8 +188,16 @@ def provider_section_problems(
         return problems
     from nodehost.config.sections import idle_section_problems
 
-    runs_when = f"the {PROVIDER_RUNNER} component runs with networkConfig.networkPluginName {name}"
+    runs_when = f"{_runner_words(selected)} runs with networkConfig.networkPluginName {name}"
     return idle_section_problems(config, section, problems, runs_when)
+
+
+def _runner_words(selected: frozenset[str]) -> str:
+    """The components that run network providers, for a message: "the X component"."""
+    runners = sorted(selected.network_runners) if isinstance(selected, Selection) else []
+    if not runners:
+        return "a component that runs network providers"
+    return f"the {' or '.join(runners)} component"
 
 
 def configured_record(context: PlanContext) -> NetworkProviderRecord | None:

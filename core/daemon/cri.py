@@ -7,10 +7,10 @@ true; it reports its Node ``NotReady`` while ``RuntimeReady`` or
 ``NetworkReady`` is false (kubelet: ``pkg/kubelet/kubelet.go``,
 ``updateRuntimeUp``; ``pkg/kubelet/nodestatus/setters.go``, ``ReadyCondition``).
 :func:`runtime_status` makes the same two calls and returns a
-:class:`CriStatus`; a server that is gRPC but not CRI -- a containerd with
-its CRI plugin disabled (``disabled_plugins = ["io.containerd.grpc.v1.cri"]``,
-as Docker's containerd packages ship) -- raises :class:`NotCri` with one line
-saying what to change.
+:class:`CriStatus`; a server that is gRPC but not CRI (a runtime with its CRI
+service disabled) raises :class:`NotCri` with one line, ending with the hint
+the caller gives for what to change (the runtime's plugin knows its program's
+setting).
 
 The calls go through :func:`nodehost.daemon.grpchealth.unary_call` (``h2``,
 already a dependency for the health probe; no ``grpcio``, no generated
@@ -43,7 +43,6 @@ RUNTIME_READY = "RuntimeReady"
 NETWORK_READY = "NetworkReady"
 #: gRPC's UNIMPLEMENTED: the server does not know the service (or the method).
 UNIMPLEMENTED = 12
-CRI_PLUGIN = "io.containerd.grpc.v1.cri"
 
 
 class NotCri(HealthCheckError):
@@ -113,12 +112,21 @@ def socket_path(endpoint: str) -> str:
     return path
 
 
-async def call(endpoint: str, service: str, method: str, request: bytes, timeout: float) -> bytes:
+async def call(
+    endpoint: str,
+    service: str,
+    method: str,
+    request: bytes,
+    timeout: float,
+    *,
+    not_cri_hint: str = "",
+) -> bytes:
     """One CRI unary call (``service``/``method``) with the encoded ``request``; its response.
 
     Raises :class:`OSError` (socket), :class:`TimeoutError`, :class:`NotCri`
-    when the server does not know ``service``, :class:`GrpcStatusError` for
-    another non-OK status, :class:`HealthCheckError` for a non-gRPC answer.
+    (ending with ``not_cri_hint``) when the server does not know ``service``,
+    :class:`GrpcStatusError` for another non-OK status, :class:`HealthCheckError`
+    for a non-gRPC answer.
     """
     from nodehost.daemon.grpchealth import unary_call
 
@@ -128,29 +136,28 @@ async def call(endpoint: str, service: str, method: str, request: bytes, timeout
             return response_message(await unary_call(path, f"/{service}/{method}", request))
     except GrpcStatusError as error:
         if error.code == UNIMPLEMENTED and "unknown service" in error.grpc_message:
-            raise NotCri(not_cri_message(endpoint, service, error)) from None
+            raise NotCri(not_cri_message(endpoint, service, error, not_cri_hint)) from None
         raise
 
 
-def not_cri_message(endpoint: str, service: str, error: GrpcStatusError) -> str:
-    """The one line for a gRPC server without CRI, saying what to change."""
-    return (
-        f"{endpoint} does not serve CRI ({service}: {error.code_name}"
-        f"{': ' + error.grpc_message if error.grpc_message else ''}): a kubelet cannot run pods "
-        f"on it; if it is a containerd with its CRI plugin disabled (as Docker's packages "
-        f'ship it), remove "{CRI_PLUGIN}" from disabled_plugins in its config.toml and '
-        "restart it"
-    )
+def not_cri_message(endpoint: str, service: str, error: GrpcStatusError, hint: str = "") -> str:
+    """The one line for a gRPC server without CRI; ``hint`` says what to change."""
+    answer = f"{error.code_name}{': ' + error.grpc_message if error.grpc_message else ''}"
+    line = f"{endpoint} does not serve CRI ({service}: {answer}): a kubelet cannot run pods on it"
+    return f"{line}; {hint}" if hint else line
 
 
-async def runtime_status(endpoint: str, timeout: float = 2.0) -> CriStatus:
+async def runtime_status(
+    endpoint: str, timeout: float = 2.0, *, not_cri_hint: str = ""
+) -> CriStatus:
     """``Version`` then ``Status`` on ``endpoint`` (each bounded by ``timeout`` seconds).
 
-    Raises as :func:`call` does (:class:`NotCri` for a containerd without
-    CRI); a malformed answer raises :class:`HealthCheckError`.
+    Raises as :func:`call` does (:class:`NotCri`, ending with ``not_cri_hint``,
+    for a gRPC server without CRI); a malformed answer raises :class:`HealthCheckError`.
     """
+    request = encode_message((1, CRI_API_VERSION))
     version = await call(
-        endpoint, RUNTIME_SERVICE, "Version", encode_message((1, CRI_API_VERSION)), timeout
+        endpoint, RUNTIME_SERVICE, "Version", request, timeout, not_cri_hint=not_cri_hint
     )
     status = await call(endpoint, RUNTIME_SERVICE, "Status", b"", timeout)
     try:

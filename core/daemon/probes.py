@@ -178,7 +178,7 @@ async def _grpc_health(probe: GrpcHealthProbe, owner: Owner | None) -> tuple[boo
 async def _cri(probe: CriProbe, owner: Owner | None) -> tuple[bool, str]:
     from nodehost.daemon.cri import RUNTIME_READY, runtime_status, socket_path
 
-    status = await runtime_status(probe.endpoint, probe.timeout)
+    status = await runtime_status(probe.endpoint, probe.timeout, not_cri_hint=probe.not_cri_hint)
     if status.runtime_ready:
         _check_unix(socket_path(probe.endpoint), owner)
         return True, status.summary()

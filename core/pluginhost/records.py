@@ -123,6 +123,10 @@ class ComponentRecord:
     #: whether ``nodehost start --write-flags`` prints this component's arguments (Origin prints
     #: the kubelet's).
     write_flags: bool = False
+    #: whether this component runs the network provider ``networkConfig.networkPluginName``
+    #: names (the built-in ``sdn`` does): a provider's section is in effect only while such a
+    #: component is selected (:func:`nodehost.cni.selects_provider`).
+    runs_network_providers: bool = False
     #: top-level NodeConfig keys this component owns and validates (known to the loader: no
     #: unknown-key warning). Read them with :class:`nodehost.config.sections.SectionReader` from
     #: ``config.extra[<section>]``.
@@ -143,6 +147,9 @@ class ComponentRecord:
             check_words(owner, name, getattr(self, name))
         check_mapping(owner, "config_schema", self.config_schema)
         check_mapping(owner, "standins", self.standins)
+        for name in ("default", "write_flags", "runs_network_providers"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{owner}: {name} must be True or False")
         if not isinstance(self.validation_scope, ValidationScope):
             raise ValueError(f"{owner}: validation_scope must be a nodehost.ValidationScope")
         for alias in self.aliases:

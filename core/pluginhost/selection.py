@@ -40,6 +40,29 @@ class SelectionRequest:
     disable: str = ""
 
 
+class Selection(frozenset[str]):
+    """The selected components' names, and which known components run network providers.
+
+    A frozenset of names (what :func:`select` returns and hooks get as ``selected``)
+    that also carries ``network_runners``: every known component whose record has
+    ``runs_network_providers``, selected or not, so a provider's rules can ask whether
+    the pod network runs (:func:`nodehost.cni.selects_provider`) without naming the
+    component that runs it.  Set operations give plain frozensets.
+    """
+
+    network_runners: frozenset[str]
+
+    def __new__(cls, names: Iterable[str] = (), network_runners: Iterable[str] = ()) -> Selection:
+        selection = super().__new__(cls, names)
+        selection.network_runners = frozenset(network_runners)
+        return selection
+
+    @property
+    def runs_network_providers(self) -> bool:
+        """Whether a selected component runs the configured network provider."""
+        return not self.network_runners.isdisjoint(self)
+
+
 @frozen
 class Catalog:
     """The known components, their aliases and groups."""
@@ -49,6 +72,13 @@ class Catalog:
     @property
     def names(self) -> list[str]:
         return sorted(self.records)
+
+    @property
+    def network_runners(self) -> frozenset[str]:
+        """The components whose record says they run network providers."""
+        return frozenset(
+            name for name, record in self.records.items() if record.runs_network_providers
+        )
 
     def mappings(self) -> dict[str, set[str]]:
         """Group and alias names mapped to the component names they stand for."""
@@ -97,7 +127,7 @@ def select(
     options: Any = None,
     *,
     unknown_hint: Any = None,
-) -> frozenset[str]:
+) -> Selection:
     """Return the selected component names, or raise ``UsageError`` with Origin's message.
 
     ``unknown_hint(name) -> str`` may explain an unknown name (e.g. a plugin that
@@ -114,7 +144,7 @@ def select(
     if explicit is not None and enabled & disabled:
         both = ", ".join(sorted(enabled & disabled))
         raise UsageError(f"the following components can't be both disabled and enabled: {both}")
-    selected = frozenset(enabled - disabled)
+    selected = Selection(enabled - disabled, catalog.network_runners)
     if not selected:
         allowed = ", ".join(catalog.names)
         raise UsageError(f"at least one node component must be enabled ({allowed})")

@@ -469,7 +469,7 @@ class TestApiServer:
         return kubeconfig(
             self.url,
             {"token": token},
-            names=("cluster", "kubelet-bootstrap", "bootstrap"),
+            names=("cluster", "token", "token@cluster"),
             ca_pem=ca_pem if ca_pem is not None else self.ca.pem,
         )
 

@@ -10,9 +10,9 @@ the calls the kubelet makes to run one, and they live here:
 :func:`nodehost.daemon.cri.call` with the request encoded by
 :mod:`nodehost.api.protowire` (field numbers of CRI's ``runtime.v1``
 ``api.proto``), :func:`image_archive`: an OCI image archive of
-busybox-static for ``ctr -n k8s.io images import`` (no registry needed), and
-:func:`own_containerd`: a containerd of the test's own, all of it in one
-folder.
+busybox-static for ``ctr -n k8s.io images import`` (no registry needed).  A
+containerd of the test's own is the runtime plugin's
+(:func:`nodehost.plugins.runtime.testing.own_containerd`).
 
 Blocking methods (each runs its own event loop) so that tests read plainly;
 a non-OK gRPC status raises :class:`nodehost.daemon.grpchealth.GrpcStatusError`.
@@ -21,9 +21,8 @@ a non-OK gRPC status raises :class:`nodehost.daemon.grpchealth.GrpcStatusError`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -276,54 +275,3 @@ def image_archive(
             info.size = len(data)
             archive.addfile(info, io.BytesIO(data))
     return path
-
-
-def containerd_config(folder: Path, extra: str = "") -> str:
-    """A containerd configuration keeping everything in ``folder``: root, state, the
-    ``c.sock`` socket (and its ttrpc twin), opt; CNI configuration in ``folder/net.d``;
-    no debug or metrics listener.  ``extra`` (TOML) goes at the top."""
-    cri = 'plugins."io.containerd.grpc.v1.cri"'
-    return extra + "\n".join(
-        [
-            "version = 2",
-            f'root = "{folder}/root"',
-            f'state = "{folder}/state"',
-            "[grpc]",
-            f'  address = "{folder}/c.sock"',
-            "[ttrpc]",
-            f'  address = "{folder}/c.sock.ttrpc"',
-            "[debug]",
-            '  address = ""',
-            "[metrics]",
-            '  address = ""',
-            '[plugins."io.containerd.internal.v1.opt"]',
-            f'  path = "{folder}/opt"',
-            f"[{cri}.cni]",
-            f'  conf_dir = "{folder}/net.d"',
-            '  bin_dir = "/usr/lib/cni"',
-            "",
-        ]
-    )
-
-
-@contextlib.contextmanager
-def own_containerd(folder: Path, extra: str = "") -> Iterator[str]:
-    """Run ``containerd`` on :func:`containerd_config` (``folder`` short: socket paths are
-    limited) until the block ends; yields its endpoint (``unix://<folder>/c.sock``) once
-    the socket exists.  Its log is ``folder/containerd.log``."""
-    import subprocess
-
-    from nodehost.testing.wait import wait_for
-
-    folder.mkdir(parents=True, exist_ok=True)
-    config = folder / "config.toml"
-    config.write_text(containerd_config(folder, extra))
-    with (folder / "containerd.log").open("wb") as log:
-        process = subprocess.Popen(["containerd", "--config", str(config)], stderr=log)
-    try:
-        socket = folder / "c.sock"
-        wait_for(lambda: socket.exists() or process.poll() is not None, what=f"{socket}")
-        yield f"unix://{socket}"
-    finally:
-        process.terminate()
-        process.wait(30)

@@ -238,7 +238,12 @@ class Runtime:
             run=ProcessSpec(
                 argv=containerd.containerd_argv(config_path, verbosity()),
                 env={"PATH": search_path, **proxy_env},
-                readiness=CriProbe(endpoint=paths.endpoint, interval=0.5, timeout=2.0),
+                readiness=CriProbe(
+                    endpoint=paths.endpoint,
+                    interval=0.5,
+                    timeout=2.0,
+                    not_cri_hint=containerd.NOT_CRI_HINT,
+                ),
                 stop_grace=containerd.STOP_GRACE,
                 leaves=(paths.socket, paths.socket + TTRPC_SUFFIX),  # the ttrpc one stays
             ),

@@ -103,11 +103,12 @@ def cri_check(context: CheckContext, socket: str) -> Check | None:
 
     from nodehost.daemon.cri import runtime_status
     from nodehost.daemon.grpchealth import HealthCheckError
+    from nodehost.plugins.runtime.containerd import NOT_CRI_HINT
 
     name = f"{NAME}.cri"
     endpoint = socket if socket.startswith("unix://") else f"unix://{socket}"
     try:
-        status = asyncio.run(runtime_status(endpoint, CRI_TIMEOUT))
+        status = asyncio.run(runtime_status(endpoint, CRI_TIMEOUT, not_cri_hint=NOT_CRI_HINT))
     except (OSError, TimeoutError, HealthCheckError, ValueError) as error:
         found = f"{endpoint}: {error or type(error).__name__}"
         return Check.error(name, found, f"start the runtime at {endpoint}, or fix {SECTION}")

@@ -48,6 +48,14 @@ from nodehost.plugins.runtime.settings import Paths
 CONFIG_FILE_NAME = "containerd.toml"
 SHIM_PREFIX = "containerd-shim"
 LAUNCHER_DIR = "bin"
+#: containerd's CRI service, which Docker's containerd packages ship disabled.
+CRI_PLUGIN = "io.containerd.grpc.v1.cri"
+#: What to change when a runtime endpoint answers gRPC without CRI
+#: (:class:`nodehost.component.CriProbe`'s ``not_cri_hint``).
+NOT_CRI_HINT = (
+    "if it is a containerd with its CRI plugin disabled (as Docker's packages ship it), "
+    f'remove "{CRI_PLUGIN}" from disabled_plugins in its config.toml and restart it'
+)
 #: containerd ends its shims' connections and exits within a few seconds of SIGTERM.
 STOP_GRACE = 15.0
 

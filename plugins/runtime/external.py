@@ -20,6 +20,7 @@ import time
 
 from nodehost.component import CriProbe, TaskContext
 from nodehost.frozen import frozen
+from nodehost.plugins.runtime import containerd
 from nodehost.plugins.runtime.settings import External
 
 POLL_INTERVAL = 0.5
@@ -40,7 +41,9 @@ class WaitTask:
         from nodehost.daemon.probes import check
 
         external = self.external
-        probe = CriProbe(endpoint=external.endpoint, timeout=2.0)
+        probe = CriProbe(
+            endpoint=external.endpoint, timeout=2.0, not_cri_hint=containerd.NOT_CRI_HINT
+        )
         started = time.monotonic()
         while True:
             passed, detail = await check(probe)

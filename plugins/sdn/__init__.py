@@ -88,6 +88,7 @@ def nodehost_components() -> list[ComponentRecord]:
             aliases=("plugins",),
             groups=("network",),
             validation_scope=ValidationScope.IN_CLUSTER,
+            runs_network_providers=True,
         )
     ]
 
@@ -124,13 +125,16 @@ def nodehost_validate_config(
     the content of every other built-in provider's section set in the file."""
     name = configured_provider(config) if "sdn" in selected else ""
     record = providers.get(name.lower()) if name else None
-    return _idle_sections(config, record, providers) + _configured_problems(
+    return _idle_sections(config, selected, record, providers) + _configured_problems(
         config, name, record, providers, plugin_failures
     )
 
 
 def _idle_sections(
-    config: Any, configured: NetworkProviderRecord | None, providers: Mapping[str, Any]
+    config: Any,
+    selected: frozenset[str],
+    configured: NetworkProviderRecord | None,
+    providers: Mapping[str, Any],
 ) -> list[Problem]:
     """Problems of the built-in providers' sections set in the file for a provider that
     will not run (:func:`~nodehost.config.sections.idle_section_problems`)."""
@@ -141,7 +145,7 @@ def _idle_sections(
             continue
         provider: Any = record.provider
         problems += provider_section_problems(
-            config, frozenset(), record.name, record.config_section, provider.problems(config)
+            config, selected, record.name, record.config_section, provider.problems(config)
         )
     return problems
 

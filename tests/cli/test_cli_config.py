@@ -126,7 +126,8 @@ def test_a_provider_nothing_can_run_is_a_warning_when_its_plugin_is_disabled(
     assert result.code == 0, result.err
     assert (
         "networkConfig.networkPluginName: Not checked: the configured provider 'bridge' will "
-        "not run: no loaded plugin provides the sdn component (disabled: sdn)"
+        "not run: no loaded plugin provides a component that runs network providers "
+        "(disabled: sdn)"
     ) in result.err
     assert "will not run" not in nodehost("config", "validate", str(path)).err
 

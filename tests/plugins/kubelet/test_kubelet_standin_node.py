@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
+from nodehost.plugins.runtime.testing import own_containerd
 from nodehost.testing.apiserver import TestApiServer
 from nodehost.testing.apistore import StoreError
-from nodehost.testing.cri import own_containerd
 from nodehost.testing.wait import wait_for
 
 NODE = "node-a.example.com"

@@ -234,7 +234,13 @@ def test_a_grpc_server_without_cri_is_not_cri_with_what_to_change(tmp_path: Path
     serve_once(path, unknown_service)
     with pytest.raises(NotCri) as raised:
         asyncio.run(runtime_status(path, timeout=10))
-    assert str(raised.value).startswith(
-        f"{path} does not serve CRI (runtime.v1.RuntimeService: UNIMPLEMENTED: unknown service"
+    line = (
+        f"{path} does not serve CRI (runtime.v1.RuntimeService: UNIMPLEMENTED: unknown service "
+        "runtime.v1.RuntimeService): a kubelet cannot run pods on it"
     )
-    assert 'remove "io.containerd.grpc.v1.cri" from disabled_plugins' in str(raised.value)
+    assert str(raised.value) == line
+    hinted = str(tmp_path / "hinted.sock")
+    serve_once(hinted, unknown_service)
+    with pytest.raises(NotCri) as raised:
+        asyncio.run(runtime_status(hinted, timeout=10, not_cri_hint="turn its CRI on"))
+    assert str(raised.value) == line.replace(path, hinted) + "; turn its CRI on"

@@ -10,7 +10,7 @@ import pytest
 from nodehost.component import CriProbe, ProcessSpec, TaskSpec
 from nodehost.errors import RuntimeFailure
 from nodehost.plugins.runtime import RUNTIME, nodehost_kubelet_arguments, nodehost_validate_config
-from nodehost.plugins.runtime.containerd import render_config
+from nodehost.plugins.runtime.containerd import NOT_CRI_HINT, render_config
 from nodehost.plugins.runtime.settings import Paths
 
 BRIDGE = {"podCIDR": "10.244.1.0/24", "cniConfDir": "/srv/cni/net.d", "cniBinDirs": ["/srv/cni"]}
@@ -109,7 +109,10 @@ def test_containerd_is_ready_when_it_answers_cri_with_runtime_ready(
     assert isinstance(run, ProcessSpec)
     assert run.argv[:2] == ("containerd", "--config")
     socket = tmp_path / "state" / "runtime" / "containerd.sock"
-    assert run.readiness == CriProbe(endpoint=f"unix://{socket}", interval=0.5, timeout=2.0)
+    assert run.readiness == CriProbe(
+        endpoint=f"unix://{socket}", interval=0.5, timeout=2.0, not_cri_hint=NOT_CRI_HINT
+    )
+    assert 'remove "io.containerd.grpc.v1.cri" from disabled_plugins' in NOT_CRI_HINT
 
 
 def test_the_kubelet_is_pointed_at_the_managed_runtimes_socket(

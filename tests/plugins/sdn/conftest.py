@@ -11,6 +11,7 @@ import pytest
 
 from nodehost import ComponentRecord
 from nodehost.component import PlanContext
+from nodehost.pluginhost.selection import Selection
 from nodehost.plugins import sdn
 from nodehost.testing.nodefolder import merge
 
@@ -68,11 +69,13 @@ def providers() -> dict[str, Any]:
 
 @pytest.fixture
 def validate(providers) -> Callable[..., list[str]]:
-    """Run the sdn plugin's validation; the rendered problems."""
+    """Run the sdn plugin's validation with ``selected`` as the core passes it (knowing
+    that sdn runs network providers); the rendered problems."""
 
     def run(config: Any, selected: frozenset[str] = frozenset({"sdn"})) -> list[str]:
+        selection = Selection(selected, network_runners={"sdn"})
         problems = sdn.nodehost_validate_config(
-            config=config, selected=selected, providers=providers, plugin_failures=[]
+            config=config, selected=selection, providers=providers, plugin_failures=[]
         )
         return [problem.render() for problem in problems]
 
