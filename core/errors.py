@@ -24,7 +24,10 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INVALID_CONFIG = 255
 
-#: Exit code -> what it means (reStructuredText), for every command.
+#: Exit code -> what it means (reStructuredText), for every command; listed in
+#: :doc:`/reference/exitcodes`.
+#:
+#: :meta hide-value:
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success",
     EXIT_FAILURE: (
@@ -36,10 +39,10 @@ EXIT_CODES: dict[int, str] = {
     ),
     EXIT_USAGE: "usage error: a flag or argument is wrong (the message names it)",
     EXIT_INVALID_CONFIG: (
-        "invalid configuration: ``Invalid NodeConfig <file>`` then one ``  <field.path>: "
-        "<message>`` line per problem, or a config file that cannot be read or parsed "
-        "(missing, a directory, a FIFO, too large) -- for ``config validate``, ``config "
-        "show`` and ``start`` alike"
+        "invalid configuration: ``Invalid NodeConfig <file>`` then one line per problem, "
+        "``<field.path>: <message>`` indented by two spaces, or a config file that cannot "
+        "be read or parsed (missing, a directory, a FIFO, too large) -- for "
+        "``config validate``, ``config show`` and ``start`` alike"
     ),
 }
 
@@ -84,8 +87,8 @@ class ConfigError(NodehostError):
 class ConfigInvalid(NodehostError):
     """A configuration parsed but failed validation (exit 255).
 
-    Renders as Origin does: ``Invalid NodeConfig <file>`` followed by one
-    ``  <field.path>: <message>`` line per error, all of them at once.
+    Renders as Origin does: ``Invalid NodeConfig <file>`` followed by one line per
+    error, ``<field.path>: <message>`` indented by two spaces, all of them at once.
     """
 
     exit_code = EXIT_INVALID_CONFIG

@@ -154,7 +154,7 @@ class SectionReader:
         minimum: int = -(1 << 63),
         maximum: int = (1 << 63) - 1,
     ) -> int | None:
-        """A whole number in ``minimum``..``maximum``; ``default`` when unset or bad."""
+        """A whole number from ``minimum`` to ``maximum``; ``default`` when unset or bad."""
         value = self._get(key)
         if value is None:
             return default

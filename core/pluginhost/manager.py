@@ -460,7 +460,8 @@ class PluginHost:
     # --- queries -----------------------------------------------------------------
 
     def missing_summary(self) -> str:
-        """`` (disabled: a, b; failed: c)`` -- the plugins that are not there ("" if none)."""
+        """The plugins that are not there, as a space then ``(disabled: a, b; failed: c)``
+        ("" if none)."""
         parts = []
         for status, label in (("blocked", "disabled"), ("failed", "failed")):
             names = sorted(info.name for info in self.infos.values() if info.status == status)

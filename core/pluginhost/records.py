@@ -441,7 +441,7 @@ class Problem:
         return self.severity is Severity.ERROR
 
     def message(self) -> str:
-        """The text after ``<path>: ``, as Kubernetes' ``field.Error`` prints it."""
+        """The text after the path, ``:`` and a space, as Kubernetes' ``field.Error`` prints it."""
         parts = [self.kind.value]
         if self.has_value:
             parts.append(_go_value(self.value))

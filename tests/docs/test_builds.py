@@ -22,3 +22,14 @@ def test_man_page_is_built_from_the_same_sources(tmp_path: Path) -> None:
     assert page.startswith('.\\"') or ".TH" in page
     assert "nodehost start" in page
     assert "\\-\\-config" in page
+
+
+def test_no_literal_shows_its_backticks(built_docs: BuiltDocs) -> None:
+    """A ``literal`` that starts or ends with a space (or touches a letter) is not
+    markup to reStructuredText: its backticks reach the reader.  None may."""
+    stray = {
+        str(page.relative_to(built_docs.html)): page.read_text().count("``")
+        for page in built_docs.html.rglob("*.html")
+        if "``" in page.read_text()
+    }
+    assert not stray, f"pages showing literal ``: {stray}"
