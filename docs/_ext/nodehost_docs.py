@@ -73,7 +73,8 @@ def _object_schema(
 
 
 def type_text(prop: Mapping[str, Any], definitions: Mapping[str, Any]) -> str:
-    """A short type for the entry: ``string``, ``ServingInfo``, ``array of string``."""
+    """A short type for the entry: ``string``, ``ServingInfo``, ``array of string``;
+    an item type of several choices is bracketed (``array of (string or null) or null``)."""
     if "$ref" in prop:
         return str(prop["$ref"].rsplit("/", 1)[-1])
     if "const" in prop:
@@ -85,7 +86,10 @@ def type_text(prop: Mapping[str, Any], definitions: Mapping[str, Any]) -> str:
     kinds = prop.get("type", "any")
     kinds = [kinds] if isinstance(kinds, str) else list(kinds)
     if "array" in kinds and "items" in prop:
-        kinds[kinds.index("array")] = f"array of {type_text(prop['items'], definitions)}"
+        items = type_text(prop["items"], definitions)
+        if " or " in items or " | " in items:
+            items = f"({items})"
+        kinds[kinds.index("array")] = f"array of {items}"
     return " or ".join(kinds)
 
 

@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import inspect
 import pkgutil
+import re
 import sys
 
 import click
@@ -143,6 +144,16 @@ def test_every_nodeconfig_key_has_an_entry(built_docs: BuiltDocs) -> None:
     documented = built_docs.names("std:confval")
     missing = [key for key in keys if key not in documented]
     assert not missing, f"NodeConfig keys without an entry: {missing}"
+
+
+def test_config_types_name_each_choice_once(built_docs: BuiltDocs) -> None:
+    """``array of string or null or null`` hid which ``null`` is the array's own:
+    an item type of several choices is bracketed, so no choice repeats."""
+    text = re.sub(r"<[^>]+>", "", built_docs.page_text("reference/config"))
+    page = " ".join(html.unescape(text).split())
+    assert "array of (string or null) or null" in page
+    repeated = sorted(set(re.findall(r"\b(\w+) or \1\b", page)))
+    assert not repeated, f"types that repeat a choice: {repeated}"
 
 
 def test_every_key_without_effect_is_listed(built_docs: BuiltDocs) -> None:
