@@ -162,6 +162,8 @@ def test_every_key_without_effect_is_listed(built_docs: BuiltDocs) -> None:
     page = " ".join(html.unescape(built_docs.page_text("reference/noeffect")).split())
     missing = [key for key, why in NO_EFFECT.items() if key not in page or why not in page]
     assert not missing, f"keys without effect missing from reference/noeffect: {missing}"
+    assert page.count("Origin's NodeConfig carries settings") == 1, "the intro is repeated"
+    assert "{'allowDisabledDocker'" not in page, "the raw NO_EFFECT mapping is printed"
 
 
 def test_every_exit_code_is_listed(built_docs: BuiltDocs) -> None:
