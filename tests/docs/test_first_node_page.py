@@ -1,9 +1,8 @@
 """docs/getting-started/first-node.rst, run as a newcomer would: every ``$`` command of
 the page, in order, from an empty folder to a node started, asked and stopped.
 
-Only what a shared test machine needs is added: the ports the page leaves at their
-defaults are moved to free ones (the page says how), and the example API server
-address is the one the server printed.
+Only what a shared test machine needs is added: the ports the page fixes or leaves
+at their defaults are moved to free ones (the page says how).
 """
 
 from __future__ import annotations
@@ -24,7 +23,8 @@ from nodehost.testing.ports import free_port
 from nodehost.testing.wait import wait_for
 
 PAGE = DOCS / "getting-started" / "first-node.rst"
-EXAMPLE_ADDRESS = "https://127.0.0.1:37145"
+EXAMPLE_PORT = "37145"
+EXAMPLE_ADDRESS = f"https://127.0.0.1:{EXAMPLE_PORT}"
 
 
 def page_commands() -> list[list[str]]:
@@ -47,7 +47,8 @@ class Walkthrough:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.address = EXAMPLE_ADDRESS
+        self.port = str(free_port())
+        self.address = f"https://127.0.0.1:{self.port}"
         kubectl = find_program("kubectl") or str(Path(sys.executable).parent / "kubectl")
         self.programs = {"nodehost": nodehost_executable(), "python": sys.executable}
         self.programs["kubectl"] = kubectl
@@ -56,6 +57,7 @@ class Walkthrough:
     def argv(self, words: list[str], *extra: str) -> list[str]:
         words = [w.replace("$PWD", str(self.folder)) for w in words]
         words = [w.replace(EXAMPLE_ADDRESS, self.address) for w in words]
+        words = [self.port if w == EXAMPLE_PORT else w for w in words]  # --port 37145
         return [self.programs.get(words[0], words[0]), *words[1:], *extra]
 
     def run(self, words: list[str], *extra: str) -> subprocess.CompletedProcess[str]:
@@ -110,14 +112,16 @@ def walkthrough(tmp_path: Path) -> Iterator[Walkthrough]:
 
 @pytest.mark.needs("root", "containerd", "kubectl")
 def test_the_first_node_page_runs_as_written(walkthrough: Walkthrough) -> None:
-    ca, api, create, validate, start, status, nodes, teardown = page_commands()
+    ca, api, create, validate, dry_run, start, status, nodes, teardown = page_commands()
     assert [ca[:3], api[:3], create[:3], validate[:3]] == [
         ["nodehost", "ca", "create"],
         ["python", "-m", "nodehost.testing.apiserver"],
         ["nodehost", "config", "create"],
         ["nodehost", "config", "validate"],
     ]
-    assert [start[:2], status[:2], nodes[0], teardown[:2]] == [
+    assert "--dry-run" in dry_run
+    assert [dry_run[:2], start[:2], status[:2], nodes[0], teardown[:2]] == [
+        ["nodehost", "start"],
         ["nodehost", "start"],
         ["nodehost", "status"],
         "kubectl",
@@ -127,11 +131,15 @@ def test_the_first_node_page_runs_as_written(walkthrough: Walkthrough) -> None:
     assert walkthrough.run(ca).returncode == 0
     _, server_log = walkthrough.spawn(api)
     printed = wait_for(lambda: first_line(server_log), "the API server's address")
-    walkthrough.address = printed.split()[1]  # "address URL", printed once it listens
+    assert printed == f"address {walkthrough.address}"  # the --port the page fixed
     done = walkthrough.run(create)
     assert done.returncode == 0, done.stderr
     done = walkthrough.run(validate)
     assert (done.returncode, done.stdout.strip()) == (0, "node1/node-config.yaml: valid NodeConfig")
+    done = walkthrough.run(dry_run)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Plan for node1/node-config.yaml"), done.stdout
+    assert "STAND-IN: kubelet" in done.stdout
 
     move_default_ports(walkthrough.folder / "node1" / "node-config.yaml")
     health = f"127.0.0.1:{free_port()}"
