@@ -52,6 +52,7 @@ RUNNING = (
     "nodehost.daemon.cgroups",
     "ctypes",
     "subprocess",
+    "random",  # a retry's jitter (nodehost.backoff draws it on the first delay)
 )
 
 #: Modules of paths a valid file without a network provider or plugin flags does not take.
@@ -120,3 +121,11 @@ def test_dry_run_imports_nothing_for_running_or_untaken_paths(
     loaded = loaded_by([*args, "--state-dir", str(tmp_path / "state")], dns_config.parent)
     assert present(loaded, RUNNING + UNTAKEN) == []
     assert "nodehost.plugins.dns.sources.kubernetes" in loaded  # the DNS plan built its source
+
+
+def test_loading_a_network_provider_plugin_loads_no_digests() -> None:
+    """A provider plugin (contrib's ptp, macvlan) imports ``nodehost.cni.provider`` as it loads,
+    on every command; the conflist's digest (``hashlib``, OpenSSL's) is taken only in its plan."""
+    probe = "import sys, nodehost.cni.provider; print(sorted({'hashlib', '_hashlib'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
