@@ -197,6 +197,30 @@ def nodehost_start_options(
 
 
 @hookspec
+def nodehost_override_config(config: NodeConfig, options: StartOptions) -> Mapping[str, Any] | None:
+    """Change the node's config as this plugin's own start options say.
+
+    **When**: once per obtained configuration (a file, one generated from
+    flags, a config map, a reload), after it is typed and before it is
+    validated, so the changed config is validated, planned and shown like any
+    other; the core's own overrides (``--node-ip``, ``--listen``) come first.
+
+    **Arguments**: ``config`` -- the :class:`nodehost.config.NodeConfig` so far
+    (earlier plugins' changes included); ``options`` -- the
+    :class:`nodehost.options.StartOptions`, with ``plugin_values``.
+
+    **Returns**: ``{field: value}`` of :class:`~nodehost.config.NodeConfig`
+    attributes to replace, or None.  The built-in ``kubelet`` plugin joins
+    ``--node-label`` and ``--node-taint`` into ``kubelet_arguments``.
+
+    **Kind**: broadcast, in registration order.
+
+    **Errors**: an unknown field or any exception fails the plugin alone
+    (unregistered and reported); the config stays as it was before it.
+    """
+
+
+@hookspec
 def nodehost_adjust_config(raw: dict[str, Any], source: str) -> None:
     """Edit the raw NodeConfig mapping before defaults and validation.
 

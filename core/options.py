@@ -56,8 +56,6 @@ HOST_OPTION_WORDS = frozenset(
         "--no-exec",
         "--no-plugins",
         "--node-ip",
-        "--node-label",
-        "--node-taint",
         "--now",
         "--ready-timeout",
         "--recursive-resolv-conf",
@@ -97,8 +95,6 @@ HOST_OPTION_WORDS = frozenset(
         "NODEHOST_MASTER_CERT_DIR",
         "NODEHOST_NETWORK_PLUGIN",
         "NODEHOST_NODE_IP",
-        "NODEHOST_NODE_LABEL",
-        "NODEHOST_NODE_TAINT",
         "NODEHOST_NOW",
         "NODEHOST_NO_EXEC",
         "NODEHOST_NO_PLUGINS",
@@ -142,8 +138,6 @@ HOST_OPTION_WORDS = frozenset(
         "no_exec",
         "no_plugins",
         "node_ip",
-        "node_labels",
-        "node_taints",
         "now",
         "print_only",
         "ready_timeout",
@@ -183,8 +177,6 @@ class StartOptions:
 
     ``standins`` is ``--standins`` (None: not given, which means ``never``).
     ``node_ip`` is ``--node-ip`` (None: not given; the config's ``nodeIP`` stands).
-    ``node_labels`` / ``node_taints`` are ``--node-label`` / ``--node-taint``
-    (:mod:`nodehost.kube.nodelabels`).
     ``settings`` are ``--set SECTION.KEY=VALUE`` (``nodehost.config.setflags``).
     ``plugin_values`` holds the value of each option a plugin declares
     (``nodehost_options``), keyed by the record's ``dest`` (``--my-flag``: ``my_flag``).
@@ -216,8 +208,6 @@ class StartOptions:
     extra_args: tuple[str, ...] = ()
     standins: StandinMode | None = None
     node_ip: str | None = None
-    node_labels: tuple[str, ...] = ()
-    node_taints: tuple[str, ...] = ()
     settings: tuple[str, ...] = ()
     plugin_values: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
@@ -253,7 +243,6 @@ def check_start_options(options: StartOptions) -> None:
             raise UsageError("--write-config and --write-flags are mutually exclusive")
     if options.node_ip is not None:
         _check_node_ip(options.node_ip)
-    _check_node_labels(options.node_labels, options.node_taints)
     if options.dry_run and options.write_flags:
         raise UsageError("--dry-run and --write-flags are mutually exclusive")
     _check_settings(options)
@@ -280,26 +269,6 @@ def _check_node_ip(value: str) -> None:
         parse_node_ip(value)
     except NodeIPSyntaxError as error:
         raise UsageError(f"{value!r} is not a node IP: {error}", "--node-ip") from error
-
-
-def _check_node_labels(labels: tuple[str, ...], taints: tuple[str, ...]) -> None:
-    """Each ``--node-label`` and ``--node-taint`` as the kubelet checks it; ``UsageError``."""
-    if not labels and not taints:
-        return
-    from nodehost.kube.nodelabels import duplicate_taints, label_problem, taint_problem
-
-    for label in labels:
-        problem = label_problem(label)
-        if problem:
-            raise UsageError(f"{label!r}: {problem}", "--node-label")
-    for taint in taints:
-        problem = taint_problem(taint)
-        if problem:
-            raise UsageError(f"{taint!r}: {problem}", "--node-taint")
-    for taint in duplicate_taints(taints):
-        raise UsageError(
-            f"{taint!r}: a taint with this key and effect is given twice", "--node-taint"
-        )
 
 
 def _check_listen(value: str) -> None:

@@ -7,8 +7,9 @@ the start options and the inventory:
    and the signer CA (``--write-config`` / no ``--config``), or one a plugin
    obtains (``nodehost_obtain_config``: bootstrap);
 2. ``--listen`` given -> ``servingInfo.bindAddress``;
-3. ``--node-ip`` given -> ``nodeIP``; ``--node-label``/``--node-taint`` join
-   ``kubeletArguments``; ``dnsIP: 0.0.0.0`` -> the node IP, else the default
+3. ``--node-ip`` given -> ``nodeIP``; plugins' own options change what they
+   own (``nodehost_override_config``: the kubelet's ``--node-label`` and
+   ``--node-taint`` join ``kubeletArguments``); ``dnsIP: 0.0.0.0`` -> the node IP, else the default
    local IPv4 address;
 4. pick the validation scope (:func:`scope_for`): only for exactly the
    network-only selection the node name falls back to ``--hostname``,
@@ -311,7 +312,7 @@ def check_obtained(
     scope: ValidationScope | None = None,
 ) -> tuple[NodeConfig, ValidationScope, list[Problem], list[Problem]]:
     """Steps 2-5 for an obtained config; problems with files it would write are dropped."""
-    config = apply_overrides(obtained.config, options)
+    config = apply_overrides(obtained.config, options, inventory)
     scope = scope_for(inventory, selected) if scope is None else scope
     if scope < ValidationScope.NODE:
         config = apply_in_cluster_fallbacks(config, options)
@@ -376,9 +377,11 @@ def _generated_unwritten(
     return Obtained(config, problems, pending, tuple(actions))
 
 
-def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:
-    """Steps 2-3: ``--listen``, ``--recursive-resolv-conf``, ``--node-ip``, ``--node-label``,
-    ``--node-taint`` (:func:`nodehost.kube.nodelabels.merge_node_flags`), ``dnsIP: 0.0.0.0``.
+def apply_overrides(
+    config: NodeConfig, options: StartOptions, inventory: Inventory | None = None
+) -> NodeConfig:
+    """Steps 2-3: ``--listen``, ``--recursive-resolv-conf``, ``--node-ip``, then every
+    plugin's own options (``nodehost_override_config``), then ``dnsIP: 0.0.0.0``.
 
     ``--recursive-resolv-conf`` fills ``dnsRecursiveResolvConf`` of a config built
     from flags (Origin's ``BuildSerializeableNodeConfig``); with ``--config``
@@ -397,13 +400,8 @@ def apply_overrides(config: NodeConfig, options: StartOptions) -> NodeConfig:
         config = dataclasses.replace(config, dns_recursive_resolv_conf=resolv_conf)
     if options.node_ip is not None:
         config = dataclasses.replace(config, node_ip=options.node_ip)
-    if options.node_labels or options.node_taints:
-        from nodehost.kube.nodelabels import merge_node_flags
-
-        arguments = merge_node_flags(
-            config.kubelet_arguments, options.node_labels, options.node_taints
-        )
-        config = dataclasses.replace(config, kubelet_arguments=arguments)
+    if inventory is not None:
+        config = inventory.host.hooks.override_config(config, options)
     if config.dns_ip == "0.0.0.0":
         from nodehost.hostaddr import default_local_ipv4
         from nodehost.nodeip import literal_first

@@ -60,19 +60,6 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
         "the node's certificate files carry upstream's names (client-go FileStore prefixes); "
         "bootstrap writes them and the kubelet reads them",
     ),
-    # Not moved yet (each a known gap, not a rule):
-    "core/kube/nodelabels.py": (
-        frozenset(
-            {
-                "KUBELET_LABELS",
-                "KUBELET_LABEL_NAMESPACES",
-                "_is_kubelet_label",
-                "kubelet.kubernetes.io",
-            }
-        ),
-        "--node-label/--node-taint are still core options (options.py, resolve.py); the "
-        "module goes to plugins/kubelet/labels.py when they go to the kubelet plugin",
-    ),
     "core/testing/parts.py": (
         frozenset({"containerd", "containerd-shim-runc-v2"}),
         "the real parts tests need, by their Debian package and program names",

@@ -84,22 +84,6 @@ CONFIG_OPTIONS = [
         "cidr:NET (default: the source address of the default route).",
     ),
     click.option(
-        "--node-label",
-        "node_labels",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="A label the kubelet registers the node with; repeatable; joins "
-        "kubeletArguments.node-labels (a flag's key wins).",
-    ),
-    click.option(
-        "--node-taint",
-        "node_taints",
-        multiple=True,
-        metavar="KEY[=VALUE]:EFFECT",
-        help="A taint the kubelet registers the node with (NoSchedule, PreferNoSchedule or "
-        "NoExecute); repeatable; joins kubeletArguments.register-with-taints.",
-    ),
-    click.option(
         "--volume-dir",
         default=DEFAULT_VOLUME_DIR,
         show_default=True,
@@ -367,8 +351,6 @@ def start_options(ctx: click.Context, flags: dict[str, Any]) -> StartOptions:
         extra_args=tuple(flags.get("extra_args", ())),
         standins=flags["standins"] if _given(ctx, "standins") else None,
         node_ip=flags["node_ip"],
-        node_labels=tuple(flags["node_labels"]),
-        node_taints=tuple(flags["node_taints"]),
         settings=tuple(flags["settings"]),
         plugin_values=plugin_values(ctx.command.params, flags),
         **optional,

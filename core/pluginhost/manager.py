@@ -680,6 +680,26 @@ class Hooks:
         return {key: value for key, (_, value) in changes.items()}
 
     # configuration
+    def override_config(self, config: NodeConfig, options: StartOptions) -> NodeConfig:
+        """``config`` with every plugin's ``nodehost_override_config`` changes applied,
+        one plugin after another; a plugin that raises or names an unknown field fails
+        alone and changes nothing."""
+        import dataclasses
+
+        fields = {item.name for item in dataclasses.fields(config)}
+        hook = "nodehost_override_config"
+        for plugin, function, argnames in self._impls(hook):
+            kwargs = {"config": config, "options": options}
+            try:
+                changes = function(**{name: kwargs[name] for name in argnames}) or {}
+                unknown = sorted(set(changes) - fields)
+                if unknown:
+                    raise ValueError(f"not fields of NodeConfig: {', '.join(unknown)}")
+                config = dataclasses.replace(config, **changes)
+            except Exception as error:
+                self._host.disable_failed(plugin, error, hook)
+        return config
+
     def adjust_config(self, raw: dict[str, Any], source: str) -> None:
         """Let every plugin edit ``raw`` in place; one that raises changes nothing.
 

@@ -198,6 +198,17 @@ def sample_config(
     return node_config(merge(SAMPLE_NODE, changes), base_dir=base_dir, source=source)
 
 
+def write_sample_config(path: str | os.PathLike[str], **changes: Any) -> Path:
+    """Write :data:`SAMPLE_NODE` with ``changes`` merged in (as :func:`sample_config`) to
+    ``path`` as a v1 NodeConfig file, for tests that run the command line; ``path``."""
+    import yaml
+
+    document = {"apiVersion": "v1", "kind": "NodeConfig", **merge(SAMPLE_NODE, changes)}
+    target = Path(path)
+    target.write_text(yaml.safe_dump(document, sort_keys=False))
+    return target
+
+
 def node_config(
     data: Mapping[str, Any],
     *,

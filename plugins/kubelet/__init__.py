@@ -39,7 +39,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from nodehost import ComponentRecord, Problem, Severity, ValidationScope, hookimpl
+from nodehost import ComponentRecord, OptionRecord, Problem, Severity, ValidationScope, hookimpl
 from nodehost.component import (
     CertificateSource,
     ComponentPlan,
@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from nodehost.check import Check, CheckContext
     from nodehost.config.schema import NodeConfig
+    from nodehost.options import StartOptions
     from nodehost.pluginhost.records import ApiRoute
     from nodehost.plugins.kubelet import arguments as args
 
@@ -72,6 +73,21 @@ RESERVED_KEYS = {
     "version": "makes the kubelet print its version and exit",
 }
 
+
+NODE_LABEL = OptionRecord(
+    "--node-label",
+    "A label the kubelet registers the node with; repeatable; joins "
+    "kubeletArguments.node-labels (a flag's key wins).",
+    multiple=True,
+    metavar="KEY=VALUE",
+)
+NODE_TAINT = OptionRecord(
+    "--node-taint",
+    "A taint the kubelet registers the node with (NoSchedule, PreferNoSchedule or "
+    "NoExecute); repeatable; joins kubeletArguments.register-with-taints.",
+    multiple=True,
+    metavar="KEY[=VALUE]:EFFECT",
+)
 
 #: Flags naming files the kubelet reads once, at start.
 RELOAD_FLAGS = ("tls-cert-file", "tls-private-key-file", "client-ca-file", "kubeconfig")
@@ -91,6 +107,38 @@ def nodehost_components() -> list[ComponentRecord]:
             standins={"kubelet": "nodehost-standin-kubelet"},
         )
     ]
+
+
+@hookimpl
+def nodehost_options() -> list[OptionRecord]:
+    return [NODE_LABEL, NODE_TAINT]
+
+
+@hookimpl
+def nodehost_start_options(options: StartOptions) -> None:
+    """Each ``--node-label`` and ``--node-taint`` as the kubelet checks it: a
+    ``UsageError`` naming the flag (exit 2)."""
+    labels, taints = _node_flags(options)
+    if labels or taints:
+        from nodehost.plugins.kubelet.labels import check_node_flags
+
+        check_node_flags(labels, taints)
+
+
+@hookimpl
+def nodehost_override_config(config: NodeConfig, options: StartOptions) -> dict[str, object]:
+    """``--node-label`` / ``--node-taint`` joined into ``kubeletArguments``."""
+    labels, taints = _node_flags(options)
+    if not labels and not taints:
+        return {}
+    from nodehost.plugins.kubelet.labels import merge_node_flags
+
+    return {"kubelet_arguments": merge_node_flags(config.kubelet_arguments, labels, taints)}
+
+
+def _node_flags(options: StartOptions) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    values = options.plugin_values
+    return tuple(values.get(NODE_LABEL.dest) or ()), tuple(values.get(NODE_TAINT.dest) or ())
 
 
 @hookimpl
@@ -164,9 +212,9 @@ def file_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
 
 
 def registration_problems(arguments: Mapping[str, Sequence[str]]) -> list[Problem]:
-    """The node labels and taints the kubelet would refuse (:mod:`nodehost.kube.nodelabels`;
+    """The node labels and taints the kubelet would refuse (:mod:`nodehost.plugins.kubelet.labels`;
     a taint that does not parse is rule 13's)."""
-    from nodehost.kube import nodelabels
+    from nodehost.plugins.kubelet import labels as nodelabels
 
     labels_path = f"kubeletArguments.{nodelabels.LABELS_FLAG}"
     problems = []

@@ -199,8 +199,8 @@ def merge_arguments(
 
 def kubelet_arguments(config: Any, contributions: Mapping[str, Sequence[str]]) -> KubeletArguments:
     """The kubelet's merged arguments for ``config`` and the plugins' ``contributions``,
-    without the node labels a current kubelet refuses (:mod:`nodehost.kube.nodelabels`)."""
-    from nodehost.kube.nodelabels import LABELS_FLAG, without_restricted_labels
+    without the node labels a current kubelet refuses (:mod:`nodehost.plugins.kubelet.labels`)."""
+    from nodehost.plugins.kubelet.labels import LABELS_FLAG, without_restricted_labels
 
     merged = merge_arguments(default_arguments(config), contributions, config.kubelet_arguments)
     if LABELS_FLAG not in merged.arguments:

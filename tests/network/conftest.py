@@ -18,37 +18,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from nodehost.cni import hostnet
 from nodehost.testing import parts
 from nodehost.testing.cni import SANDBOX_PARTS, HostSnapshot, cni_sandbox
+from nodehost.testing.nodefolder import merge, write_sample_config
 
 __all__ = ["cni_sandbox"]  # the fixture, re-exported for the tests of this folder
 
-NODE_CONFIG = """\
-apiVersion: v1
-kind: NodeConfig
-nodeName: node1.example.com
-nodeIP: 127.0.0.1
-servingInfo:
-  bindAddress: 127.0.0.1:10250
-  certFile: server.crt
-  keyFile: server.key
-  clientCA: ca.crt
-masterKubeConfig: node.kubeconfig
-dnsDomain: cluster.local
-dnsIP: 10.0.0.10
-networkConfig:
-  networkPluginName: {provider}
-  mtu: 1400
-volumeDirectory: volumes
-imageConfig:
-  format: openshift/origin-${{component}}:${{version}}
-  latest: false
-iptablesSyncPeriod: 30s
-kubeletArguments:
-  fail-swap-on: ["false"]
-"""
+#: What the network tests change in nodehost.testing's sample node.
+NODE = {
+    "nodeIP": "127.0.0.1",
+    "servingInfo": {"bindAddress": "127.0.0.1:10250"},
+    "networkConfig": {"mtu": 1400},
+    "imageConfig": {"latest": False},
+    "iptablesSyncPeriod": "30s",
+    "kubeletArguments": {"fail-swap-on": ["false"]},
+}
 
 
 @pytest.fixture
@@ -94,9 +81,9 @@ class Node:
 
     def write(self, provider: str, section: str) -> Path:
         """Write the config selecting ``provider`` with ``section`` (YAML, dedented) appended."""
-        text = NODE_CONFIG.format(provider=provider) + textwrap.dedent(section)
-        self.config.write_text(text)
-        return self.config
+        extra = yaml.safe_load(textwrap.dedent(section)) or {}
+        changes = merge(NODE, {"networkConfig": {"networkPluginName": provider}, **extra})
+        return write_sample_config(self.config, **changes)
 
     def bridge_section(self, **overrides: object) -> str:
         values = {

@@ -214,7 +214,7 @@ def test_external_provider_without_a_configuration_yet_fails_clearly(
 
 
 def test_no_provider_configured_has_nothing_to_check(needs_cni, nodehost, node) -> None:
-    node.write('""', "")
+    node.write("", "")
     result = check(nodehost, node)
     assert result.code == 1
     assert "component sdn is inactive: no network provider configured" in result.err

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from nodehost import ValidationScope
-from nodehost.kube.nodelabels import label_problem, merge_node_flags, taint_problem
 from nodehost.plugins.kubelet import nodehost_validate_config
+from nodehost.plugins.kubelet.labels import label_problem, merge_node_flags, taint_problem
 
 SELECTED = frozenset({"kubelet"})
 

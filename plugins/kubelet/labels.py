@@ -160,3 +160,21 @@ def _is_kubelet_label(key: str) -> bool:
         namespace == allowed or namespace.endswith("." + allowed)
         for allowed in KUBELET_LABEL_NAMESPACES
     )
+
+
+def check_node_flags(labels: Sequence[str], taints: Sequence[str]) -> None:
+    """Each ``--node-label`` and ``--node-taint`` as the kubelet checks it; ``UsageError``."""
+    from nodehost.errors import UsageError
+
+    for label in labels:
+        problem = label_problem(label)
+        if problem:
+            raise UsageError(f"{label!r}: {problem}", "--node-label")
+    for taint in taints:
+        problem = taint_problem(taint)
+        if problem:
+            raise UsageError(f"{taint!r}: {problem}", "--node-taint")
+    for taint in duplicate_taints(taints):
+        raise UsageError(
+            f"{taint!r}: a taint with this key and effect is given twice", "--node-taint"
+        )
