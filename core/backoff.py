@@ -11,7 +11,6 @@ reached the cap keep retrying at different times.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 from nodehost.frozen import frozen
@@ -29,8 +28,16 @@ class Backoff:
     factor: float = 2.0
     jitter: float = 0.0
 
-    def delay(self, attempt: int, rand: Callable[[], float] = random.random) -> float:
-        """Seconds to wait before attempt ``attempt`` (1-based), never more than ``maximum``."""
+    def delay(self, attempt: int, rand: Callable[[], float] | None = None) -> float:
+        """Seconds to wait before attempt ``attempt`` (1-based), never more than ``maximum``.
+
+        ``rand`` draws the jitter in [0, 1) (default :func:`random.random`, imported on the
+        first delay: a plan holds schedules without drawing from them).
+        """
+        if rand is None:
+            import random
+
+            rand = random.random
         exponent = min(max(attempt - 1, 0), _MAX_EXPONENT)
         base = min(self.maximum, self.initial * self.factor**exponent)
         spread = self.jitter * (2.0 * rand() - 1.0)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import platform
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from nodehost.config.listen import DEFAULT_LISTEN
 from nodehost.errors import UsageError
+from nodehost.frozen import frozen
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.binaries import StandinMode
@@ -170,7 +171,7 @@ def default_cluster_domain() -> str:
     return os.environ.get("OPENSHIFT_DNS_DOMAIN") or DEFAULT_CLUSTER_DOMAIN
 
 
-@dataclass(frozen=True)
+@frozen
 class StartOptions:
     """Every flag of ``nodehost start``; ``None`` means "not given" where that matters.
 

@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> None:
         result = cli.main(args=argv, prog_name="nodehost", standalone_mode=False)
     except NodehostError as error:
         report_error(error.render(), error.exit_code, as_json)
+    except click.UsageError as error:
+        text = error.format_message() if as_json else usage_line(error)
+        report_error(text, error.exit_code, as_json)
     except click.ClickException as error:
         shown = io.StringIO()
         error.show(file=shown)
@@ -93,6 +96,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_FAILURE)
     # Without standalone mode, click returns the code of a ``click.exceptions.Exit``.
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def usage_line(error: click.UsageError) -> str:
+    """One line for a usage mistake click found (an unknown flag, a missing argument):
+    click's message and where the command's help is, as nodehost's own usage errors read."""
+    where = f" (see '{error.ctx.command_path} --help')" if error.ctx is not None else ""
+    return f"error: {error.format_message()}{where}"
 
 
 #: The flag that asks any command for JSON.

@@ -8,7 +8,6 @@ and the ledger :mod:`nodehost.cni.ledger` keeps for ``network cleanup``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from typing import TYPE_CHECKING
 
@@ -57,6 +56,8 @@ def conflist_plan(context: PlanContext, network: CniNetwork) -> ComponentPlan:
     others = check_first(network, who)
     check_placement(network, who)
     ledger_path = os.path.join(context.state_dir, LEDGER_NAME)
+    import hashlib  # OpenSSL's digests: a provider's plan only, not a file's validation
+
     content = render(marked(conflist, network.provider))
     digest = hashlib.sha256(content).hexdigest()
     ledger = read_ledger(ledger_path).with_network(

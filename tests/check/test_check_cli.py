@@ -16,7 +16,9 @@ pytestmark = pytest.mark.needs("nodehost-script")
 
 
 @pytest.mark.needs("containerd")  # the runtime's checks ask containerd's plan
-def test_this_host_has_no_false_errors_as_root(check_node, run_check, api_server) -> None:
+def test_this_host_has_no_false_errors_as_root(api_server, check_node, run_check) -> None:
+    # The API server binds first: the node's ports are picked free after it, so its
+    # kernel-chosen port cannot be one of them.
     check_node.update({"masterKubeConfig": str(api_server.admin_kubeconfig)})
     run = run_check(check_node, *AS_REAL_PROGRAMS)
     assert run.errors() == {}, run.errors()
@@ -28,7 +30,7 @@ def test_this_host_has_no_false_errors_as_root(check_node, run_check, api_server
 
 @pytest.mark.needs("containerd")  # the runtime's checks ask containerd's plan
 def test_this_host_has_no_false_errors_unprivileged(
-    check_node, run_check, api_server, unprivileged
+    api_server, check_node, run_check, unprivileged
 ) -> None:
     check_node.update({"masterKubeConfig": str(api_server.admin_kubeconfig)})
     run = run_check(check_node, *AS_REAL_PROGRAMS, prefix=unprivileged)

@@ -241,7 +241,7 @@ def test_a_kube_proxy_three_minors_away_from_the_kubelet_is_an_error(
     assert "kube-proxy Kubernetes v1.28.4, kubelet Kubernetes v1.33.0" in line["found"]
 
 
-def test_an_api_server_that_does_not_answer_is_an_error(check_node, run_check, api_server):
+def test_an_api_server_that_does_not_answer_is_an_error(api_server, check_node, run_check):
     from nodehost.testing.ports import free_port
 
     text = Path(api_server.admin_kubeconfig).read_text()
@@ -254,7 +254,7 @@ def test_an_api_server_that_does_not_answer_is_an_error(check_node, run_check, a
 
 
 def test_the_api_servers_version_is_compared_with_the_kubelets(
-    check_node, run_check, api_server
+    api_server, check_node, run_check
 ) -> None:
     check_node.update({"masterKubeConfig": str(api_server.admin_kubeconfig)})
     run = run_check(check_node, "--components=kubelet", AS_REAL_PROGRAMS[0])

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HEAVY = ("click", "structlog", "cryptography", "yaml", "pluggy", "asyncio", "importlib.metadata")
 
 
@@ -105,3 +107,21 @@ def test_teardown_of_a_state_dir_that_is_a_file_says_so_and_exits_2(
         0,
         f"nothing to tear down: {tmp_path / 'missing'} does not exist",
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("start", "--bogus-flag"), "No such option '--bogus-flag'. (see 'nodehost start --help')"),
+        (
+            ("config", "validate"),
+            "Missing argument 'FILE'. (see 'nodehost config validate --help')",
+        ),
+        (("bogus",), "No such command 'bogus'. (see 'nodehost --help')"),
+    ],
+)
+def test_a_usage_mistake_click_finds_is_one_line_naming_it(nodehost, args, message) -> None:
+    """As nodehost's own usage errors: one ``error:`` line on stderr, exit 2 (not click's
+    three lines of usage, hint and ``Error:``)."""
+    result = nodehost(*args)
+    assert (result.code, result.err, result.out) == (2, f"error: {message}\n", "")

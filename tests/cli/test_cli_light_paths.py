@@ -9,9 +9,9 @@ an installed third-party plugin imports what it likes), and lists what it
 imported: no timing involved.
 
 What they do need stays out of these lists: the plugin manager (plugins load
-through it), the component API (a plan is made of its values), and today the
-DNS record model (the ``kubernetes`` record source, which the DNS plan builds,
-imports it at module level).
+through it) and the component API (a plan is made of its values).  The DNS
+plan builds its ``kubernetes`` record source, but the source's translation to
+the DNS model (and the model) is imported only when it runs.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ RUNNING = (
     "nodehost.api.client",
     "nodehost.plugins.dns.server",
     "nodehost.plugins.dns.wire",
+    "nodehost.plugins.dns.records",  # the DNS model: what a running server answers from
+    "nodehost.plugins.dns.sources.kubeobjects",  # API objects to that model
     "nodehost.generate",
     "nodehost.pki.nodefolder",
     # Finding, moving and ending processes: a plan only writes the launcher script that
@@ -50,6 +52,7 @@ RUNNING = (
     "nodehost.daemon.cgroups",
     "ctypes",
     "subprocess",
+    "random",  # a retry's jitter (nodehost.backoff draws it on the first delay)
 )
 
 #: Modules of paths a valid file without a network provider or plugin flags does not take.
@@ -107,7 +110,7 @@ def test_config_validate_imports_nothing_for_running_or_untaken_paths(dns_config
     args = ["config", "validate", "--no-plugins", str(dns_config)]
     loaded = loaded_by(args, dns_config.parent)
     assert present(loaded, RUNNING + UNTAKEN + RESOLVING) == []
-    assert "nodehost.plugins.dns" in loaded  # the DNS plan was made
+    assert "nodehost.plugins.dns.sources.kubernetes" in loaded  # the DNS plan built its source
 
 
 def test_dry_run_imports_nothing_for_running_or_untaken_paths(
@@ -117,4 +120,12 @@ def test_dry_run_imports_nothing_for_running_or_untaken_paths(
     args += ["--binary=containerd=/bin/true"]  # planned on a machine without containerd too
     loaded = loaded_by([*args, "--state-dir", str(tmp_path / "state")], dns_config.parent)
     assert present(loaded, RUNNING + UNTAKEN) == []
-    assert "nodehost.plugins.dns" in loaded  # the DNS plan was made
+    assert "nodehost.plugins.dns.sources.kubernetes" in loaded  # the DNS plan built its source
+
+
+def test_loading_a_network_provider_plugin_loads_no_digests() -> None:
+    """A provider plugin (contrib's ptp, macvlan) imports ``nodehost.cni.provider`` as it loads,
+    on every command; the conflist's digest (``hashlib``, OpenSSL's) is taken only in its plan."""
+    probe = "import sys, nodehost.cni.provider; print(sorted({'hashlib', '_hashlib'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

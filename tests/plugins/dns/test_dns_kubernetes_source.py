@@ -33,13 +33,8 @@ from nodehost.plugins.dns.records import (
 )
 from nodehost.plugins.dns.settings import SECTION, DnsSettings
 from nodehost.plugins.dns.sources import SourceContext
-from nodehost.plugins.dns.sources.kubernetes import (
-    KubernetesSource,
-    Mirror,
-    service_from_api,
-    slice_from_api,
-    source_factory,
-)
+from nodehost.plugins.dns.sources.kubeobjects import Mirror, service_from_api, slice_from_api
+from nodehost.plugins.dns.sources.kubernetes import KubernetesSource, source_factory
 from nodehost.testing import apiserver
 
 READY = {"ready": True}
