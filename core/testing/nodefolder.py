@@ -139,7 +139,8 @@ class NodeFolder:
         return self.config_path
 
     def load(self) -> NodeConfig:
-        """The folder's NodeConfig as ``nodehost start`` reads it (see :func:`~nodehost.testing.nodefolder.node_config`)."""
+        """The folder's NodeConfig as ``nodehost start`` reads it (see
+        :func:`~nodehost.testing.nodefolder.node_config`)."""
         return load_checked(str(self.config_path))
 
 
@@ -194,7 +195,8 @@ def sample_config(
     **changes: Any,
 ) -> NodeConfig:
     """:data:`SAMPLE_NODE` with ``changes`` merged in (:func:`merge`: recursively, ``None``
-    deletes a key), built as :func:`~nodehost.testing.nodefolder.node_config` builds (``ConfigInvalid`` on type errors)."""
+    deletes a key), built as :func:`~nodehost.testing.nodefolder.node_config` builds
+    (``ConfigInvalid`` on type errors)."""
     return node_config(merge(SAMPLE_NODE, changes), base_dir=base_dir, source=source)
 
 
