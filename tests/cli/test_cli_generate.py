@@ -161,8 +161,21 @@ def test_generation_names_what_is_wrong_with_the_kubeconfig(
 
 
 def bridge_args(master: Path, tmp_path: Path, *sets: str) -> list[str]:
-    """A dry run of a config generated from flags, with the bridge provider and ``--set``s."""
-    base = ["networkConfig.networkPluginName=bridge", "bridgeNetwork.podCIDR=10.244.1.0/24"]
+    """A dry run of a config generated from flags, with the bridge provider and ``--set``s.
+
+    The bridge finds its CNI plugins in a folder of stand-in files (planning only checks
+    that they exist), so the dry run plans where the real plugins are not installed.
+    """
+    plugins = tmp_path / "cni-bin"
+    plugins.mkdir(exist_ok=True)
+    for name in ("bridge", "host-local", "portmap", "loopback"):
+        (plugins / name).write_text("#!/bin/sh\nexit 1\n")
+        (plugins / name).chmod(0o755)
+    base = [
+        "networkConfig.networkPluginName=bridge",
+        "bridgeNetwork.podCIDR=10.244.1.0/24",
+        f"bridgeNetwork.cniBinDirs=[{plugins}]",
+    ]
     extra = [f"--config-dir={tmp_path / 'n'}", "--dry-run", "--standins=always"]
     return generate_args(
         master, *extra, "--components=kubelet,sdn", *(f"--set={s}" for s in [*base, *sets])
