@@ -278,3 +278,33 @@ def test_a_builtin_returning_the_wrong_type_is_a_bug() -> None:
     host.register(returning("nodehost_components", "x"), "odd", kind="builtin")
     with pytest.raises(PluginError, match="built-in plugin 'odd' failed in hook nodehost_comp"):
         host.hooks.components()
+
+
+def test_an_override_naming_no_config_field_or_raising_fails_its_plugin_alone() -> None:
+    """``nodehost_override_config``: a bad answer changes nothing; a good one still applies."""
+    from nodehost.options import StartOptions
+    from nodehost.testing.nodefolder import sample_config
+
+    class Unknown:
+        @hookimpl
+        def nodehost_override_config(self) -> dict[str, object]:
+            return {"no_such_field": 1}
+
+    class Raising:
+        @hookimpl
+        def nodehost_override_config(self) -> None:
+            raise OSError("no config here")
+
+    class Good:
+        @hookimpl
+        def nodehost_override_config(self) -> dict[str, object]:
+            return {"node_name": "overridden"}
+
+    host = PluginHost().load(LoadOptions(entry_points=False))
+    for plugin, name in ((Unknown(), "unknown"), (Raising(), "raising"), (Good(), "good")):
+        host.register(plugin, name, kind="entrypoint")
+    config = host.hooks.override_config(sample_config(), StartOptions())
+    assert config.node_name == "overridden"
+    assert host.infos["unknown"].error == "ValueError: not fields of NodeConfig: no_such_field"
+    assert host.infos["raising"].error == "OSError: no config here"
+    assert host.infos["good"].status == "active"
