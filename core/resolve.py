@@ -201,7 +201,7 @@ def unchecked_keys(config: NodeConfig, inventory: Inventory) -> list[Problem]:
         for key in PLUGIN_CHECKED_KEYS
         if key not in claimed and is_set(config, key)
     ]
-    provider = unrun_provider(config, inventory.catalog.records)
+    provider = unrun_provider(config, inventory.catalog.network_runners)
     if provider:
         problems.append(
             Problem.not_checked(

@@ -23,7 +23,7 @@ from nodehost.pluginhost.selection import Selection
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.component import PlanContext
-    from nodehost.pluginhost.records import ComponentRecord, NetworkProviderRecord, Problem
+    from nodehost.pluginhost.records import NetworkProviderRecord, Problem
 
 DEFAULT_CONF_DIR = "/etc/cni/net.d"
 
@@ -153,13 +153,12 @@ def configured_provider_name(config: Any) -> str:
     return str(config.network_config.network_plugin_name or "").strip().lower()
 
 
-def unrun_provider(config: Any, records: Mapping[str, ComponentRecord]) -> str:
-    """The provider ``networkPluginName`` names when no loaded component can run it (no
-    record of ``records`` has ``runs_network_providers``: the plugin that provides one is
-    disabled or failed); "" otherwise."""
+def unrun_provider(config: Any, runners: frozenset[str]) -> str:
+    """The provider ``networkPluginName`` names when no loaded component can run it
+    (``runners``, :attr:`~nodehost.pluginhost.selection.Catalog.network_runners`, is empty:
+    the plugin that provides one is disabled or failed); "" otherwise."""
     name = str(config.network_config.network_plugin_name or "").strip()
-    runnable = any(record.runs_network_providers for record in records.values())
-    return name if name and not runnable else ""
+    return name if name and not runners else ""
 
 
 def selects_provider(config: Any, selected: frozenset[str], name: str) -> bool:

@@ -70,6 +70,6 @@ def test_an_idle_provider_section_names_the_component_that_would_run_it() -> Non
 
 
 def test_a_provider_is_unrun_when_no_loaded_component_runs_providers() -> None:
-    assert unrun_provider(config("ptp"), CATALOG.records) == ""
-    assert unrun_provider(config("ptp"), {"kubelet": CATALOG.records["kubelet"]}) == "ptp"
-    assert unrun_provider(config(""), {}) == ""
+    assert unrun_provider(config("ptp"), CATALOG.network_runners) == ""
+    assert unrun_provider(config("ptp"), frozenset()) == "ptp"
+    assert unrun_provider(config(""), frozenset()) == ""
