@@ -55,8 +55,7 @@ class PluginOptionsCommand(click.Command):
     """A command whose options are its own and then every plugin's (module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._declared: list[click.Parameter] | None = None
-        self._combined: list[click.Parameter] = []
+        self._combined: list[click.Parameter] | None = None
         self._loading: LoadOptions | None = None
         super().__init__(*args, **kwargs)
 
@@ -64,21 +63,21 @@ class PluginOptionsCommand(click.Command):
     def params(self) -> list[click.Parameter]:
         """The host's parameters, then the plugins' options (collected once per way of
         loading plugins); one list object, which click may append to and pop from."""
-        if self._declared is None:
-            self._declared = list(declared_options(self._loading or loading_for([])))
-            self._combined = [*self.host_params, *self._declared]
+        if self._combined is None:
+            declared = declared_options(self._loading or loading_for([]))
+            self._combined = [*self.host_params, *declared]
         return self._combined
 
     @params.setter
     def params(self, value: list[click.Parameter]) -> None:
         self.host_params = list(value)
-        self._declared = None
+        self._combined = None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Collect the plugins' options as this command line loads plugins, then parse."""
         loading = loading_for(args)
         if loading != self._loading:
-            self._loading, self._declared = loading, None
+            self._loading, self._combined = loading, None
         return super().parse_args(ctx, args)
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
