@@ -281,9 +281,8 @@ class OptionRecord:
         check_words(owner, "choices", self.choices)
         if self.choices and self.type is not str:
             raise ValueError(f"{owner}: choices need type str")
-        for flag_name in ("multiple",):
-            if not isinstance(getattr(self, flag_name), bool):
-                raise ValueError(f"{owner}: {flag_name} must be True or False")
+        if not isinstance(self.multiple, bool):
+            raise ValueError(f"{owner}: multiple must be True or False")
         if self.metavar is not None and not isinstance(self.metavar, str):
             raise ValueError(f"{owner}: metavar must be a string or None")
         if self.envvar is not None and (
