@@ -203,11 +203,11 @@ def sample_config(
 def write_sample_config(path: str | os.PathLike[str], **changes: Any) -> Path:
     """Write :data:`SAMPLE_NODE` with ``changes`` merged in (as :func:`sample_config`) to
     ``path`` as a v1 NodeConfig file, for tests that run the command line; ``path``."""
-    import yaml
+    from nodehost.config.dump import dump_yaml
 
     document = {"apiVersion": "v1", "kind": "NodeConfig", **merge(SAMPLE_NODE, changes)}
     target = Path(path)
-    target.write_text(yaml.safe_dump(document, sort_keys=False))
+    target.write_text(dump_yaml(document))
     return target
 
 
