@@ -376,7 +376,8 @@ def load_for_start(
 
 
 def implied_options(options: StartOptions, inventory: Inventory) -> StartOptions:
-    """The options with what plugins derive from them (``--local-cluster``), checked again."""
+    """The options with what plugins derive from them (``nodehost_start_options``), checked
+    again."""
     known = frozenset(inventory.catalog.records)
     derived = inventory.host.hooks.start_options(options, known)
     check_start_options(derived)

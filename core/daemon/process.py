@@ -34,7 +34,9 @@ With ``setpriv``, a host killed in the millisecond between the spawn and
 Because the host reaps with ``waitpid(-1)``, code running in the host's
 event loop must not wait for its own subprocesses (``subprocess.run``,
 ``asyncio.create_subprocess_exec``): their exit status may be taken by the
-reaper.  An in-process component that needs a program runs it as a component.
+reaper.  An in-process component that needs a short program runs it with
+``TaskContext.run_program`` (:mod:`nodehost.daemon.oneshot`), which takes the
+exit status from the reaper.
 """
 
 from __future__ import annotations
