@@ -60,8 +60,11 @@ def cluster_dir(options: StartOptions | None) -> str | None:
 
 
 def bootstrap_namespace(options: StartOptions) -> str:
-    """The ``bootstrap`` plugin's ``--bootstrap-config-namespace``: where the config map goes."""
-    return str(options.plugin_values.get("bootstrap_config_namespace") or "openshift-node")
+    """The ``bootstrap`` plugin's ``--bootstrap-config-namespace``: where the config map goes
+    (``--local-cluster`` requires the bootstrap component)."""
+    from nodehost.plugins.bootstrap import config_map_namespace
+
+    return config_map_namespace(options)
 
 
 def wanted(options: StartOptions | None) -> bool:
