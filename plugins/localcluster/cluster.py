@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import RuntimeFailure
 from nodehost.frozen import frozen
-from nodehost.plugins.localcluster import bootstrap_namespace, cluster_dir
+from nodehost.plugins.localcluster import bootstrap_namespace
 from nodehost.plugins.localcluster.layout import (
     CONFIG_MAP,
     LOOPBACK,
     ClusterSettings,
     Layout,
+    layout_of,
     settings_for,
 )
 
@@ -95,7 +96,7 @@ def started() -> list[LocalCluster]:
 
 def start_cluster(options: StartOptions, machine: Machine) -> LocalCluster:
     """Bring the local cluster of ``--local-cluster`` up and publish the node's objects."""
-    layout = Layout(Path(cluster_dir(options) or "").absolute())
+    layout = layout_of(options)
     existing = running(str(layout.directory))
     if existing is not None:
         return existing
@@ -113,7 +114,7 @@ def describe_start(options: StartOptions, machine: Machine) -> list[str]:
     """What :func:`start_cluster` and the bootstrap after it would do, doing none of it."""
     from nodehost.plugins.localcluster.layout import read_settings
 
-    layout = Layout(Path(cluster_dir(options) or "").absolute())
+    layout = layout_of(options)
     settings = read_settings(layout)
     where = settings.apiserver_url if settings else f"https://{LOOPBACK}:<a free port>"
     kept = "kept from the first start" if settings else "a new CA, ports and token"

@@ -24,10 +24,14 @@ import json
 import socket
 from dataclasses import asdict, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nodehost.config.jsonsafe import parse_json
 from nodehost.errors import RuntimeFailure
 from nodehost.frozen import frozen
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nodehost.options import StartOptions
 
 CONFIG_MAP = "node-config"
 SETTINGS_FILE = "cluster.json"
@@ -100,6 +104,13 @@ class ClusterSettings:
     @property
     def apiserver_url(self) -> str:
         return f"https://{LOOPBACK}:{self.apiserver_port}"
+
+
+def layout_of(options: StartOptions | None) -> Layout:
+    """The layout of ``--local-cluster``'s folder (absolute; the current folder when not given)."""
+    from nodehost.plugins.localcluster import cluster_dir
+
+    return Layout(Path(cluster_dir(options) or "").absolute())
 
 
 def read_settings(layout: Layout) -> ClusterSettings | None:

@@ -19,13 +19,12 @@ flag, as is a DIR that is neither new, empty, nor a local cluster's.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import UsageError
 from nodehost.options import DEFAULT_CONFIG_DIR, DEFAULT_MASTER_CERT_DIR
-from nodehost.plugins.localcluster import NAME, cluster_dir
-from nodehost.plugins.localcluster.layout import CONFIG_MAP, Layout
+from nodehost.plugins.localcluster import NAME
+from nodehost.plugins.localcluster.layout import CONFIG_MAP, Layout, layout_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
@@ -47,7 +46,7 @@ def implied_options(
             f"{FLAG} needs the bootstrap component, whose plugin is disabled or failed", FLAG
         )
     check_flags(options)
-    layout = Layout(Path(cluster_dir(options) or "").absolute())
+    layout = layout_of(options)
     check_directory(layout)
     changes: dict[str, Any] = {
         "local_cluster": str(layout.directory),
