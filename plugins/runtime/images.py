@@ -70,7 +70,7 @@ DECOMPRESSORS = {
     ".tar.zst": ("zstd", "-dc"),
 }
 ARCHIVE_SUFFIXES = (".tar", *DECOMPRESSORS)
-ARCHIVE_KINDS = "*.tar, *.tar.gz, *.tgz, *.tar.zst"
+ARCHIVE_KINDS = ", ".join(f"*{suffix}" for suffix in ARCHIVE_SUFFIXES)
 #: Between two looks while not ready.
 RETRY = Backoff(initial=2.0, maximum=30.0, jitter=0.1)
 #: How long one ctr call may take (an import of a large archive included).
