@@ -361,7 +361,7 @@ class MirrorRewrite:
                 inactive_reason=f"nodehost runs no containerd (the {NAME} component is not "
                 "selected, or the runtime is external)"
             )
-        runtime_dir = os.path.join(os.path.dirname(context.state_dir), NAME)
+        runtime_dir = os.path.join(context.node_state_dir, NAME)
         task = MirrorProxyTask(settings.registries, runtime_dir)
         hosts = ", ".join(host for host, _ in settings.registries.rewrites)
         return ComponentPlan(

@@ -26,8 +26,6 @@ from typing import Any
 from nodehost.frozen import frozen
 from nodehost.plugins.runtime.registries import Registries
 
-NAME = "mirror-rewrite"
-
 
 @frozen
 class MirrorProxyTask:
