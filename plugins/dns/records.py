@@ -515,6 +515,14 @@ class ClusterZone:
             return self._apex(zone, qtype)
         return Answer(deps=frozenset(deps), zone=zone)
 
+    def reverse_deps(self, name: str) -> frozenset[Dep]:
+        """What a reverse ``name`` that :meth:`reverse` leaves to others depends on: its IP
+        gaining an owner makes it ours (an answer given for it before must then go)."""
+        reverse = parse_reverse_name(name)
+        if reverse is None or not reverse.ip:
+            return frozenset()
+        return frozenset({("ptr", reverse.ip)})
+
     # the names of the zone itself -----------------------------------------------------------
 
     def _zone_name(self, relative: str, qtype: str) -> Answer:

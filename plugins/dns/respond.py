@@ -37,7 +37,7 @@ import dns.rdatatype
 import dns.rrset
 
 from nodehost.plugins.dns.forward import Forwarder, ForwardError
-from nodehost.plugins.dns.records import QUERY_NAME, TTL, Answer, ClusterZone, Record
+from nodehost.plugins.dns.records import QUERY_NAME, TTL, Answer, ClusterZone, Dep, Record
 from nodehost.plugins.dns.wire import (
     OUR_PAYLOAD,
     ClientEdns,
@@ -137,12 +137,14 @@ class Responder:
         qtype = dns.rdatatype.to_text(question.rdtype)
         if self.zone.owns(name):
             return self._cluster(query, self.zone.answer(name, qtype), key, limit)
+        deps: frozenset[Dep] = frozenset()
         if name.endswith(REVERSE_SUFFIXES):
             reverse = self.zone.reverse(name, qtype)
             if reverse is not None:
                 return self._cluster(query, reverse, key, limit)
+            deps = self.zone.reverse_deps(name)
         if self.forwarder is None:
-            return self._cluster(query, Answer(rcode="REFUSED"), key, limit)
+            return self._cluster(query, Answer(rcode="REFUSED", deps=deps), key, limit)
         return self._forward(data, end, edns, key, limit, reply)
 
     def _maybe_ours(self, data: bytes, end: int) -> bool:

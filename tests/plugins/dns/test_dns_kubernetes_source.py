@@ -247,6 +247,10 @@ def dns_server(start_server, api: apiserver.TestApiServer) -> Any:
     return start_server(None, "--kubeconfig", str(api.admin_kubeconfig))
 
 
+#: The reverse name of ``fd00:1::5``, an endpoint's address in the dual-stack tests.
+V6_ENDPOINT_PTR = "5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.1.0.0.0.0.0.d.f.ip6.arpa."
+
+
 def a_records(response: Any) -> set[str]:
     return {value for _, kind, value in answer_set(response) if kind == "A"}
 
@@ -304,12 +308,25 @@ def test_a_dual_stack_service_and_its_endpoints_answer_aaaa_and_ptr(dns_server, 
     writer.create({**v6, "addressType": "IPv6"})
     _, response = converge(dns_server, fqdn("web.default.svc"), "AAAA", lambda r: bool(r.answer))
     assert answer_set(response) == {(fqdn("web.default.svc"), "AAAA", "fd00::10")}
-    endpoint = "5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.1.0.0.0.0.0.d.f.ip6.arpa."
-    # The slice comes by its own watch, possibly well after the service, and a PTR asked
-    # before it is a negative answer that may be cached (TTL 30 s): the wait outlasts both
-    # (a bound for a failing test, not a time the answer must come in).
-    _, response = converge(dns_server, endpoint, "PTR", lambda r: bool(r.answer), timeout=60)
-    assert answer_set(response) == {(endpoint, "PTR", fqdn("w0.web.default.svc"))}
+    # The slice comes by its own watch, possibly after the service: wait for its name.
+    converge(dns_server, fqdn("w0.web.default.svc"), "AAAA", lambda r: bool(r.answer))
+    response = ask(dns_server, V6_ENDPOINT_PTR, "PTR")
+    assert answer_set(response) == {(V6_ENDPOINT_PTR, "PTR", fqdn("w0.web.default.svc"))}
+
+
+def test_a_ptr_refused_before_its_endpoint_is_known_is_answered_once_it_is(
+    dns_server, writer
+) -> None:
+    """The server has no upstreams, so an unknown reverse name is REFUSED; that answer must
+    not outlive the endpoint's arrival (it is cached until the IP gains an owner)."""
+    assert rcode(ask(dns_server, V6_ENDPOINT_PTR, "PTR")) == "REFUSED"
+    writer.create(service_body("web", "default", "None"))
+    v6 = slice_body("web-v6", "default", "web", [{"addresses": ["fd00:1::5"], "hostname": "w0"}],
+                    [{"name": "http", "port": 80}])  # fmt: skip
+    writer.create({**v6, "addressType": "IPv6"})
+    converge(dns_server, fqdn("w0.web.default.svc"), "AAAA", lambda r: bool(r.answer))
+    response = ask(dns_server, V6_ENDPOINT_PTR, "PTR")
+    assert answer_set(response) == {(V6_ENDPOINT_PTR, "PTR", fqdn("w0.web.default.svc"))}
 
 
 def test_after_the_api_server_restarts_the_records_resync(api, dns_server, writer) -> None:
