@@ -383,9 +383,10 @@ def nodehost_api_route(
 ) -> ApiRoute | None:
     """Route the node's API clients through a component (a node-local load balancer).
 
-    **When**: each time a component's plan context is made (``start``,
-    ``--dry-run``, ``--write-flags``, each configuration the running node
-    takes), after validation; cheap and without side effects (a dry run asks too).
+    **When**: once for each plan made (``start``, ``--dry-run``,
+    ``--write-flags``, each configuration the running node takes) and before
+    host checks, after validation; the answer holds for every component of
+    that plan.  Cheap and without side effects (a dry run asks too).
 
     **Arguments**: ``config`` -- the validated NodeConfig, ``masterKubeConfig``
     as the file gives it; ``selected`` -- the selected component names;

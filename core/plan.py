@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.options import StartOptions
     from nodehost.pluginhost.inventory import Inventory
     from nodehost.pluginhost.manager import Provided
-    from nodehost.pluginhost.records import ComponentRecord
+    from nodehost.pluginhost.records import ApiRoute, ComponentRecord
     from nodehost.resolve import ResolvedConfig
 
 
@@ -105,10 +105,11 @@ def build_plan(
     file does not depend on the host.
     """
     order = start_order(inventory.catalog, resolved.selected)
+    route = api_route(inventory, resolved, state_dir)
     made, refusals = [], []
     for name, after in order:
         provided = inventory.components[name]
-        context = plan_context(inventory, resolved, options, name, state_dir)
+        context = plan_context(inventory, resolved, options, name, state_dir, route)
         try:
             made.append((name, after, provided, _component_plan(provided, context)))
         except InvalidSetting as error:
@@ -173,17 +174,27 @@ def check_active(plan: Plan, allowed: Sequence[str]) -> None:
     raise UsageError("\n".join(lines))
 
 
+def api_route(inventory: Inventory, resolved: ResolvedConfig, state_dir: str) -> ApiRoute | None:
+    """The route of the node's API clients (``nodehost_api_route``), or None: asked once per
+    plan, and given to :func:`plan_context` for each component planned with it."""
+    return inventory.host.hooks.api_route(resolved.config, resolved.selected, state_dir)
+
+
 def plan_context(
-    inventory: Inventory, resolved: ResolvedConfig, options: StartOptions, name: str, state_dir: str
+    inventory: Inventory,
+    resolved: ResolvedConfig,
+    options: StartOptions,
+    name: str,
+    state_dir: str,
+    route: ApiRoute | None,
 ) -> PlanContext:
     """The context component ``name`` plans in (its files go under ``state_dir/name``).
 
-    When a plugin routes the node's API clients through a component
-    (``nodehost_api_route``), every other component sees that route's kubeconfig
-    as ``masterKubeConfig``.
+    ``route`` is :func:`api_route`'s answer for the same config and ``state_dir``: when a
+    plugin routes the node's API clients through a component, every other component sees
+    that route's kubeconfig as ``masterKubeConfig``.
     """
     config = resolved.config
-    route = inventory.host.hooks.api_route(config, resolved.selected, state_dir)
     if route is not None and route.component != name:
         config = dataclasses.replace(config, master_kube_config=route.kubeconfig)
     else:

@@ -440,19 +440,19 @@ def _flags_line(inventory: Inventory, resolved: ResolvedConfig, options: StartOp
     """
     from nodehost.errors import UsageError
     from nodehost.flagsline import format_flags_line
-    from nodehost.plan import default_state_dir, plan_context
+    from nodehost.plan import api_route, default_state_dir, plan_context
 
     printers = sorted(
         name for name in resolved.selected if inventory.catalog.records[name].write_flags
     )
     if not printers:
         raise UsageError("none of the selected components has arguments to print", "--write-flags")
+    state_dir = default_state_dir(options.state_dir)
+    route = api_route(inventory, resolved, state_dir)
     lines = []
     for name in printers:
         component = inventory.catalog.records[name].component
-        context = plan_context(
-            inventory, resolved, options, name, default_state_dir(options.state_dir)
-        )
+        context = plan_context(inventory, resolved, options, name, state_dir, route)
         if hasattr(component, "flag_arguments"):
             arguments = component.flag_arguments(context)
         else:

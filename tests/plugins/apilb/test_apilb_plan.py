@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from nodehost.errors import ConfigInvalid
+from nodehost.pluginhost.manager import Hooks
 from nodehost.plugins.apilb.settings import write_learnt
 
 SERVERS = ["https://10.0.0.2:8443", "https://10.0.0.3:8443"]
@@ -32,6 +33,23 @@ def test_with_more_servers_every_other_component_is_routed_through_the_balancer(
     assert proxy["clientConnection"]["kubeconfig"] == routed
     assert routed in plan.get("bootstrap").plan.run.description
     assert plan.components[0].name == "apilb"  # every other one starts after it
+
+
+def test_the_route_is_asked_once_per_plan_not_once_per_component(
+    node_folder: Any, node_plan: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The route holds for the whole plan: one answer serves every component's context."""
+    asked = []
+    ask = Hooks.api_route
+
+    def counted(self: Hooks, *args: Any) -> Any:
+        asked.append(args)
+        return ask(self, *args)
+
+    monkeypatch.setattr(Hooks, "api_route", counted)
+    plan = plan_with(node_folder, node_plan, {"servers": SERVERS})
+    assert len(plan.components) == 4
+    assert len(asked) == 1
 
 
 def test_the_routed_kubeconfig_keeps_the_real_name_and_the_credentials(
