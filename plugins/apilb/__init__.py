@@ -98,15 +98,16 @@ class ApiLoadBalancer:
     """Plans the routed kubeconfig and the balancer's task (inactive without servers)."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        from nodehost.pki.kubeconfig import KUBECONFIG_MODE, dump_kubeconfig
         from nodehost.plugins.apilb.routing import plan_route
-        from nodehost.plugins.apilb.task import BalancerTask
 
         settings = read_settings(context.config)[0]
         component_dir = os.path.abspath(context.state_dir)
         route = plan_route(settings, context.config.master_kube_config, component_dir)
         if isinstance(route, str):
             return ComponentPlan(inactive_reason=route)
+        from nodehost.pki.kubeconfig import KUBECONFIG_MODE, dump_kubeconfig
+        from nodehost.plugins.apilb.task import BalancerTask  # the task: only an active plan's
+
         task = BalancerTask(
             source=route.source,
             routed_kubeconfig=route.kubeconfig_path,

@@ -349,8 +349,6 @@ class MirrorRewrite:
     """Plans the rewriting proxy of registry mirrors (:mod:`.mirrorproxy`)."""
 
     def plan(self, context: PlanContext) -> ComponentPlan:
-        from nodehost.plugins.runtime.mirrorproxy import MirrorProxyTask
-
         settings, reader = read_settings(context.config)
         if reader.problems:
             raise InvalidSetting(*reader.problems)
@@ -361,6 +359,8 @@ class MirrorRewrite:
                 inactive_reason=f"nodehost runs no containerd (the {NAME} component is not "
                 "selected, or the runtime is external)"
             )
+        from nodehost.plugins.runtime.mirrorproxy import MirrorProxyTask  # an active plan's
+
         runtime_dir = os.path.join(context.node_state_dir, NAME)
         task = MirrorProxyTask(settings.registries, runtime_dir)
         hosts = ", ".join(host for host, _ in settings.registries.rewrites)

@@ -68,6 +68,10 @@ UNTAKEN = (
     "nodehost.plugins.dns.sources.file",  # no dnsServerConfig.recordsFile
     "hashlib",  # digests: of registry hosts (none configured) and of image archives (run time)
     "logging",  # set up with the first event; a valid file without plugin failures logs none
+    # The tasks of components inactive in this file: the API load balancer (one API server)
+    # and the registry mirrors' rewriting proxy (no rewrite).
+    "nodehost.plugins.apilb.task",
+    "nodehost.plugins.runtime.mirrorproxy",
 )
 
 #: Modules only resolving programs needs (``--dry-run`` does, ``config validate`` does not).
