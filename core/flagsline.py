@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_BARE = re.compile(r"^[0-9a-zA-Z\-=_.,/:]+$")
+#: What is printed bare; compiled on first use (``re``'s cache), not at import.
+_BARE = r"^[0-9a-zA-Z\-=_.,/:]+$"
 _ESCAPES = {
     '"': '\\"',
     "\\": "\\\\",
@@ -41,7 +42,7 @@ def go_quote(text: str) -> str:
 
 def quote_flag(arg: str) -> str:
     """``arg`` bare when it matches ``^[0-9a-zA-Z\\-=_.,/:]+$``, else Go-quoted."""
-    return arg if _BARE.match(arg) else go_quote(arg)
+    return arg if re.match(_BARE, arg) else go_quote(arg)
 
 
 def format_flags_line(args: Iterable[str]) -> str:

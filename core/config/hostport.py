@@ -93,9 +93,10 @@ def is_valid_port(port: int) -> bool:
 PORT_RANGE_MESSAGE = "must be between 1 and 65535, inclusive"
 
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+#: A DNS-1123 label; compiled on first use (``re``'s cache), not at import.
+_DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
 
 def is_dns1123_label(label: str) -> bool:
     """Kubernetes' ``IsDNS1123Label``: lower-case alphanumerics and '-', at most 63."""
-    return len(label) <= 63 and _DNS1123_LABEL.match(label) is not None
+    return len(label) <= 63 and re.match(_DNS1123_LABEL, label) is not None

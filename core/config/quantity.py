@@ -20,7 +20,9 @@ QUANTITY_FORMAT_ERROR = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
 
-_NUMBER = re.compile(r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(.*)$", re.DOTALL)
+#: A quantity's sign, digits, fraction and suffix (``re.DOTALL``); the patterns are
+#: compiled on first use (``re``'s cache), not at import.
+_NUMBER = r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(.*)$"
 _BINARY_SI = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 #: suffix -> (numerator, denominator); ``fractions`` (and ``decimal`` with it) is
 #: imported only when a quantity is parsed.
@@ -36,7 +38,7 @@ _DECIMAL_SI = {
     "P": (10**15, 1),
     "E": (10**18, 1),
 }
-_EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
+_EXPONENT = r"^[eE]([+-]?[0-9]+)$"
 _MAX_DIGITS = 64
 _MAX_EXPONENT = 1000
 
@@ -59,7 +61,7 @@ def _multiplier(suffix: str) -> Fraction:
         return Fraction(_BINARY_SI[suffix])
     if suffix in _DECIMAL_SI:
         return Fraction(*_DECIMAL_SI[suffix])
-    exponent = _EXPONENT.match(suffix)
+    exponent = re.match(_EXPONENT, suffix)
     if exponent is None or len(exponent.group(1).lstrip("+-")) > 4:
         raise ValueError(QUANTITY_FORMAT_ERROR)
     power = int(exponent.group(1))
@@ -83,7 +85,7 @@ def parse_quantity(text: str) -> Quantity:
     from fractions import Fraction
 
     stripped = text.strip()
-    match = _NUMBER.match(stripped)
+    match = re.match(_NUMBER, stripped, re.DOTALL)
     if match is None:
         raise ValueError(QUANTITY_FORMAT_ERROR)
     sign, whole, fraction, suffix = match.groups()

@@ -373,7 +373,8 @@ class TaintsValue(_Scalar):
         return [parse_taint(spec) for spec in text.split(",") if not spec.endswith("-")]
 
 
-_HUGEPAGES = re.compile(r"hugepages-.+")
+#: A hugepages resource name; compiled on first use (``re``'s cache), not at import.
+_HUGEPAGES = r"hugepages-.+"
 
 
 class ReservedMemoryValue(Value):
@@ -414,7 +415,7 @@ class ReservedMemoryValue(Value):
                     f"the reserved limit has incorrect value, expected type=quantatity, got {entry}"
                 )
             name, amount = parts
-            if name != "memory" and not _HUGEPAGES.fullmatch(name):
+            if name != "memory" and not re.fullmatch(_HUGEPAGES, name):
                 raise FlagError(f"memory type conversion error, unknown type: {go_quote(name)}")
             try:
                 limits[name] = parse_quantity_text(amount)

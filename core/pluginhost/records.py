@@ -224,7 +224,9 @@ class NetworkProviderRecord:
 
 
 _FLAG = re.compile(r"^--[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-_VARIABLE = re.compile(r"^NODEHOST_[A-Z0-9_]+$")
+#: An option's own variable (few declare one); compiled on first use (``re``'s cache),
+#: not at import.
+_VARIABLE = r"^NODEHOST_[A-Z0-9_]+$"
 #: The value types an option may declare (``bool``: a flag, given or not).
 OPTION_TYPES: tuple[type, ...] = (str, int, float, bool)
 
@@ -286,7 +288,7 @@ class OptionRecord:
         if self.metavar is not None and not isinstance(self.metavar, str):
             raise ValueError(f"{owner}: metavar must be a string or None")
         if self.envvar is not None and (
-            not isinstance(self.envvar, str) or not _VARIABLE.match(self.envvar)
+            not isinstance(self.envvar, str) or not re.match(_VARIABLE, self.envvar)
         ):
             raise ValueError(f"{owner}: envvar {self.envvar!r} must be NODEHOST_ and A-Z0-9_")
         self._check_default(owner)

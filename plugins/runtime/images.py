@@ -77,7 +77,8 @@ RETRY = Backoff(initial=2.0, maximum=30.0, jitter=0.1)
 CTR_TIMEOUT = 600.0
 #: How long the pull of the pod infrastructure image may take.
 PULL_TIMEOUT = 60.0
-_UNPACKING = re.compile(r"^unpacking (\S+) \(")
+#: A line of ``ctr images import``'s output; compiled on first use (``re``'s cache), not at import.
+_UNPACKING = r"^unpacking (\S+) \("
 
 
 @frozen
@@ -368,7 +369,7 @@ def file_digest(path: str) -> str:
 
 def imported_names(output: str) -> list[str]:
     """The image names ``ctr images import`` reports (``unpacking NAME (sha256:...)``)."""
-    return [match.group(1) for line in output.splitlines() if (match := _UNPACKING.match(line))]
+    return [match.group(1) for line in output.splitlines() if (match := re.match(_UNPACKING, line))]
 
 
 def read_record(path: str) -> dict[str, Any]:

@@ -65,9 +65,9 @@ KEY = "registries"
 DOCKER_HUB = ("docker.io", "https://registry-1.docker.io")
 HOSTS_DIR = "hosts"
 AUTH_FORMS = "give exactly one of: username and password, auth, identitytoken"
-_HOST = re.compile(
-    r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$|^\[[0-9a-fA-F:]+\](:[0-9]{1,5})?$"
-)
+#: A registry host (``host[:port]``, ``[v6][:port]``); compiled on first use (``re``'s
+#: cache), not at import.
+_HOST = r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$|^\[[0-9a-fA-F:]+\](:[0-9]{1,5})?$"
 
 SCHEMA: dict[str, Any] = {
     "type": ["object", "null"],
@@ -280,7 +280,7 @@ def _hosts(section: SectionReader, key: str) -> list[tuple[str, Mapping[str, Any
         return []
     found = []
     for host, value in raw.items():
-        if not isinstance(host, str) or not _HOST.match(host):
+        if not isinstance(host, str) or not re.match(_HOST, host):
             section.invalid(f"{key}.{host}", str(host), "must be a registry host: host[:port]")
             continue
         if not isinstance(value, Mapping):
