@@ -24,12 +24,9 @@ import contextlib
 import io
 import os
 import sys
-import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from nodehost.pki.atomic import write_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.daemon.server import Response, Route
@@ -103,6 +100,8 @@ def profiling(log: Any) -> Iterator[str | None]:
             tracemalloc.stop()
             path = _output_path("mem", "txt")
             lines = [str(stat) for stat in snapshot.statistics("lineno")[:50]]
+            from nodehost.pki.atomic import write_atomic
+
             try:
                 write_atomic(path, ("\n".join(lines) + "\n").encode(), 0o644)
                 log.info("memory profile written", path=str(path))
@@ -142,6 +141,8 @@ def _tasks_page() -> str:
 
 
 def _threads_page() -> str:
+    import traceback
+
     out = io.StringIO()
     for thread_id, frame in sys._current_frames().items():
         out.write(f"thread {thread_id}:\n{''.join(traceback.format_stack(frame))}\n")

@@ -53,6 +53,9 @@ RUNNING = (
     "ctypes",
     "subprocess",
     "random",  # a retry's jitter (nodehost.backoff draws it on the first delay)
+    # Writing a memory profile and the threads' debug page (start checks NODEHOST_PROFILE only).
+    "nodehost.pki.atomic",
+    "traceback",
 )
 
 #: Modules of paths a valid file without a network provider or plugin flags does not take.
