@@ -25,10 +25,11 @@ import io
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from nodehost.daemon.server import Response, Route
 
 PROFILE_VARIABLE = "NODEHOST_PROFILE"
@@ -63,6 +64,8 @@ def check_profile_environment(environ: Mapping[str, str] | None = None) -> None:
 
 
 def _output_path(kind: str, suffix: str) -> Path:
+    from pathlib import Path
+
     folder = Path(os.environ.get("NODEHOST_PROFILE_DIR") or os.getcwd())
     return folder / f"nodehost-{kind}-{os.getpid()}.{suffix}"
 

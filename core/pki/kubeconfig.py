@@ -16,12 +16,14 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from nodehost.config.hostport import join_host_port
 from nodehost.fileread import KUBECONFIG_LIMIT, read_file
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
 
 KUBECONFIG_MODE = 0o600
 DEFAULT_NAMESPACE = "default"

@@ -11,7 +11,10 @@ restarts its component when one changes.  The prefixes are upstream's
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
 
 #: The prefix of the node's client certificate pair (the node's identity to the API server).
 CLIENT_CERT_PREFIX = "kubelet-client"
@@ -21,4 +24,6 @@ SERVING_CERT_PREFIX = "kubelet-server"
 
 def current_pair_file(cert_dir: str | Path, prefix: str) -> Path:
     """The ``<prefix>-current.pem`` file of ``cert_dir``: the pair in use."""
+    from pathlib import Path  # imported by those who touch the files, not by a plan
+
     return Path(cert_dir) / f"{prefix}-current.pem"

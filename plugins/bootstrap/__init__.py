@@ -18,7 +18,6 @@ in its status and idles.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, OptionRecord, ValidationScope, hookimpl
@@ -175,6 +174,8 @@ def sync_settings(context: PlanContext) -> SyncSettings | None:
     """The config sync's settings when the node runs from its config map's file, else None."""
     if not bootstrapping(context.options):
         return None
+    from pathlib import Path
+
     from nodehost.plugins.bootstrap.join import NODE_CONFIG
     from nodehost.plugins.bootstrap.sync import SyncSettings
 
@@ -227,6 +228,7 @@ class BootstrapTask:
     async def rotate(self, context: Any) -> None:
         """Find the certificate files, then run the rotation loop (idle without any)."""
         import asyncio
+        from pathlib import Path
 
         from nodehost.config.hostport import split_host_port
         from nodehost.generate import server_cert_hostnames

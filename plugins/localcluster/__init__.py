@@ -29,7 +29,6 @@ DIR's layout and what a second start with the same DIR keeps: :mod:`.layout`.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost import ComponentRecord, OptionRecord, ValidationScope, hookimpl
@@ -152,6 +151,8 @@ class LocalClusterComponent:
         directory = cluster_dir(context.options)
         if directory is None:
             return ComponentPlan(inactive_reason="--local-cluster DIR is not given")
+        from pathlib import Path
+
         from nodehost.plugins.localcluster.cluster import WHAT_IT_IS, ClusterTask
         from nodehost.plugins.localcluster.layout import LOOPBACK, Layout, read_settings
 

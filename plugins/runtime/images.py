@@ -47,7 +47,6 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nodehost.backoff import Backoff
@@ -385,6 +384,8 @@ def read_record(path: str) -> dict[str, Any]:
 
 
 def write_record(path: str, record: dict[str, Any]) -> None:
+    from pathlib import Path
+
     from nodehost.pki.atomic import write_atomic
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -69,6 +69,7 @@ UNTAKEN = (
     "nodehost.plugins.localcluster.options",
     "nodehost.plugins.localcluster.layout",
     "nodehost.plugins.dns.sources.file",  # no dnsServerConfig.recordsFile
+    "pathlib",  # a plan's paths are strings; Path is for the code that touches the files
     "hashlib",  # digests: of registry hosts (none configured) and of image archives (run time)
     "logging",  # set up with the first event; a valid file without plugin failures logs none
     # The tasks of components inactive in this file: the API load balancer (one API server)
@@ -82,18 +83,20 @@ RESOLVING = ("shutil",)
 
 SCRIPT = """\
 import sys
+started = set(sys.modules)
 from nodehost.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit as exit_:
     code = exit_.code
 print("EXIT", code)
-print("LOADED", " ".join(sorted(sys.modules)))
+print("LOADED", " ".join(sorted(set(sys.modules) - started)))
 """
 
 
 def loaded_by(args: list[str], cwd: Path) -> set[str]:
-    """The modules ``nodehost ARGS`` imported in a fresh interpreter (it must exit 0)."""
+    """The modules ``nodehost ARGS`` imported in a fresh interpreter (it must exit 0); not
+    those the interpreter's start-up loaded (an editable install's finder imports pathlib)."""
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, cwd=cwd, timeout=60
     )
