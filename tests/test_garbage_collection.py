@@ -1,8 +1,9 @@
 """The console script loads without cyclic garbage collections (``nodehost.entry``) and a
-running node collects again (``nodehost.daemon.run_plan``)."""
+running node collects again (``nodehost.daemon.run_plan``), what loaded counted as old."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -47,3 +48,18 @@ def test_a_running_node_collects(tmp_path: Path) -> None:
     component = {"name": "gc-sleeper", "argv": ["sleep", "600"]}
     plan.write_text(json.dumps({"state_dir": str(tmp_path / "state"), "components": [component]}))
     assert collecting(RUN, str(plan)) == ["COLLECTING True"]
+
+
+def test_a_starting_node_counts_what_loaded_as_old() -> None:
+    """Objects made while the collector was off start in the oldest generation, not the
+    youngest: young collections do not walk everything the imports made."""
+    from nodehost.daemon.run import start_collecting
+
+    gc.disable()
+    try:
+        loaded = [[]]  # a container the collector tracks, made while it was off
+        start_collecting()
+        assert gc.isenabled()
+        assert any(found is loaded for found in gc.get_objects(generation=2))
+    finally:
+        gc.enable()
