@@ -15,14 +15,15 @@ from nodehost.deferred import DeferredModule, defer_module
 
 @pytest.fixture
 def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A package ``speedmem_pkg`` whose ``sub`` module counts its runs in ``RUNS``."""
+    """A package ``speedmem_pkg`` whose ``sub`` module counts its runs (:func:`runs`)."""
     folder = tmp_path / "speedmem_pkg"
     folder.mkdir()
     (folder / "__init__.py").write_text("")
     (folder / "helper.py").write_text("VALUE = 7\n")
     (folder / "sub.py").write_text(
-        "import builtins\n"
+        "import builtins, time\n"
         "builtins.speedmem_runs = getattr(builtins, 'speedmem_runs', 0) + 1\n"
+        "time.sleep(0.05)  # other threads look it up while it runs\n"
         "from speedmem_pkg import helper\n"
         "ANSWER = helper.VALUE * 6\n"
     )
