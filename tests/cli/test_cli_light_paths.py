@@ -12,6 +12,9 @@ What they do need stays out of these lists: the plugin manager (plugins load
 through it) and the component API (a plan is made of its values).  The DNS
 plan builds its ``kubernetes`` record source, but the source's translation to
 the DNS model (and the model) is imported only when it runs.
+
+A running node's DNS server imports dnspython without running
+``importlib.metadata`` (``nodehost.plugins.dns.features``).
 """
 
 from __future__ import annotations
