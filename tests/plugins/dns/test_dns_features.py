@@ -21,7 +21,7 @@ def test_every_feature_gets_the_answer_dnspython_gets_from_importlib_metadata(
 
 
 def test_an_unknown_feature_or_table_is_left_to_dnspython() -> None:
-    assert feature_available(dns._features, "speedmem-no-such-feature") is None
+    assert feature_available(dns._features, "no-such-feature") is None
 
     class Unknown:
         pass
@@ -35,4 +35,4 @@ def test_a_distribution_version_is_what_importlib_metadata_finds(name: str) -> N
 
 
 def test_a_missing_distribution_has_no_version() -> None:
-    assert distribution_version("speedmem-not-installed") is None
+    assert distribution_version("nodehost-test-not-installed") is None
