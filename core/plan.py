@@ -105,11 +105,11 @@ def build_plan(
     file does not depend on the host.
     """
     order = start_order(inventory.catalog, resolved.selected)
-    route = api_route(inventory, resolved, state_dir)
+    shared = plan_shared(inventory, resolved, state_dir)
     made, refusals = [], []
     for name, after in order:
         provided = inventory.components[name]
-        context = plan_context(inventory, resolved, options, name, state_dir, route)
+        context = plan_context(inventory, resolved, options, name, state_dir, shared)
         try:
             made.append((name, after, provided, _component_plan(provided, context)))
         except InvalidSetting as error:
@@ -174,10 +174,32 @@ def check_active(plan: Plan, allowed: Sequence[str]) -> None:
     raise UsageError("\n".join(lines))
 
 
-def api_route(inventory: Inventory, resolved: ResolvedConfig, state_dir: str) -> ApiRoute | None:
-    """The route of the node's API clients (``nodehost_api_route``), or None: asked once per
-    plan, and given to :func:`plan_context` for each component planned with it."""
-    return inventory.host.hooks.api_route(resolved.config, resolved.selected, state_dir)
+@frozen
+class PlanShared:
+    """What the contexts of one plan's components share, found once per plan.
+
+    ``route`` is the route of the node's API clients (``nodehost_api_route``) or None;
+    ``starts_after`` maps each selected component to every component it waits for
+    (:meth:`~nodehost.pluginhost.selection.Catalog.starts_after`).
+    """
+
+    route: ApiRoute | None
+    starts_after: Mapping[str, set[str]]
+
+    def dependents(self, name: str) -> frozenset[str]:
+        """The selected components that wait for ``name`` (their ``after`` or ``requires``
+        name it, or its ``before`` names them)."""
+        return frozenset(other for other, waits in self.starts_after.items() if name in waits)
+
+
+def plan_shared(inventory: Inventory, resolved: ResolvedConfig, state_dir: str) -> PlanShared:
+    """The :class:`PlanShared` of a plan of ``resolved`` in ``state_dir``, for
+    :func:`plan_context`."""
+    catalog = inventory.catalog
+    return PlanShared(
+        route=inventory.host.hooks.api_route(resolved.config, resolved.selected, state_dir),
+        starts_after={name: catalog.starts_after(name) for name in resolved.selected},
+    )
 
 
 def plan_context(
@@ -186,15 +208,16 @@ def plan_context(
     options: StartOptions,
     name: str,
     state_dir: str,
-    route: ApiRoute | None,
+    shared: PlanShared,
 ) -> PlanContext:
     """The context component ``name`` plans in (its files go under ``state_dir/name``).
 
-    ``route`` is :func:`api_route`'s answer for the same config and ``state_dir``: when a
+    ``shared`` is :func:`plan_shared`'s for the same config and ``state_dir``: when a
     plugin routes the node's API clients through a component, every other component sees
     that route's kubeconfig as ``masterKubeConfig``.
     """
     config = resolved.config
+    route = shared.route
     if route is not None and route.component != name:
         config = dataclasses.replace(config, master_kube_config=route.kubeconfig)
     else:
@@ -208,16 +231,9 @@ def plan_context(
         network_providers=inventory.provider_records(),
         hooks=inventory.host.hooks,
         node_state_dir=state_dir,
-        dependents=dependents(inventory, resolved.selected, name),
+        dependents=shared.dependents(name),
         api_route=route,
     )
-
-
-def dependents(inventory: Inventory, selected: frozenset[str], name: str) -> frozenset[str]:
-    """The selected components that wait for ``name`` (their ``after`` or ``requires``
-    name it, or its ``before`` names them)."""
-    catalog = inventory.catalog
-    return frozenset(other for other in selected if name in catalog.starts_after(other))
 
 
 def _component_plan(provided: Provided[ComponentRecord], context: PlanContext) -> ComponentPlan:

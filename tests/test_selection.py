@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from nodehost.component import ComponentPlan
@@ -140,3 +142,21 @@ def test_dependency_cycle_is_an_error() -> None:
 def test_expand_keeps_unknown_names(origin: Catalog) -> None:
     assert origin.expand("network,xyz") == {"sdn", "proxy", "xyz"}
     assert origin.expand("") == set()
+
+
+def test_a_plan_asks_each_component_once_what_it_starts_after(
+    node_folder: Any, node_plan: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The components' contexts take who waits for them from one table per plan, not from
+    asking every component again for each of them."""
+    asked: list[str] = []
+    ask = Catalog.starts_after
+
+    def counted(self: Catalog, name: str) -> set[str]:
+        asked.append(name)
+        return ask(self, name)
+
+    monkeypatch.setattr(Catalog, "starts_after", counted)
+    plan = node_plan(node_folder.config_path, components="kubelet,proxy,bootstrap,apilb")
+    assert len(plan.components) == 4
+    assert sorted(asked) == sorted(2 * [c.name for c in plan.components])  # the order, the table

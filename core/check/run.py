@@ -64,12 +64,12 @@ def host_checks(
     preflight: bool,
 ) -> list[Check]:
     """Every plugin's checks for ``plan`` (``nodehost_checks``), in call order."""
-    from nodehost.plan import api_route, plan_context
+    from nodehost.plan import plan_context, plan_shared
 
-    route = api_route(inventory, resolved, plan.state_dir)
+    shared = plan_shared(inventory, resolved, plan.state_dir)
 
     def context_of(name: str) -> Any:
-        return plan_context(inventory, resolved, options, name, plan.state_dir, route)
+        return plan_context(inventory, resolved, options, name, plan.state_dir, shared)
 
     context = CheckContext(
         config=resolved.config,

@@ -155,15 +155,15 @@ class NetworkTarget:
     """The resolved config, the component that describes the network, and its plan context."""
 
     def __init__(self, inventory: Any, resolved: Any, options: Any, name: str, state_dir: str):
-        from nodehost.plan import api_route, plan_context
+        from nodehost.plan import plan_context, plan_shared
 
         self.inventory = inventory
         self.resolved = resolved
         self.options = options
         self.name = name
         self.state_dir = state_dir
-        route = api_route(inventory, resolved, state_dir)
-        self.context = plan_context(inventory, resolved, options, name, state_dir, route)
+        shared = plan_shared(inventory, resolved, state_dir)
+        self.context = plan_context(inventory, resolved, options, name, state_dir, shared)
 
     @classmethod
     def resolve(

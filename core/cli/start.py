@@ -440,7 +440,7 @@ def _flags_line(inventory: Inventory, resolved: ResolvedConfig, options: StartOp
     """
     from nodehost.errors import UsageError
     from nodehost.flagsline import format_flags_line
-    from nodehost.plan import api_route, default_state_dir, plan_context
+    from nodehost.plan import default_state_dir, plan_context, plan_shared
 
     printers = sorted(
         name for name in resolved.selected if inventory.catalog.records[name].write_flags
@@ -448,11 +448,11 @@ def _flags_line(inventory: Inventory, resolved: ResolvedConfig, options: StartOp
     if not printers:
         raise UsageError("none of the selected components has arguments to print", "--write-flags")
     state_dir = default_state_dir(options.state_dir)
-    route = api_route(inventory, resolved, state_dir)
+    shared = plan_shared(inventory, resolved, state_dir)
     lines = []
     for name in printers:
         component = inventory.catalog.records[name].component
-        context = plan_context(inventory, resolved, options, name, state_dir, route)
+        context = plan_context(inventory, resolved, options, name, state_dir, shared)
         if hasattr(component, "flag_arguments"):
             arguments = component.flag_arguments(context)
         else:
