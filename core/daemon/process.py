@@ -398,14 +398,22 @@ class ChildProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, stop_signal)
         graceful = await self._wait_gone(grace, force)
+        if not graceful:  # a graceful wait ended on "nothing left": no second look needed
+            await self._kill_until_gone()
+        self.close_output()
+        return graceful
+
+    async def _kill_until_gone(self) -> None:
+        """SIGKILL whatever is left, again while something is, for at most ``KILL_WAIT``
+        seconds per round; give up after a round that did not empty it."""
         while self.descendants_left():
             self.kill_all()
             if not await self._wait_gone(KILL_WAIT, None):
                 break
-        self.close_output()
-        return graceful
 
     async def _wait_gone(self, timeout: float, force: asyncio.Event | None) -> bool:
+        """Wait until nothing of the run is left (:meth:`descendants_left` just said so:
+        True) or ``timeout`` passed or ``force`` is set (False)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         if self.running:

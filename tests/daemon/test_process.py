@@ -81,3 +81,44 @@ def test_the_hosts_children_are_read_once_per_loop_iteration() -> None:
         return shared, unseen, seen
 
     assert asyncio.run(scenario()) == (True, True, True)
+
+
+def test_a_graceful_stop_looks_for_leftovers_once_after_the_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the wait saw nothing left, the stop does not look again (N components stopping
+    together paid for each check twice): one look before the signal, one after the exit."""
+    from nodehost.daemon.output import ComponentOutput
+    from nodehost.daemon.process import ChildProcess, Reaper
+
+    looks: list[bool] = []
+    original = ChildProcess.descendants_left
+
+    def counted(self: ChildProcess) -> bool:
+        looks.append(original(self))
+        return looks[-1]
+
+    monkeypatch.setattr(ChildProcess, "descendants_left", counted)
+
+    async def scenario() -> bool:
+        launcher, reaper = Launcher(use_setpriv=False), Reaper()
+        reaper.install(asyncio.get_running_loop())
+        try:
+            output = ComponentOutput("stop-looks", None, enabled=False)
+            child = ChildProcess.spawn(
+                ("sleep", "600"),
+                dict(os.environ),
+                None,
+                launcher,
+                reaper,
+                output,
+                "stop-looks",
+                str(tmp_path),
+            )
+            return await child.terminate(signal.SIGTERM, WAIT, asyncio.Event())
+        finally:
+            reaper.uninstall()
+            launcher.close()
+
+    assert asyncio.run(scenario()) is True
+    assert looks == [True, False]
