@@ -122,3 +122,105 @@ def test_a_graceful_stop_looks_for_leftovers_once_after_the_exit(
 
     assert asyncio.run(scenario()) is True
     assert looks == [True, False]
+
+
+def _spawn_sleepers(
+    tmp_path: Path, cgroups: list[Path | None], launcher: Launcher, reaper: object
+) -> list[object]:
+    from nodehost.daemon.output import ComponentOutput
+    from nodehost.daemon.process import ChildProcess
+
+    (tmp_path / "run").mkdir(exist_ok=True)
+    children = []
+    for index, cgroup in enumerate(cgroups):
+        name = f"settled-{index}"
+        output = ComponentOutput(name, None, enabled=False)
+        children.append(
+            ChildProcess.spawn(
+                ("sleep", "600"),
+                dict(os.environ),
+                None,
+                launcher,
+                reaper,
+                output,
+                name,
+                str(tmp_path),
+                cgroup,
+            )
+        )
+    return children
+
+
+def test_children_spawned_together_are_settled_in_one_worker_job(tmp_path: Path) -> None:
+    """N components starting together cost one hand-off to a worker thread, not 2N:
+    every child is settled and its pid file written."""
+    from nodehost.daemon.pidfiles import read_pid_files
+    from nodehost.daemon.process import Reaper
+
+    async def scenario() -> tuple[int, list[tuple[str, int]], list[tuple[str, int]]]:
+        loop = asyncio.get_running_loop()
+        jobs = 0
+        original = loop.run_in_executor
+
+        def counted(*args: object) -> asyncio.Future[object]:
+            nonlocal jobs
+            jobs += 1
+            return original(*args)  # type: ignore[arg-type]
+
+        loop.run_in_executor = counted  # type: ignore[method-assign]
+        launcher, reaper = Launcher(use_setpriv=False), Reaper()
+        reaper.install(loop)
+        children = _spawn_sleepers(tmp_path, [None, None, None], launcher, reaper)
+        try:
+            await asyncio.gather(*(child.settle() for child in children))
+            await asyncio.gather(*(child.recorded for child in children))
+            recorded = sorted((r.component, r.pid) for r in read_pid_files(str(tmp_path)))
+            return jobs, recorded, sorted((c.component, c.pid) for c in children)
+        finally:
+            for child in children:
+                await child.terminate(signal.SIGKILL, WAIT, asyncio.Event())
+            reaper.uninstall()
+            launcher.close()
+
+    jobs, recorded, started = asyncio.run(scenario())
+    assert jobs == 1
+    assert recorded == started
+
+
+def test_a_child_that_cannot_enter_its_cgroup_fails_alone(tmp_path: Path) -> None:
+    """Settled together, a child whose move fails is killed and raises; the others
+    settle and get their pid files."""
+    from nodehost.daemon.pidfiles import read_pid_files
+    from nodehost.daemon.process import Reaper
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    unmovable = blocker / "agent"  # mkdir fails: ENOTDIR
+
+    async def scenario() -> tuple[list[str], list[str], int | None]:
+        loop = asyncio.get_running_loop()
+        launcher, reaper = Launcher(use_setpriv=False), Reaper()
+        reaper.install(loop)
+        children = _spawn_sleepers(tmp_path, [None, unmovable, None], launcher, reaper)
+        try:
+            results = await asyncio.gather(
+                *(child.settle() for child in children), return_exceptions=True
+            )
+            await asyncio.gather(*(c.recorded for c in children if c.recorded is not None))
+            code = await asyncio.wait_for(children[1].exited, WAIT)
+            outcomes = [
+                "ok" if r is None else "OSError" if isinstance(r, OSError) else repr(r)
+                for r in results
+            ]
+            recorded = sorted(r.component for r in read_pid_files(str(tmp_path)))
+            return outcomes, recorded, code
+        finally:
+            for child in children:
+                await child.terminate(signal.SIGKILL, WAIT, asyncio.Event())
+            reaper.uninstall()
+            launcher.close()
+
+    outcomes, recorded, code = asyncio.run(scenario())
+    assert outcomes == ["ok", "OSError", "ok"]
+    assert recorded == ["settled-0", "settled-2"]
+    assert code == -signal.SIGKILL
