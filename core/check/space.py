@@ -28,6 +28,23 @@ class Space:
     def inode_fraction(self) -> float:
         return self.free_inodes / self.total_inodes if self.total_inodes else 1.0
 
+    def at_or_below(self, limit: str, inodes: bool = False) -> bool:
+        """Whether the free bytes (``inodes``: free inodes) are at or below ``limit``, a
+        kubelet eviction threshold: a percentage of the total (``"10%"``) or a quantity
+        (``"1Gi"``; a count for inodes).  False for a limit that is neither (validation
+        reports it) and for a percentage of nothing."""
+        free, total = (
+            (self.free_inodes, self.total_inodes) if inodes else (self.free_bytes, self.total_bytes)
+        )
+        if limit.endswith("%"):
+            return total > 0 and free * 100 <= total * float(limit[:-1])
+        from nodehost.config.quantity import parse_quantity
+
+        try:
+            return free <= parse_quantity(limit).value
+        except ValueError:
+            return False
+
     def describe(self) -> str:
         return (
             f"{self.measured}: {_size(self.free_bytes)} of {_size(self.total_bytes)} free "

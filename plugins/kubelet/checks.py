@@ -229,7 +229,7 @@ def space_check(name: str, path: str, thresholds: Mapping[str, str]) -> Check:
             ("available", thresholds.get("nodefs.available")),
             ("inodesFree", thresholds.get("nodefs.inodesFree")),
         )
-        if limit and _at_or_below(space, signal, limit)
+        if limit and space.at_or_below(limit, inodes=signal == "inodesFree")
     ]
     if below:
         return Check.error(
@@ -238,21 +238,6 @@ def space_check(name: str, path: str, thresholds: Mapping[str, str]) -> Check:
             f"free space on {space.measured}, or move it (--state-dir, volumeDirectory)",
         )
     return Check.ok(name, space.describe())
-
-
-def _at_or_below(space: Any, signal: str, limit: str) -> bool:
-    if signal == "available":
-        free, total = space.free_bytes, space.total_bytes
-    else:
-        free, total = space.free_inodes, space.total_inodes
-    if limit.endswith("%"):
-        return total > 0 and free * 100 <= total * float(limit[:-1])
-    from nodehost.config.quantity import parse_quantity
-
-    try:
-        return free <= parse_quantity(limit).value
-    except ValueError:
-        return False
 
 
 def node_name_check(node_name: str) -> Check:

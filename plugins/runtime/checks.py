@@ -190,13 +190,7 @@ def space_check(root: str, threshold: str) -> Check:
         space = space_of(root)
     except OSError as error:
         return Check.skipped(name, f"cannot measure {root}: {error.strerror}")
-    if threshold.endswith("%"):
-        below = space.free_bytes * 100 <= space.total_bytes * float(threshold[:-1])
-    else:
-        from nodehost.config.quantity import parse_quantity
-
-        below = space.free_bytes <= parse_quantity(threshold).value
-    if below:
+    if space.at_or_below(threshold):
         return Check.error(
             name,
             f"{space.describe()}: at the kubelet's eviction threshold "

@@ -352,3 +352,29 @@ def test_an_unsynchronised_clock_is_a_warning() -> None:
         "cannot be provoked here: marking the kernel clock unsynchronised (adjtimex "
         "STA_UNSYNC) changes the host's time keeping for everything else on it"
     )
+
+
+def test_a_full_tmpfs_as_the_runtime_root_is_at_the_imagefs_threshold(full_tmpfs) -> None:
+    from nodehost.plugins.runtime.checks import space_check
+
+    for threshold in ("15%", "1Ki"):
+        check = space_check(str(full_tmpfs / "containerd"), threshold)
+        assert check.result.value == "error", threshold
+        assert f"imagefs.available<{threshold}" in check.found
+
+
+@pytest.mark.parametrize(
+    ("limit", "inodes", "below"),
+    [
+        ("10%", False, True), ("9%", False, False), ("100", False, True), ("99", False, False),
+        ("50%", True, True), ("49%", True, False), ("5", True, True), ("4", True, False),
+        ("lots", False, False),
+    ],
+)  # fmt: skip
+def test_a_space_is_at_or_below_an_eviction_limit(limit: str, inodes: bool, below: bool) -> None:
+    from nodehost.check.space import Space
+
+    space = Space("/x", "/x", free_bytes=100, total_bytes=1000, free_inodes=5, total_inodes=10)
+    assert space.at_or_below(limit, inodes=inodes) is below
+    empty = Space("/x", "/x", free_bytes=0, total_bytes=0, free_inodes=0, total_inodes=0)
+    assert empty.at_or_below("10%", inodes=inodes) is False
