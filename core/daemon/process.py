@@ -220,10 +220,11 @@ class Settler:
 
     The job moves each child into its cgroup (the kernel serialises the moves anyway)
     and completes every child's *moved* future -- with the child's own error if its
-    move failed (the child killed; it then gets no pid file) -- then writes the pid file
-    of each child that moved once it left the ``wrapper`` (``setpriv``; for at most
-    :data:`EXEC_WAIT` seconds), completing that child's *recorded* future as soon as its
-    file is written: a slow child holds up no other's.
+    move failed (the child killed; it then gets no pid file) -- then writes the pid
+    file of each child that moved once it left the ``wrapper`` (``setpriv``; for at
+    most :data:`EXEC_WAIT` seconds), completing that child's *recorded* future as soon
+    as its file is written: a slow child holds up no other's.  A child with no cgroup
+    to enter is *moved* at once, in the loop, without waiting for the job.
     """
 
     def __init__(self, wrapper: str | None) -> None:
@@ -233,8 +234,11 @@ class Settler:
     def settle(
         self, pid: int, cgroup: Path | None, state_dir: str, component: str
     ) -> tuple[asyncio.Future[None], asyncio.Future[None]]:
-        """Queue child ``pid`` for this iteration's job; its ``(moved, recorded)`` futures."""
+        """Queue child ``pid`` for this iteration's job; its ``(moved, recorded)`` futures
+        (*moved* done at once when there is no cgroup to enter)."""
         item = _Settling(pid, cgroup, state_dir, component)
+        if cgroup is None:
+            item.moved.set_result(None)
         if not self._waiting:
             asyncio.get_running_loop().call_soon(self._hand_over)
         self._waiting.append(item)

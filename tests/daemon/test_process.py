@@ -224,3 +224,33 @@ def test_a_child_that_cannot_enter_its_cgroup_fails_alone(tmp_path: Path) -> Non
     assert outcomes == ["ok", "OSError", "ok"]
     assert recorded == ["settled-0", "settled-2"]
     assert code == -signal.SIGKILL
+
+
+def test_a_child_with_no_cgroup_to_enter_is_settled_without_waiting_for_a_worker(
+    tmp_path: Path,
+) -> None:
+    """Where cgroups are off, a child counts as started in the loop turn it was spawned
+    in; its pid file is still written by the worker job."""
+    from nodehost.daemon.pidfiles import read_pid_files
+    from nodehost.daemon.process import Reaper
+
+    async def scenario() -> tuple[bool, list[str]]:
+        launcher, reaper = Launcher(use_setpriv=False), Reaper()
+        reaper.install(asyncio.get_running_loop())
+        (child,) = _spawn_sleepers(tmp_path, [None], launcher, reaper)
+        try:
+            settling = child.settle()
+            try:
+                settling.send(None)
+                settled_at_once = False
+            except StopIteration:
+                settled_at_once = True
+            settling.close()
+            await asyncio.wait_for(asyncio.shield(child.recorded), WAIT)
+            return settled_at_once, [r.component for r in read_pid_files(str(tmp_path))]
+        finally:
+            await child.terminate(signal.SIGKILL, WAIT, asyncio.Event())
+            reaper.uninstall()
+            launcher.close()
+
+    assert asyncio.run(scenario()) == (True, ["settled-0"])
