@@ -312,6 +312,8 @@ def _complete_from_thread(loop: asyncio.AbstractEventLoop, outcomes: _Outcomes) 
 
 
 def _complete(outcomes: _Outcomes) -> None:
+    """Complete each future with its outcome (in the loop); one already done -- its
+    waiter was cancelled -- is left as it is."""
     for future, error in outcomes:
         if future.done():
             continue
