@@ -25,6 +25,10 @@ import time
 from collections.abc import Callable, Coroutine, Hashable
 from typing import Any, cast
 
+# Before dnspython: its idna check answered without importing importlib.metadata.
+from nodehost.plugins.dns import features  # noqa: F401
+
+# isort: split
 import dns.exception
 import dns.flags
 import dns.message

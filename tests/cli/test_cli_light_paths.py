@@ -12,6 +12,9 @@ What they do need stays out of these lists: the plugin manager (plugins load
 through it) and the component API (a plan is made of its values).  The DNS
 plan builds its ``kubernetes`` record source, but the source's translation to
 the DNS model (and the model) is imported only when it runs.
+
+A running node's DNS server imports dnspython without running
+``importlib.metadata`` (``nodehost.plugins.dns.features``).
 """
 
 from __future__ import annotations
@@ -129,3 +132,29 @@ def test_loading_a_network_provider_plugin_loads_no_digests() -> None:
     probe = "import sys, nodehost.cni.provider; print(sorted({'hashlib', '_hashlib'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+#: What running ``importlib.metadata``'s code imports (2.8 MiB of a running node).
+METADATA_CODE = ("importlib.metadata._meta", "email", "zipfile", "csv")
+
+
+def test_the_dns_server_imports_dnspython_without_running_importlib_metadata() -> None:
+    """dnspython asks ``importlib.metadata`` whether ``idna`` is installed as ``dns.name``
+    imports; the DNS server answers it from the distribution's files
+    (``nodehost.plugins.dns.features``), with the answer dnspython finds alone."""
+    probe = (
+        "import sys, {first}, dns.name; "
+        f"print(dns.name.have_idna_2008, sorted(set({METADATA_CODE}) & set(sys.modules)))"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", probe.format(first=first)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        for first in ("nodehost.plugins.dns.server", "dns")
+    ]
+    server, alone = (run.stdout.split(" ", 1) for run in runs)
+    assert server[1].strip() == "[]", runs[0].stdout + runs[0].stderr
+    assert server[0] == alone[0]
