@@ -9,6 +9,9 @@ same way for all:
 
 * **running**  launch of the supervisor -> all N children exec'd (its
   ``/proc/<pid>/task/*/children`` hold N processes with the child's command line);
+* **CPU**      the supervisor's own CPU time (user + system, every thread, from
+  ``/proc/<pid>/task/*/schedstat``) at that moment: it moves less than wall
+  time on a busy machine;
 * **READY=1**  (nodehost and the floors) launch -> ``READY=1`` on a notify socket;
 * **RSS**      the supervisor's peak resident set (``VmHWM``);
 * **idle CPU** and **wake-ups/s** over ``--idle`` seconds once everything runs
@@ -53,6 +56,7 @@ asyncio floor, stop N=100 <= 0.05 s.  Every round runs each system once, in turn
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -116,6 +120,15 @@ def context_switches(pid: int) -> int:
                 if "ctxt_switches:" in line:
                     total += int(line.split()[-1])
     return total
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time ``pid`` has used so far, every live thread (``schedstat``, in ns)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/schedstat") as handle:
+            total += int(handle.read().split()[0])
+    return total / 1e9
 
 
 def peak_rss_mib(pid: int) -> float:
@@ -230,6 +243,7 @@ def measure(name: str, launch: Launch, workdir: Path, command: list[str], n: int
     try:
         all_running = wait_until(lambda: len(running_children(process.pid, expected)) >= n)
         result["running"] = all_running - started
+        result["running_cpu"] = cpu_seconds(process.pid)
         if listener is not None:
             wait_until(lambda: listener.ready_at is not None)
             result["ready1"] = listener.ready_at - started
@@ -411,6 +425,7 @@ def render_probe_rows(rows: list[tuple[int, str, float, float, float]]) -> str:
 
 COLUMNS = (
     ("running", "running s", "{:.3f}"),
+    ("running_cpu", "CPU s", "{:.3f}"),
     ("ready1", "READY=1 s", "{:.3f}"),
     ("restart", "restart ms", "{:.1f}"),
     ("stop", "stop s", "{:.3f}"),
@@ -464,6 +479,12 @@ def render_budgets(rows: list[tuple[str, int, dict]]) -> str:
         verdict = "met" if judged <= limit else "MISSED"
         line = f"{key:9} {ours[key]:8.3f} s {floor[key]:10.3f} s {ratio:5.2f}x  {budget}  {verdict}"
         lines.append(line)
+        if key == "running" and ours.get("running_cpu") and floor.get("running_cpu"):
+            cpu_ratio = ours["running_cpu"] / floor["running_cpu"]
+            lines.append(
+                f"{'CPU':9} {ours['running_cpu']:8.3f} s {floor['running_cpu']:10.3f} s "
+                f"{cpu_ratio:5.2f}x  (the supervisor's own, until all run)"
+            )
     return "\n".join(lines)
 
 

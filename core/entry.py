@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli_main(args)
     finally:
-        _before_exit()
+        before_exit()
 
 
 def _load_without_collections() -> None:
@@ -144,13 +144,15 @@ def _answer(text: str) -> None:
     sys.exit(0)
 
 
-def _before_exit() -> None:
+def before_exit() -> None:
     """Spare the exiting interpreter its last garbage collections.
 
     Finalization collects every tracked object more than once; with a whole
     node's modules loaded that took 60-90 ms here after ``start
     --exit-on-ready`` was done.  Frozen objects are not walked.  Nothing else
-    changes: atexit handlers run and the streams are flushed as before.
+    changes: atexit handlers run and the streams are flushed as before.  Call
+    it only on the way out of a process (the console script,
+    :mod:`nodehost.testing.planhost`): nothing frozen is collected again.
     """
     import gc
 

@@ -193,23 +193,42 @@ def pids(cgroup: Path) -> list[int]:
 
 def walk(cgroup: Path) -> Iterator[Path]:
     """``cgroup`` and its descendants, deepest first (the order ``rmdir`` needs)."""
-    try:
-        with os.scandir(cgroup) as entries:  # file types from the listing: no stat per file
-            children = sorted(entry.name for entry in entries if entry.is_dir())
-    except (FileNotFoundError, NotADirectoryError):
+    children = _children(cgroup)
+    if children is None:
         return
     for name in children:
         yield from walk(cgroup / name)
     yield cgroup
 
 
+def _children(cgroup: Path) -> list[str] | None:
+    """The names of ``cgroup``'s child cgroups, sorted; None if it is gone."""
+    try:
+        with os.scandir(cgroup) as entries:  # file types from the listing: no stat per file
+            return sorted(entry.name for entry in entries if entry.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def remove_empty(cgroup: Path) -> list[Path]:
-    """Remove ``cgroup`` and its descendants that hold no process; return those removed."""
+    """Remove ``cgroup`` and its descendants that hold no process; return those removed,
+    deepest first.
+
+    A cgroup goes with one ``rmdir`` when it can (no child cgroup, no process): only
+    one that refuses is listed, its children removed first and the ``rmdir`` tried
+    again -- the N agents' cgroups of a stopped node are not listed one by one.
+    """
+    try:
+        cgroup.rmdir()
+        return [cgroup]
+    except OSError:
+        pass
     removed = []
-    for folder in walk(cgroup):
-        with contextlib.suppress(OSError):
-            folder.rmdir()
-            removed.append(folder)
+    for name in _children(cgroup) or ():
+        removed.extend(remove_empty(cgroup / name))
+    with contextlib.suppress(OSError):
+        cgroup.rmdir()
+        removed.append(cgroup)
     return removed
 
 

@@ -158,6 +158,7 @@ class Launcher:
 
     def __init__(self, use_setpriv: bool | None = None) -> None:
         self.setpriv = _setpriv_with_pdeathsig() if use_setpriv in (None, True) else None
+        self.settler = Settler(self.setpriv)
         self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
 
     def close(self) -> None:
@@ -182,28 +183,144 @@ class Launcher:
         return subprocess.Popen(list(argv), preexec_fn=_child_setup(os.getpid()), **options)
 
 
-def record_pid(state_dir: str, component: str, pid: int, wrapper: str | None) -> None:
-    """Write ``component``'s pid file once ``pid`` runs its own program (in a worker thread)."""
-    if wrapper is not None:
-        give_up = time.monotonic() + EXEC_WAIT
-        while proc.executable(pid) == wrapper and time.monotonic() < give_up:
-            time.sleep(0.0005)
-    if proc.is_alive(pid):
-        write_pid_file(state_dir, component, pid)
-
-
-def _enter_cgroup(popen: subprocess.Popen[bytes], cgroup: Path) -> None:
-    """Move the new child into ``cgroup``; kill it and raise OSError if that fails."""
+def _enter_cgroup(pid: int, cgroup: Path) -> None:
+    """Move the new child ``pid`` into ``cgroup``; kill it and raise OSError if that fails."""
     try:
-        cgroups.move(popen.pid, cgroup)
+        cgroups.move(pid, cgroup)
     except OSError as error:
-        if not proc.is_alive(popen.pid):
+        if not proc.is_alive(pid):
             return  # it already exited: its exit status tells the rest
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(popen.pid, signal.SIGKILL)
+            os.killpg(pid, signal.SIGKILL)
         raise OSError(
             error.errno, f"cannot move it into cgroup {cgroup}: {error.strerror}"
         ) from None
+
+
+class _Settling:
+    """One child waiting for a :class:`Settler`: where it goes, and its two futures."""
+
+    __slots__ = ("cgroup", "component", "moved", "pid", "recorded", "state_dir")
+
+    def __init__(self, pid: int, cgroup: Path | None, state_dir: str, component: str) -> None:
+        loop = asyncio.get_running_loop()
+        self.pid, self.cgroup = pid, cgroup
+        self.state_dir, self.component = state_dir, component
+        self.moved: asyncio.Future[None] = loop.create_future()
+        self.recorded: asyncio.Future[None] = loop.create_future()
+
+
+#: Futures to complete in the loop: each with None (a result) or the error to raise.
+_Outcomes = list[tuple[asyncio.Future[None], BaseException | None]]
+
+
+class Settler:
+    """Settles the children spawned in one event-loop iteration together, in one job of
+    the loop's default executor (instead of two jobs per child, each a thread hand-off).
+
+    The job moves each child into its cgroup (the kernel serialises the moves anyway)
+    and completes every child's *moved* future -- with the child's own error if its
+    move failed (the child killed; it then gets no pid file) -- then writes the pid
+    file of each child that moved once it left the ``wrapper`` (``setpriv``; for at
+    most :data:`EXEC_WAIT` seconds), completing that child's *recorded* future as soon
+    as its file is written: a slow child holds up no other's.  A child with no cgroup
+    to enter is *moved* at once, in the loop, without waiting for the job.
+    """
+
+    def __init__(self, wrapper: str | None) -> None:
+        self.wrapper = wrapper
+        self._waiting: list[_Settling] = []
+
+    def settle(
+        self, pid: int, cgroup: Path | None, state_dir: str, component: str
+    ) -> tuple[asyncio.Future[None], asyncio.Future[None]]:
+        """Queue child ``pid`` for this iteration's job; its ``(moved, recorded)`` futures
+        (*moved* done at once when there is no cgroup to enter)."""
+        item = _Settling(pid, cgroup, state_dir, component)
+        if cgroup is None:
+            item.moved.set_result(None)
+        if not self._waiting:
+            asyncio.get_running_loop().call_soon(self._hand_over)
+        self._waiting.append(item)
+        return item.moved, item.recorded
+
+    def _hand_over(self) -> None:
+        batch, self._waiting = self._waiting, []
+        loop = asyncio.get_running_loop()
+        loop.run_in_executor(None, self._settle_all, loop, batch)
+
+    def _settle_all(self, loop: asyncio.AbstractEventLoop, batch: list[_Settling]) -> None:
+        """The worker-thread job: every move, then every pid file."""
+        outcomes: _Outcomes = []
+        moved: list[_Settling] = []
+        for item in batch:
+            try:
+                if item.cgroup is not None:
+                    _enter_cgroup(item.pid, item.cgroup)
+            except BaseException as error:
+                outcomes += [(item.moved, error), (item.recorded, None)]
+            else:
+                outcomes.append((item.moved, None))
+                moved.append(item)
+        _complete_from_thread(loop, outcomes)
+        self._record_all(loop, moved)
+
+    def _record_all(self, loop: asyncio.AbstractEventLoop, pending: list[_Settling]) -> None:
+        """Write each child's pid file once it runs its own program (all polled together
+        every 0.5 ms), completing the *recorded* futures of those written in each round."""
+        give_up = time.monotonic() + EXEC_WAIT
+        while pending:
+            waiting: list[_Settling] = []
+            written: _Outcomes = []
+            for item in pending:
+                if self._in_wrapper(item.pid, give_up):
+                    waiting.append(item)
+                else:
+                    error = _record_pid(item.state_dir, item.component, item.pid)
+                    written.append((item.recorded, error))
+            _complete_from_thread(loop, written)
+            pending = waiting
+            if pending:
+                time.sleep(0.0005)
+
+    def _in_wrapper(self, pid: int, give_up: float) -> bool:
+        """True while ``pid`` still runs the wrapper (until ``give_up``)."""
+        return (
+            self.wrapper is not None
+            and time.monotonic() < give_up
+            and proc.executable(pid) == self.wrapper
+        )
+
+
+def _record_pid(state_dir: str, component: str, pid: int) -> BaseException | None:
+    """Write ``component``'s pid file if ``pid`` is alive; the error, if that failed."""
+    try:
+        if proc.is_alive(pid):
+            write_pid_file(state_dir, component, pid)
+    except BaseException as error:
+        return error
+    return None
+
+
+def _complete_from_thread(loop: asyncio.AbstractEventLoop, outcomes: _Outcomes) -> None:
+    """Complete ``outcomes``' futures in ``loop`` (from a worker thread; nothing once the
+    loop is closed)."""
+    if not outcomes:
+        return
+    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+        loop.call_soon_threadsafe(_complete, outcomes)
+
+
+def _complete(outcomes: _Outcomes) -> None:
+    """Complete each future with its outcome (in the loop); one already done -- its
+    waiter was cancelled -- is left as it is."""
+    for future, error in outcomes:
+        if future.done():
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
 
 
 #: The host's children as last read, valid until the event loop's next iteration.
@@ -258,7 +375,7 @@ class ChildProcess:
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self.recorded: asyncio.Future[None] | None = None
         self.reaper: Reaper | None = None
-        self.wrapper: str | None = None
+        self.settler: Settler | None = None
         self.doomed: dict[int, int] = {}
 
     @classmethod
@@ -294,22 +411,21 @@ class ChildProcess:
         ]
         child = cls(popen, readers, component, state_dir, cgroup)
         child.reaper = reaper
-        child.wrapper = launcher.setpriv
+        child.settler = launcher.settler
         reaper.register(child.pid, child._on_exit)
         return child
 
     async def settle(self) -> None:
         """Move the child into its cgroup (in a worker thread: the loop goes on with other
-        components meanwhile), then record its pid file in the background.
+        components meanwhile), then record its pid file in the background -- together
+        with the other children spawned in the same loop iteration (:class:`Settler`).
 
         Raises OSError -- the child killed -- if it cannot be moved.  Call it right after
         :meth:`spawn`; until it returns the child may still run outside its cgroup.
         """
-        if self.cgroup is not None:
-            await asyncio.to_thread(_enter_cgroup, self.popen, self.cgroup)
-        self.recorded = asyncio.get_running_loop().run_in_executor(
-            None, record_pid, self.state_dir, self.component, self.pid, self.wrapper
-        )
+        settler = self.settler if self.settler is not None else Settler(None)
+        moved, self.recorded = settler.settle(self.pid, self.cgroup, self.state_dir, self.component)
+        await moved
 
     async def forget_pid_file(self) -> None:
         """Remove the pid file (after its writer finished, so it cannot come back)."""
@@ -398,14 +514,22 @@ class ChildProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, stop_signal)
         graceful = await self._wait_gone(grace, force)
+        if not graceful:  # a graceful wait ended on "nothing left": no second look needed
+            await self._kill_until_gone()
+        self.close_output()
+        return graceful
+
+    async def _kill_until_gone(self) -> None:
+        """SIGKILL whatever is left, again while something is, for at most ``KILL_WAIT``
+        seconds per round; give up after a round that did not empty it."""
         while self.descendants_left():
             self.kill_all()
             if not await self._wait_gone(KILL_WAIT, None):
                 break
-        self.close_output()
-        return graceful
 
     async def _wait_gone(self, timeout: float, force: asyncio.Event | None) -> bool:
+        """Wait until nothing of the run is left (:meth:`descendants_left` just said so:
+        True) or ``timeout`` passed or ``force`` is set (False)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         if self.running:

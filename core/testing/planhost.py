@@ -16,7 +16,9 @@ it with :func:`nodehost.daemon.run_plan`, exactly as ``nodehost start`` would::
 ``{"unix": PATH}`` or ``{"file": PATH}``.  ``--hooks-log FILE`` appends one JSON
 line per lifecycle hook call (``{"hook": ..., "name": ..., "time": ...}``).
 A :class:`~nodehost.errors.NodehostError` is printed as one ``error:`` text and
-exits with its code, as the ``nodehost`` CLI does.
+exits with its code, as the ``nodehost`` CLI does; and as the console script
+does, the heap is frozen on the way out (:func:`nodehost.entry.before_exit`),
+so the interpreter's exit costs what ``nodehost start``'s does.
 """
 
 from __future__ import annotations
@@ -147,6 +149,17 @@ def _address(text: str) -> tuple[str, int] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Run the plan named on the command line; exit with the host's code (see the module
+    docstring).  Meant for a process of its own: the heap is frozen on the way out."""
+    from nodehost.entry import before_exit
+
+    try:
+        _run(argv)
+    finally:
+        before_exit()
+
+
+def _run(argv: Sequence[str] | None) -> NoReturn:
     from nodehost.daemon import HostSettings, RestartPolicy, run_plan
     from nodehost.errors import NodehostError
     from nodehost.log import configure_logging

@@ -81,3 +81,176 @@ def test_the_hosts_children_are_read_once_per_loop_iteration() -> None:
         return shared, unseen, seen
 
     assert asyncio.run(scenario()) == (True, True, True)
+
+
+def test_a_graceful_stop_looks_for_leftovers_once_after_the_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the wait saw nothing left, the stop does not look again (N components stopping
+    together paid for each check twice): one look before the signal, one after the exit."""
+    from nodehost.daemon.output import ComponentOutput
+    from nodehost.daemon.process import ChildProcess, Reaper
+
+    looks: list[bool] = []
+    original = ChildProcess.descendants_left
+
+    def counted(self: ChildProcess) -> bool:
+        looks.append(original(self))
+        return looks[-1]
+
+    monkeypatch.setattr(ChildProcess, "descendants_left", counted)
+
+    async def scenario() -> bool:
+        launcher, reaper = Launcher(use_setpriv=False), Reaper()
+        reaper.install(asyncio.get_running_loop())
+        try:
+            output = ComponentOutput("stop-looks", None, enabled=False)
+            child = ChildProcess.spawn(
+                ("sleep", "600"),
+                dict(os.environ),
+                None,
+                launcher,
+                reaper,
+                output,
+                "stop-looks",
+                str(tmp_path),
+            )
+            return await child.terminate(signal.SIGTERM, WAIT, asyncio.Event())
+        finally:
+            reaper.uninstall()
+            launcher.close()
+
+    assert asyncio.run(scenario()) is True
+    assert looks == [True, False]
+
+
+def _spawn_sleepers(
+    tmp_path: Path, cgroups: list[Path | None], launcher: Launcher, reaper: object
+) -> list[object]:
+    from nodehost.daemon.output import ComponentOutput
+    from nodehost.daemon.process import ChildProcess
+
+    (tmp_path / "run").mkdir(exist_ok=True)
+    children = []
+    for index, cgroup in enumerate(cgroups):
+        name = f"settled-{index}"
+        output = ComponentOutput(name, None, enabled=False)
+        children.append(
+            ChildProcess.spawn(
+                ("sleep", "600"),
+                dict(os.environ),
+                None,
+                launcher,
+                reaper,
+                output,
+                name,
+                str(tmp_path),
+                cgroup,
+            )
+        )
+    return children
+
+
+def test_children_spawned_together_are_settled_in_one_worker_job(tmp_path: Path) -> None:
+    """N components starting together cost one hand-off to a worker thread, not 2N:
+    every child is settled and its pid file written."""
+    from nodehost.daemon.pidfiles import read_pid_files
+    from nodehost.daemon.process import Reaper
+
+    async def scenario() -> tuple[int, list[tuple[str, int]], list[tuple[str, int]]]:
+        loop = asyncio.get_running_loop()
+        jobs = 0
+        original = loop.run_in_executor
+
+        def counted(*args: object) -> asyncio.Future[object]:
+            nonlocal jobs
+            jobs += 1
+            return original(*args)  # type: ignore[arg-type]
+
+        loop.run_in_executor = counted  # type: ignore[method-assign]
+        launcher, reaper = Launcher(use_setpriv=False), Reaper()
+        reaper.install(loop)
+        children = _spawn_sleepers(tmp_path, [None, None, None], launcher, reaper)
+        try:
+            await asyncio.gather(*(child.settle() for child in children))
+            await asyncio.gather(*(child.recorded for child in children))
+            recorded = sorted((r.component, r.pid) for r in read_pid_files(str(tmp_path)))
+            return jobs, recorded, sorted((c.component, c.pid) for c in children)
+        finally:
+            for child in children:
+                await child.terminate(signal.SIGKILL, WAIT, asyncio.Event())
+            reaper.uninstall()
+            launcher.close()
+
+    jobs, recorded, started = asyncio.run(scenario())
+    assert jobs == 1
+    assert recorded == started
+
+
+def test_a_child_that_cannot_enter_its_cgroup_fails_alone(tmp_path: Path) -> None:
+    """Settled together, a child whose move fails is killed and raises; the others
+    settle and get their pid files."""
+    from nodehost.daemon.pidfiles import read_pid_files
+    from nodehost.daemon.process import Reaper
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    unmovable = blocker / "agent"  # mkdir fails: ENOTDIR
+
+    async def scenario() -> tuple[list[str], list[str], int | None]:
+        loop = asyncio.get_running_loop()
+        launcher, reaper = Launcher(use_setpriv=False), Reaper()
+        reaper.install(loop)
+        children = _spawn_sleepers(tmp_path, [None, unmovable, None], launcher, reaper)
+        try:
+            results = await asyncio.gather(
+                *(child.settle() for child in children), return_exceptions=True
+            )
+            await asyncio.gather(*(c.recorded for c in children if c.recorded is not None))
+            code = await asyncio.wait_for(children[1].exited, WAIT)
+            outcomes = [
+                "ok" if r is None else "OSError" if isinstance(r, OSError) else repr(r)
+                for r in results
+            ]
+            recorded = sorted(r.component for r in read_pid_files(str(tmp_path)))
+            return outcomes, recorded, code
+        finally:
+            for child in children:
+                await child.terminate(signal.SIGKILL, WAIT, asyncio.Event())
+            reaper.uninstall()
+            launcher.close()
+
+    outcomes, recorded, code = asyncio.run(scenario())
+    assert outcomes == ["ok", "OSError", "ok"]
+    assert recorded == ["settled-0", "settled-2"]
+    assert code == -signal.SIGKILL
+
+
+def test_a_child_with_no_cgroup_to_enter_is_settled_without_waiting_for_a_worker(
+    tmp_path: Path,
+) -> None:
+    """Where cgroups are off, a child counts as started in the loop turn it was spawned
+    in; its pid file is still written by the worker job."""
+    from nodehost.daemon.pidfiles import read_pid_files
+    from nodehost.daemon.process import Reaper
+
+    async def scenario() -> tuple[bool, list[str]]:
+        launcher, reaper = Launcher(use_setpriv=False), Reaper()
+        reaper.install(asyncio.get_running_loop())
+        (child,) = _spawn_sleepers(tmp_path, [None], launcher, reaper)
+        try:
+            settling = child.settle()
+            try:
+                settling.send(None)
+                settled_at_once = False
+            except StopIteration:
+                settled_at_once = True
+            settling.close()
+            await asyncio.wait_for(asyncio.shield(child.recorded), WAIT)
+            return settled_at_once, [r.component for r in read_pid_files(str(tmp_path))]
+        finally:
+            await child.terminate(signal.SIGKILL, WAIT, asyncio.Event())
+            reaper.uninstall()
+            launcher.close()
+
+    assert asyncio.run(scenario()) == (True, ["settled-0"])
