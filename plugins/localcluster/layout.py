@@ -20,6 +20,7 @@ the CSR; the API server's objects live in memory and start empty each time
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 from dataclasses import asdict, fields
@@ -92,14 +93,15 @@ class ClusterSettings:
         """Free ports now, and a new random bootstrap token."""
         import secrets  # hashlib and random: only when a cluster is made
 
-        return cls(
-            apiserver_port=free_port(),
-            dns_port=free_port(udp_too=True),
-            kubelet_port=free_port(),
-            kubelet_healthz_port=free_port(),
-            proxy_healthz_port=free_port(),
-            token=f"{secrets.token_hex(3)}.{secrets.token_hex(8)}",
-        )
+        with contextlib.ExitStack() as held:  # each port held until all are chosen: distinct
+            return cls(
+                apiserver_port=free_port(held),
+                dns_port=free_port(held, udp_too=True),
+                kubelet_port=free_port(held),
+                kubelet_healthz_port=free_port(held),
+                proxy_healthz_port=free_port(held),
+                token=f"{secrets.token_hex(3)}.{secrets.token_hex(8)}",
+            )
 
     @property
     def apiserver_url(self) -> str:
@@ -156,23 +158,24 @@ def settings_for(layout: Layout) -> ClusterSettings:
     return chosen
 
 
-def free_port(udp_too: bool = False) -> int:
-    """A TCP port free on loopback now (and free for UDP too with ``udp_too``).
+def free_port(held: contextlib.ExitStack, udp_too: bool = False) -> int:
+    """A TCP port free on loopback now (and free for UDP too with ``udp_too``), bound
+    until ``held`` closes, so that no other choice made meanwhile gets it too.
 
     Raises :class:`RuntimeFailure` when 100 ports in a row were taken for UDP.
     """
     for _ in range(100):
-        with socket.socket() as tcp:
-            tcp.bind((LOOPBACK, 0))
-            port: int = tcp.getsockname()[1]
-            if not udp_too:
-                return port
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-                try:
-                    udp.bind((LOOPBACK, port))
-                except OSError:
-                    continue
-                return port
+        tcp = held.enter_context(socket.socket())
+        tcp.bind((LOOPBACK, 0))
+        port: int = tcp.getsockname()[1]
+        if not udp_too:
+            return port
+        udp = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+        try:
+            udp.bind((LOOPBACK, port))
+        except OSError:
+            continue
+        return port
     raise RuntimeFailure(f"no port on {LOOPBACK} is free for both TCP and UDP")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import stat
@@ -10,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from nodehost.errors import RuntimeFailure
-from nodehost.plugins.localcluster.layout import Layout, free_port, read_settings, settings_for
+from nodehost.plugins.localcluster.layout import (
+    ClusterSettings,
+    Layout,
+    free_port,
+    read_settings,
+    settings_for,
+)
 
 
 def test_the_first_start_chooses_and_later_starts_reuse(tmp_path: Path) -> None:
@@ -55,8 +62,36 @@ def test_unusable_settings_say_which_file_and_how_to_start_over(tmp_path: Path, 
     assert chosen.token not in str(raised.value)
 
 
+def test_the_ports_chosen_for_a_cluster_are_distinct_even_when_the_kernel_repeats_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kernel may offer a port again as soon as it is free; here it always offers the
+    last one first.  Each choice stays bound until all are made, so no port comes twice."""
+    real_socket = socket.socket
+    offered: list[int] = []
+
+    class Repeating(real_socket):
+        def bind(self, address: tuple[str, int]) -> None:
+            if self.type == socket.SOCK_STREAM and address[1] == 0 and offered:
+                try:
+                    super().bind((address[0], offered[-1]))
+                except OSError:  # still bound: the kernel picks another
+                    super().bind(address)
+            else:
+                super().bind(address)
+            if self.type == socket.SOCK_STREAM:
+                offered.append(self.getsockname()[1])
+
+    monkeypatch.setattr("nodehost.plugins.localcluster.layout.socket.socket", Repeating)
+    chosen = ClusterSettings.choose()
+    ports = [chosen.apiserver_port, chosen.dns_port, chosen.kubelet_port,
+             chosen.kubelet_healthz_port, chosen.proxy_healthz_port]  # fmt: skip
+    assert len(set(ports)) == 5
+
+
 def test_the_dns_port_is_free_for_udp_and_tcp() -> None:
-    port = free_port(udp_too=True)
+    with contextlib.ExitStack() as held:
+        port = free_port(held, udp_too=True)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, socket.socket() as tcp:
         udp.bind(("127.0.0.1", port))
         tcp.bind(("127.0.0.1", port))
@@ -74,7 +109,10 @@ def test_a_port_never_free_for_udp_is_a_runtime_failure_not_a_hang(
             super().bind(address)
 
     monkeypatch.setattr("nodehost.plugins.localcluster.layout.socket.socket", UdpTaken)
-    with pytest.raises(
-        RuntimeFailure, match=r"no port on 127\.0\.0\.1 is free for both TCP and UDP"
+    with (
+        pytest.raises(
+            RuntimeFailure, match=r"no port on 127\.0\.0\.1 is free for both TCP and UDP"
+        ),
+        contextlib.ExitStack() as held,
     ):
-        free_port(udp_too=True)
+        free_port(held, udp_too=True)
