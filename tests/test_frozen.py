@@ -8,7 +8,8 @@ import dataclasses
 import inspect
 import pickle
 import typing
-from dataclasses import FrozenInstanceError, dataclass, field
+from dataclasses import KW_ONLY, FrozenInstanceError, InitVar, dataclass, field
+from typing import ClassVar
 
 import pytest
 
@@ -17,12 +18,13 @@ from nodehost.frozen import frozen
 
 def twins(body: str) -> tuple[type, type]:
     """The class ``body`` made by ``@frozen`` and by ``@dataclass(frozen=True)``."""
-    made = []
-    for decorator in ("frozen", "dataclass(frozen=True)"):
-        namespace = {"frozen": frozen, "dataclass": dataclass, "field": field}
-        exec(f"@{decorator}\nclass Twin:\n{body}", namespace)
-        made.append(namespace["Twin"])
-    return made[0], made[1]
+    return twins_made_by("frozen", body), twins_made_by("dataclass(frozen=True)", body)
+
+
+def twins_made_by(decorator: str, body: str) -> type:
+    namespace = {"frozen": frozen, "dataclass": dataclass, "field": field}
+    exec(f"@{decorator}\nclass Twin:\n{body}", namespace)
+    return namespace["Twin"]
 
 
 BODY = """
@@ -33,6 +35,16 @@ BODY = """
     secret: str = field(default='', repr=False, compare=False)
     cached: int = field(default=7, init=False)
 """
+
+
+def field_facts(made: dataclasses.Field) -> tuple:
+    """Everything the stdlib records of a field (``_field_type`` tells a field from a ClassVar)."""
+    return (
+        *(getattr(made, name) for name in ("name", "type", "default", "default_factory")),
+        *(getattr(made, name) for name in ("init", "repr", "hash", "compare", "kw_only")),
+        dict(made.metadata),
+        made._field_type,  # type: ignore[attr-defined]
+    )
 
 
 def outcome(call):
@@ -56,6 +68,8 @@ CALLS = [
     lambda cls: dataclasses.astuple(cls("a", 3)),
     lambda cls: dataclasses.asdict(dataclasses.replace(cls("a"), port=9)),
     lambda cls: [f.name for f in dataclasses.fields(cls)],
+    lambda cls: [field_facts(f) for f in dataclasses.fields(cls)],
+    lambda cls: {name: getattr(cls, name, "absent") for name in cls.__dataclass_fields__},
     lambda cls: cls.__match_args__,
     lambda cls: cls.__doc__,
     lambda cls: [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()],
@@ -86,6 +100,54 @@ def test_the_signature_names_the_types_as_documentation_tools_resolve_them():
     hints.pop("return")
     shown = {p.name: p.annotation for p in inspect.signature(ours).parameters.values()}
     assert shown == hints
+
+
+def test_a_plain_record_is_made_without_the_stdlib_decorator(monkeypatch):
+    """Nodehost's records (string annotations, plain fields) skip ``dataclasses.dataclass``:
+    its field collection was most of a record's import cost."""
+
+    def refused(*args, **kwargs):
+        raise AssertionError("dataclasses.dataclass called for a plain record")
+
+    monkeypatch.setattr(dataclasses, "dataclass", refused)
+    plain = twins_made_by("frozen", BODY)
+    assert [f.name for f in dataclasses.fields(plain)][:2] == ["name", "port"]
+
+
+def special_fields(decorate: typing.Callable[[type], type]) -> type:
+    """A class whose annotations the stdlib reads as more than fields' types."""
+
+    @decorate
+    class Special:
+        limit: ClassVar[int] = 3
+        seed: InitVar[int] = 0  # type: ignore[assignment]
+        name: str = ""
+        _: KW_ONLY
+        port: int = 0
+
+    return Special
+
+
+def test_class_and_init_variables_and_keyword_markers_are_the_stdlibs():
+    ours, stdlib = special_fields(frozen), special_fields(dataclass(frozen=True))
+    assert [field_facts(f) for f in dataclasses.fields(ours)] == [
+        field_facts(f) for f in dataclasses.fields(stdlib)
+    ]
+    assert ours.limit == stdlib.limit == 3
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["    tags: list = []\n", "    a: int\n    b = field(default=1)\n"],
+    ids=["mutable default", "field without annotation"],
+)
+def test_a_refused_class_fails_as_the_stdlib_fails_it(body):
+    failures = []
+    for decorator in ("frozen", "dataclass(frozen=True)"):
+        with pytest.raises((TypeError, ValueError)) as raised:
+            twins_made_by(decorator, body)
+        failures.append((raised.type, str(raised.value)))
+    assert failures[0] == failures[1]
 
 
 def test_undocumented_class_gets_the_stdlib_docstring():
