@@ -138,7 +138,9 @@ def _plain_fields(cls: type) -> list[tuple[str, str, Field[Any]]] | None:
     """Each annotation of ``cls`` with its field, as the stdlib finds them (its default is
     the class attribute, a :func:`~dataclasses.field` or none); ``None`` unless plain."""
     # As the stdlib reads them; inspect.get_annotations would import inspect on every command.
-    annotations = cls.__dict__.get("__annotations__")  # noqa: RUF063
+    annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
+    if "__annotate__" in cls.__dict__:  # annotations evaluated on demand (Python 3.14)
+        return None
     if not isinstance(annotations, dict) or not _plain_annotations(annotations):
         return None
     if any(

@@ -131,7 +131,12 @@ def test_a_record_with_a_frozen_base_is_made_without_the_stdlib_decorator(monkey
         c: int = 3
         a: int = 1
 
+    @frozen
+    class Marker(Base):
+        """A kind of ``Base`` without fields of its own (as ``StartedProbe``)."""
+
     assert [f.name for f in dataclasses.fields(Child)] == ["a", "b", "c"]
+    assert [f.name for f in dataclasses.fields(Marker)] == ["a", "b"]
     with pytest.raises(FrozenInstanceError):
         Child().c = 4  # type: ignore[misc]
 
