@@ -21,7 +21,7 @@ program has removed are known too (:class:`RemovedFlag`,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from nodehost.flagsline import go_quote
@@ -117,7 +117,7 @@ class ArgumentError:
     unknown: bool
 
 
-@dataclass
+@frozen
 class Resolution:
     """The result of :meth:`FlagSet.resolve`: the set values and the errors."""
 
@@ -138,7 +138,7 @@ class Launch:
     values: Mapping[str, Value]
 
 
-@dataclass
+@frozen
 class ParsedArgs:
     """The result of :meth:`FlagSet.parse_args`.
 

@@ -7,11 +7,12 @@ A name clash fails the third-party plugin(s) involved, not the command
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from nodehost.errors import PluginError
+from nodehost.frozen import frozen
 from nodehost.pluginhost.manager import LoadOptions, PluginHost, Provided, index_by_name, unique
 from nodehost.pluginhost.records import ComponentRecord, NetworkProviderRecord, OptionRecord
 from nodehost.pluginhost.selection import Catalog
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from nodehost.config.schema import NodeConfig
 
 
-@dataclass
+@frozen
 class Inventory:
     """Loaded plugins plus their records.
 
