@@ -74,9 +74,12 @@ def nodehost_api_route(
     """The routed kubeconfig, when the balancer is selected and has servers to balance."""
     if NAME not in selected:
         return None
-    from nodehost.plugins.apilb.routing import plan_route
+    from nodehost.plugins.apilb.routing import nothing_to_route, plan_route
 
-    route = plan_route(read_settings(config)[0], config.master_kube_config, _dir(state_dir))
+    settings, component_dir = read_settings(config)[0], _dir(state_dir)
+    if nothing_to_route(settings, component_dir):
+        return None  # known without parsing masterKubeConfig (the plan parses it for its reason)
+    route = plan_route(settings, config.master_kube_config, component_dir)
     if isinstance(route, str):
         return None
     return ApiRoute(NAME, route.kubeconfig_path, os.path.abspath(route.source))

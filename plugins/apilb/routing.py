@@ -46,6 +46,15 @@ class Route:
         return tuple(server for server in self.servers if server[1] != CLUSTER)
 
 
+def nothing_to_route(settings: LbSettings, component_dir: str) -> bool:
+    """Whether :func:`plan_route` gives a reason, not a route, whatever ``masterKubeConfig``
+    holds: the mode is off, or auto with no server configured or learnt besides the
+    kubeconfig's own (the default node's case).  It reads no kubeconfig."""
+    if settings.mode == "off":
+        return True
+    return settings.mode == "auto" and not settings.servers and not read_learnt(component_dir)
+
+
 def plan_route(settings: LbSettings, master_kubeconfig: str, component_dir: str) -> Route | str:
     """The route for these settings, or why the balancer has nothing to do (a sentence)."""
     if settings.mode == "off":

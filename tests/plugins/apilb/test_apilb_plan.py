@@ -11,6 +11,7 @@ import yaml
 
 from nodehost.errors import ConfigInvalid
 from nodehost.pluginhost.manager import Hooks
+from nodehost.plugins.apilb import routing
 from nodehost.plugins.apilb.settings import write_learnt
 
 SERVERS = ["https://10.0.0.2:8443", "https://10.0.0.3:8443"]
@@ -83,6 +84,24 @@ def test_with_one_known_server_it_is_inactive_and_nothing_is_routed(
     plan = plan_with(node_folder, node_plan, None)
     assert "knows one API server" in plan.get("apilb").plan.inactive_reason
     assert f"--kubeconfig={node_folder.kubeconfig}" in plan.get("kubelet").plan.run.argv
+
+
+def test_with_one_known_server_the_route_is_found_without_reading_the_kubeconfig(
+    node_folder: Any, node_plan: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No server configured or learnt: no route, whatever masterKubeConfig says; only the
+    balancer's plan reads it, for the server its reason names."""
+    read = []
+    original = routing._read
+
+    def counted(path: str) -> Any:
+        read.append(path)
+        return original(path)
+
+    monkeypatch.setattr(routing, "_read", counted)
+    plan = plan_with(node_folder, node_plan, None)
+    assert "knows one API server" in plan.get("apilb").plan.inactive_reason
+    assert len(read) == 1
 
 
 def test_mode_off_routes_nothing_even_with_servers(node_folder: Any, node_plan: Any) -> None:
