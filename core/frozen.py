@@ -5,8 +5,10 @@
 compiles each with ``exec`` when the class is defined: about 0.3 ms a class on
 CPython 3.11-3.13, paid on every command for every record a module defines
 (nodehost defines well over a hundred; see README, *Performance*).  ``@frozen``
-makes the same class without compiling anything: the stdlib collects the fields
-(so :func:`dataclasses.fields`, :func:`~dataclasses.replace`,
+makes the same class without compiling anything: the fields are the stdlib's
+own ``Field`` objects, collected as the stdlib collects them (by ``@frozen``
+for a plain record, by the stdlib for anything else: so
+:func:`dataclasses.fields`, :func:`~dataclasses.replace`,
 :func:`~dataclasses.asdict` and :func:`~dataclasses.is_dataclass` work as ever)
 and the methods are shared functions closed over each class's field lists.
 
@@ -111,6 +113,9 @@ def _collect_plain_fields(cls: type) -> bool:
     record.__dataclass_params__ = _PLAIN_PARAMS
     if "__match_args__" not in cls.__dict__:
         record.__match_args__ = tuple(f.name for f in fields.values() if f.init)  # type: ignore[misc]
+    for name, method in _STDLIB_METHODS.items():
+        if name not in cls.__dict__:
+            setattr(cls, name, method)
     abc.update_abstractmethods(cls)
     return True
 
@@ -180,20 +185,19 @@ def _mutable(default: object) -> bool:
     return default is not MISSING and default.__class__.__hash__ is None
 
 
-def _plain_params() -> Any:
-    """``__dataclass_params__`` as ``@frozen`` leaves it (the stdlib's own kind of object)."""
-
-    class Plain:
-        """Documented: else the stdlib writes a docstring from a signature (module docstring)."""
-
-    dataclasses.dataclass(Plain, init=False, repr=False, eq=False)
-    params = Plain.__dataclass_params__  # type: ignore[attr-defined]
-    params.init = params.repr = params.eq = params.frozen = True
-    return params
+class _Template:
+    """What the stdlib makes of a class with no fields and no options: the parameters
+    and any method it adds to every dataclass (``__replace__`` from Python 3.13)."""
 
 
+dataclasses.dataclass(_Template, init=False, repr=False, eq=False)
 #: Shared by the classes of the plain case: every one has the same parameters.
-_PLAIN_PARAMS = _plain_params()
+_PLAIN_PARAMS: Any = _Template.__dataclass_params__  # type: ignore[attr-defined]
+_PLAIN_PARAMS.init = _PLAIN_PARAMS.repr = _PLAIN_PARAMS.eq = _PLAIN_PARAMS.frozen = True
+#: Methods the stdlib gives every dataclass that does not define them.
+_STDLIB_METHODS = {
+    name: _Template.__dict__[name] for name in ("__replace__",) if name in _Template.__dict__
+}
 
 
 def _set_new(cls: type, name: str, value: Callable[..., Any]) -> None:

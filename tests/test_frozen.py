@@ -71,6 +71,7 @@ CALLS = [
     lambda cls: [field_facts(f) for f in dataclasses.fields(cls)],
     lambda cls: {name: getattr(cls, name, "absent") for name in cls.__dataclass_fields__},
     lambda cls: cls.__match_args__,
+    lambda cls: "__replace__" in cls.__dict__,  # the stdlib adds it from Python 3.13
     lambda cls: cls.__doc__,
     lambda cls: [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()],
     lambda cls: dataclasses.is_dataclass(cls),

@@ -193,7 +193,7 @@ print("MADE", " ".join(name for name in made if name.startswith("nodehost.")))
 #: sets its own fields.  (``nodehost.frozen``'s own: one template class, no methods.)
 STDLIB_DATACLASSES = {
     "nodehost.pluginhost.manager.PluginHost",
-    "nodehost.frozen._plain_params.<locals>.Plain",
+    "nodehost.frozen._Template",
 }
 
 
