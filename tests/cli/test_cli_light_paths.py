@@ -144,6 +144,32 @@ def test_loading_a_network_provider_plugin_loads_no_digests() -> None:
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
+#: What a node running only the kubelet and kube-proxy never needs: the checks of plugins whose
+#: components are not selected (or, ``bootstrap``'s, not in the preflight).
+NOT_STARTED = (
+    "nodehost.plugins.runtime.checks",
+    "nodehost.plugins.dns.checks",
+    "nodehost.plugins.sdn.checks",
+    "nodehost.plugins.bootstrap.checks",
+)
+
+
+def test_exit_on_ready_imports_no_checks_of_unselected_plugins(
+    node_dir: Path, tmp_path: Path
+) -> None:
+    config = node_dir / "node-config.yaml"
+    text = config.read_text()  # its last section is kubeletArguments
+    text += (
+        f'  healthz-port: ["{free_port()}"]\nproxyArguments:\n  healthz-port: ["{free_port()}"]\n'
+    )
+    config.write_text(text)
+    args = ["start", "--config", str(config), "--components=kubelet,proxy", "--standins=always"]
+    args += ["--state-dir", str(tmp_path / "state"), "--health-address=none", "--no-plugins"]
+    loaded = loaded_by([*args, "--exit-on-ready"], node_dir)
+    assert present(loaded, NOT_STARTED) == []
+    assert "nodehost.plugins.kubelet.checks" in loaded  # the selected components' checks ran
+
+
 #: What running ``importlib.metadata``'s code imports (2.8 MiB of a running node).
 METADATA_CODE = ("importlib.metadata._meta", "email", "zipfile", "csv")
 
