@@ -45,9 +45,20 @@ def edge_cases() -> types.ModuleType:
         marked_static=staticmethod(hookimpl(lambda: None)),
         partial=functools.partial(nodehost_node_ready),
         builtin=os.getpid,
+        cached=functools.lru_cache(nodehost_node_ready),  # a marked callable, no function
         Holder=Holder,
         nothing=None,
+        served=None,
     )
+
+    def served(name: str) -> Any:  # a hook the module serves through __getattr__
+        if name == "nodehost_options":
+            return hookimpl(lambda: None)
+        raise AttributeError(name)
+
+    module.__getattr__ = served  # type: ignore[method-assign]
+    module.__dir__ = lambda: [*module.__dict__, "nodehost_options"]  # type: ignore[method-assign]
+    del module.__dict__["served"]
     return module
 
 

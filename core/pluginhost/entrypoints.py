@@ -85,24 +85,31 @@ def entry_points(group: str) -> list[EntryPoint]:
 def distribution_version(name: str) -> str | None:
     """The version of the first distribution called ``name`` on ``sys.path``, None when none
     is installed (or its metadata names no version): what ``importlib.metadata.version``
-    returns, without importing it for folders on ``sys.path``."""
+    returns, without importing it for plain folders on ``sys.path``.
+
+    ``importlib.metadata`` itself answers for what is no plain folder (a zip file, an
+    ``.egg``) and for a distribution found here whose version this reader cannot read
+    (an ``.egg-info`` file, an empty ``METADATA``)."""
     if _other_finders():
         return _version_from_importlib(name, None)
     key = normalize(name)
     for entry in sys.path:
         folder = entry or "."
         try:
-            names = os.listdir(folder)
+            names = None if folder.endswith(".egg") else os.listdir(folder)
         except NotADirectoryError:
+            names = None
+        except OSError:
+            continue
+        if names is None:  # a zip file or an egg
             found = _version_from_importlib(name, entry)
             if found is not None:
                 return found
             continue
-        except OSError:
-            continue
         for found_key, info in _distributions(names):
             if found_key == key:
-                return _name_and_version(os.path.join(folder, info))[1]
+                version = _name_and_version(os.path.join(folder, info))[1]
+                return version if version is not None else _version_from_importlib(name, entry)
     return None
 
 

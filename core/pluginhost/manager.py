@@ -26,6 +26,7 @@ instead.  A built-in that fails is a bug and raises.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import time
 import types
@@ -532,26 +533,28 @@ def _traced(hook_name: str, plugin: str, function: Callable[..., Any]) -> Callab
     return call
 
 
-#: What a module attribute must be for pluggy to take it for a hook implementation, and the
-#: attribute ``hookimpl`` marks a function with.
-_HOOKABLE = (types.FunctionType, staticmethod, classmethod, types.MethodType)
+#: The attribute ``hookimpl`` marks a function with.
 _IMPL_MARKER = f"{PROJECT_NAME}_impl"
 
 
 class _PluginManager(pluggy.PluginManager):
-    """pluggy's manager, resolving only the module functions that carry the hookimpl marker.
+    """pluggy's manager, resolving only the module attributes that may be hook
+    implementations.
 
     pluggy asks :meth:`parse_hookimpl_opts` about every name in a plugin's namespace, each
     resolved with ``inspect.getattr_static`` (about 460 names for the built-in modules:
-    60 % of loading the plugins).  Of a module, a plain function without the marker is
-    no hook implementation and neither is what is no function or method, by pluggy's own
-    rules; whatever else (a marked function, another kind of plugin) pluggy decides.
+    60 % of loading the plugins).  Of a module's own attributes, a plain function without
+    the marker is no hook implementation, and neither is what is no routine (function,
+    method, builtin, method descriptor) nor a static or class method, by the rules of
+    every pluggy release nodehost supports (``pluggy>=1.5``: 1.5 takes any marked
+    routine, 1.7 functions and methods only); whatever else (a marked function, a name
+    the module serves through ``__getattr__``, another kind of plugin) pluggy decides.
     """
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        if isinstance(plugin, types.ModuleType):
-            value = vars(plugin).get(name)
-            if not isinstance(value, _HOOKABLE):
+        if isinstance(plugin, types.ModuleType) and name in vars(plugin):
+            value = vars(plugin)[name]
+            if not (inspect.isroutine(value) or isinstance(value, (staticmethod, classmethod))):
                 return None
             if isinstance(value, types.FunctionType) and not hasattr(value, _IMPL_MARKER):
                 return None

@@ -46,6 +46,13 @@ def feature_available(features: ModuleType, feature: str) -> bool | None:
     """What ``dns._features.have(feature)`` would answer, or None when it cannot be told
     here: every ``package>=version`` requirement of the feature met by the installed
     distribution's version, compared as dnspython compares them."""
+    try:
+        return _met(features, feature)
+    except Exception:
+        return None
+
+
+def _met(features: ModuleType, feature: str) -> bool | None:
     requirements = getattr(features, "_requirements", {}).get(feature)
     parse = getattr(features, "_tuple_from_text", None)
     if not isinstance(requirements, list) or parse is None:

@@ -36,3 +36,46 @@ def test_a_distribution_version_is_what_importlib_metadata_finds(name: str) -> N
 
 def test_a_missing_distribution_has_no_version() -> None:
     assert distribution_version("nodehost-test-not-installed") is None
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["egg-info file", "empty METADATA", "PKG-INFO only", "egg folder"],
+)
+def test_a_version_in_an_unusual_layout_is_what_importlib_metadata_finds(
+    layout: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Layouts this reader does not read itself are left to ``importlib.metadata``."""
+    head = "Metadata-Version: 2.1\nName: nodehost-layout-probe\nVersion: 3.21\n\n"
+    folder = tmp_path
+    if layout == "egg-info file":
+        (tmp_path / "nodehost_layout_probe-3.21.egg-info").write_text(head)
+    elif layout == "empty METADATA":
+        info = tmp_path / "nodehost_layout_probe-3.21.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("")
+        (info / "PKG-INFO").write_text(head)
+    elif layout == "PKG-INFO only":
+        info = tmp_path / "nodehost_layout_probe-3.21.egg-info"
+        info.mkdir()
+        (info / "PKG-INFO").write_text(head)
+    else:
+        folder = tmp_path / "nodehost_layout_probe-3.21-py3.11.egg"
+        (folder / "EGG-INFO").mkdir(parents=True)
+        (folder / "EGG-INFO" / "PKG-INFO").write_text(head)
+    monkeypatch.syspath_prepend(str(folder))
+    expected = importlib.metadata.version("nodehost-layout-probe")
+    assert expected == "3.21"
+    assert distribution_version("nodehost-layout-probe") == expected
+
+
+def test_a_reader_that_fails_leaves_the_feature_to_dnspython(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nodehost.plugins.dns import features
+
+    def broken(name: str) -> str:
+        raise PermissionError("unreadable")
+
+    monkeypatch.setattr(features, "distribution_version", broken)
+    assert feature_available(dns._features, "idna") is None
