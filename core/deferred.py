@@ -41,35 +41,54 @@ def defer_module(name: str) -> None:
 class DeferredModule(types.ModuleType):
     """A module whose code has not run yet (:func:`defer_module`).
 
-    The first lookup of a name it does not hold runs its code, under a lock:
-    another thread's lookup waits for it, a lookup by the module's own code
-    while it runs misses as in any module being imported.  If the code raises,
-    the module leaves ``sys.modules`` and the error propagates, as from a
-    failed import.
+    The first lookup of a name (other than a ``__dunder__`` the import system reads)
+    runs its code, once, under a lock: another thread's lookup waits until it has run,
+    as it would wait for a module another thread imports; a lookup by the module's own
+    code while it runs sees what is defined so far, as in any module being imported.
+    If the code raises, the error propagates, as from a failed import: the module leaves
+    ``sys.modules`` and its package, and every later lookup on this object raises
+    ImportError (a new import finds the module afresh).
     """
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattribute__(self, name: str) -> Any:
+        lookup = types.ModuleType.__getattribute__  # ``self`` is plain once its code ran
+        if name.startswith("__"):
+            return lookup(self, name)
+        module_name = lookup(self, "__name__")
         with _LOCK:
-            if type(self) is DeferredModule and self.__name__ not in _RUNNING:
+            if id(self) in _FAILED:
+                raise ImportError(f"module {module_name!r} failed to run when first used")
+            if type(self) is DeferredModule and module_name not in _RUNNING:
                 _run(self)
-        if type(self) is DeferredModule:  # its own code looks itself up while it runs
-            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-        return getattr(self, name)
+        return lookup(self, name)
 
 
 def _run(module: types.ModuleType) -> None:
-    """Run ``module``'s code in it; then it is a plain module."""
+    """Run ``module``'s code in it (holding ``_LOCK``); then it is a plain module."""
     _RUNNING.add(module.__name__)
     try:
         module.__spec__.loader.exec_module(module)  # type: ignore[union-attr]
     except BaseException:
-        sys.modules.pop(module.__name__, None)
+        _FAILED.add(id(module))
+        _forget(module)
         raise
     finally:
         _RUNNING.discard(module.__name__)
     module.__class__ = types.ModuleType
 
 
+def _forget(module: types.ModuleType) -> None:
+    """Take a module whose code failed out of ``sys.modules`` and off its package."""
+    if sys.modules.get(module.__name__) is module:
+        del sys.modules[module.__name__]
+    parent, _, child = module.__name__.rpartition(".")
+    package = sys.modules.get(parent) if parent else None
+    if package is not None and package.__dict__.get(child) is module:
+        delattr(package, child)
+
+
 _LOCK = threading.RLock()
 #: Names of the deferred modules whose code is running now.
 _RUNNING: set[str] = set()
+#: ``id()`` of the deferred modules whose code failed (they stay failed: never run twice).
+_FAILED: set[int] = set()

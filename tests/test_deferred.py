@@ -84,6 +84,10 @@ def test_a_module_that_fails_to_run_leaves_sys_modules_and_raises(package: str) 
     with pytest.raises(ImportError, match="broken on purpose"):
         module.anything  # noqa: B018
     assert "deferred_pkg.broken" not in sys.modules
+    assert "broken" not in vars(sys.modules["deferred_pkg"])
+    with pytest.raises(ImportError, match="failed to run when first used"):
+        module.anything  # noqa: B018  -- never run a second time, detached
+    assert "deferred_pkg.broken" not in sys.modules
 
 
 def test_a_module_already_imported_or_missing_is_left_alone(package: str) -> None:

@@ -25,7 +25,8 @@ from types import ModuleType
 from nodehost.deferred import defer_module
 from nodehost.pluginhost.entrypoints import distribution_version
 
-#: The features dnspython checks while its modules import (``dns.name``).
+#: The features dnspython checks while the modules the DNS server imports load (``dns.name``;
+#: ``dns.query`` and ``dns.dnssec``, which check others, are not among them).
 IMPORT_TIME_FEATURES = ("idna",)
 
 

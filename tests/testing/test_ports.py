@@ -41,3 +41,12 @@ def test_many_ports_in_a_row_are_distinct_and_bindable() -> None:
     assert len(set(chosen)) == 50
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", chosen[-1]))
+
+
+def test_a_kernel_offering_only_used_ports_is_an_error_not_a_hang(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ports, "_HANDED_OUT", type(ports._HANDED_OUT)([40001], maxlen=8))
+    monkeypatch.setattr(socket.socket, "getsockname", lambda self: ("127.0.0.1", 40001))
+    with pytest.raises(RuntimeError, match="only ports handed out lately"):
+        ports.free_port()
