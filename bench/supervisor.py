@@ -9,9 +9,10 @@ same way for all:
 
 * **running**  launch of the supervisor -> all N children exec'd (its
   ``/proc/<pid>/task/*/children`` hold N processes with the child's command line);
-* **CPU**      the supervisor's own CPU time (user + system, every thread, from
-  ``/proc/<pid>/task/*/schedstat``) at that moment: it moves less than wall
-  time on a busy machine;
+* **CPU**      the supervisor's own CPU time (user + system of every thread alive
+  then, from ``/proc/<pid>/task/*/schedstat``; a worker thread that already
+  exited is not counted) at that moment: it moves less than wall time on a busy
+  machine;
 * **READY=1**  (nodehost and the floors) launch -> ``READY=1`` on a notify socket;
 * **RSS**      the supervisor's peak resident set (``VmHWM``);
 * **idle CPU** and **wake-ups/s** over ``--idle`` seconds once everything runs
@@ -123,7 +124,8 @@ def context_switches(pid: int) -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    """CPU time ``pid`` has used so far, every live thread (``schedstat``, in ns)."""
+    """CPU time ``pid``'s live threads have used so far (``schedstat``, in ns); threads
+    that exited are not counted (``/proc/<pid>/stat`` has them, in 10 ms ticks)."""
     total = 0
     for task in os.listdir(f"/proc/{pid}/task"):
         with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/schedstat") as handle:

@@ -63,3 +63,19 @@ def test_a_starting_node_counts_what_loaded_as_old() -> None:
         assert any(found is loaded for found in gc.get_objects(generation=2))
     finally:
         gc.enable()
+
+
+def test_a_starting_node_leaves_what_someone_else_froze_frozen() -> None:
+    from nodehost.daemon.run import start_collecting
+
+    gc.disable()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        start_collecting()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+        gc.enable()

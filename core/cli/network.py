@@ -127,8 +127,9 @@ def cleanup_lines(
     config_path: str, state_dir: str | None, plugin_flags: dict[str, Any]
 ) -> list[str]:
     """Do ``network cleanup`` and return its report lines (one saying so when nothing was left)."""
+    from nodehost.cni import LEDGER_NAME
     from nodehost.cni.conflist import is_marked, network_files
-    from nodehost.cni.ledger import LEDGER_NAME, clean_up
+    from nodehost.cni.ledger import clean_up
     from nodehost.errors import ConfigInvalid
 
     try:
@@ -226,7 +227,7 @@ class NetworkTarget:
 
 def _recorded_ledger(state_dir: str | None, plugin_flags: dict[str, Any]) -> str:
     """The ledger path of the network component, from the state directory alone."""
-    from nodehost.cni.ledger import LEDGER_NAME
+    from nodehost.cni import LEDGER_NAME
     from nodehost.plan import default_state_dir
 
     inventory = load_inventory(**plugin_flags)

@@ -32,6 +32,10 @@ from typing import TYPE_CHECKING
 
 from nodehost.lazy import lazy_attributes
 
+#: The file name of a network's ledger (:mod:`nodehost.cni.ledger`) in its component's state
+#: directory; here so that a teardown can look for ledgers without loading the ledger's code.
+LEDGER_NAME = "cni-ledger.json"
+
 _LAZY = {
     "CniNetwork": "nodehost.cni.network",
     "HostLink": "nodehost.cni.network",
@@ -82,6 +86,7 @@ __all__ = [
     "CNI_DIRS_SCHEMA",
     "DEFAULT_BIN_DIRS",
     "DEFAULT_CONF_DIR",
+    "LEDGER_NAME",
     "CniError",
     "CniNetwork",
     "HostLink",

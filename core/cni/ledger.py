@@ -25,7 +25,6 @@ from nodehost.frozen import frozen
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.cni.network import HostLink
 
-LEDGER_NAME = "cni-ledger.json"
 _FORMAT = 1
 
 

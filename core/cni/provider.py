@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from nodehost.cni import hostnet
+from nodehost.cni import LEDGER_NAME, hostnet
 from nodehost.cni.conflist import (
     ipam_ranges,
     ipam_types,
@@ -21,7 +21,7 @@ from nodehost.cni.conflist import (
     plugin_types,
     render,
 )
-from nodehost.cni.ledger import LEDGER_NAME, LedgerNetwork, read_ledger
+from nodehost.cni.ledger import LedgerNetwork, read_ledger
 from nodehost.cni.network import CniNetwork, configured_record, with_topology
 from nodehost.cni.plugins import require_plugins
 from nodehost.component import ComponentPlan, FileSpec

@@ -20,9 +20,9 @@ QUANTITY_FORMAT_ERROR = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
 
-#: A quantity's sign, digits, fraction and suffix (``re.DOTALL``); the patterns are
+#: A quantity's sign, digits, fraction and suffix; the patterns are
 #: compiled on first use (``re``'s cache), not at import.
-_NUMBER = r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(.*)$"
+_NUMBER = r"(?s)^([+-]?)([0-9]*)(?:\.([0-9]*))?(.*)$"
 _BINARY_SI = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 #: suffix -> (numerator, denominator); ``fractions`` (and ``decimal`` with it) is
 #: imported only when a quantity is parsed.
@@ -85,7 +85,7 @@ def parse_quantity(text: str) -> Quantity:
     from fractions import Fraction
 
     stripped = text.strip()
-    match = re.match(_NUMBER, stripped, re.DOTALL)
+    match = re.match(_NUMBER, stripped)
     if match is None:
         raise ValueError(QUANTITY_FORMAT_ERROR)
     sign, whole, fraction, suffix = match.groups()

@@ -230,6 +230,8 @@ class Settler:
     def __init__(self, wrapper: str | None) -> None:
         self.wrapper = wrapper
         self._waiting: list[_Settling] = []
+        #: The loop whose hand-over of :attr:`_waiting` is scheduled, if one is.
+        self._handing_over: asyncio.AbstractEventLoop | None = None
 
     def settle(
         self, pid: int, cgroup: Path | None, state_dir: str, component: str
@@ -239,15 +241,21 @@ class Settler:
         item = _Settling(pid, cgroup, state_dir, component)
         if cgroup is None:
             item.moved.set_result(None)
-        if not self._waiting:
-            asyncio.get_running_loop().call_soon(self._hand_over)
+        loop = asyncio.get_running_loop()
+        if self._handing_over is not loop:  # none yet, or one of a loop that closed first
+            self._waiting = []
+            self._handing_over = loop
+            loop.call_soon(self._hand_over)
         self._waiting.append(item)
         return item.moved, item.recorded
 
     def _hand_over(self) -> None:
-        batch, self._waiting = self._waiting, []
+        batch, self._waiting, self._handing_over = self._waiting, [], None
         loop = asyncio.get_running_loop()
-        loop.run_in_executor(None, self._settle_all, loop, batch)
+        try:
+            loop.run_in_executor(None, self._settle_all, loop, batch)
+        except RuntimeError as error:  # the executor shut down: no child is left waiting
+            _complete([outcome for item in batch for outcome in _refused(item, error)])
 
     def _settle_all(self, loop: asyncio.AbstractEventLoop, batch: list[_Settling]) -> None:
         """The worker-thread job: every move, then every pid file."""
@@ -258,7 +266,7 @@ class Settler:
                 if item.cgroup is not None:
                     _enter_cgroup(item.pid, item.cgroup)
             except BaseException as error:
-                outcomes += [(item.moved, error), (item.recorded, None)]
+                outcomes += _refused(item, error)
             else:
                 outcomes.append((item.moved, None))
                 moved.append(item)
@@ -290,6 +298,11 @@ class Settler:
             and time.monotonic() < give_up
             and proc.executable(pid) == self.wrapper
         )
+
+
+def _refused(item: _Settling, error: BaseException) -> _Outcomes:
+    """``item``'s outcomes when it cannot be settled: its move fails, no pid file comes."""
+    return [(item.moved, error), (item.recorded, None)]
 
 
 def _record_pid(state_dir: str, component: str, pid: int) -> BaseException | None:

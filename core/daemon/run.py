@@ -54,12 +54,15 @@ def start_collecting() -> None:
     switched on as they are, the first collections walk them all, and again as they move
     up (about 20 M instructions of ``start --exit-on-ready``).  Moved to the oldest
     generation first (``gc.freeze`` then ``gc.unfreeze``), they are walked by full
-    collections only, and the garbage among them is freed there as before.
+    collections only, and the garbage among them is freed there as before.  Nothing is
+    moved when something is frozen already (an embedding program's, or an earlier run's
+    in the same process): unfreezing would thaw it too.
     """
     import gc
 
-    gc.freeze()
-    gc.unfreeze()
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
     gc.enable()
 
 

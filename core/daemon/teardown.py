@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nodehost.cni import LEDGER_NAME
 from nodehost.daemon import cgroups, pidfiles, proc
 from nodehost.daemon.workloads import workload_roots
 
@@ -65,9 +66,11 @@ async def tear_down(state_dir: str, grace: float, ledgers_too: bool = True) -> T
     unmount_below(state_dir, report)
     for path in pidfiles.remove_temporaries(state_dir):
         report.done.append(f"removed {path} (a killed run's temporary file)")
-    attachments_removed = _remove_attachments(state_dir, report)
-    if ledgers_too and attachments_removed:
-        _clean_networks(state_dir, report)
+    ledgers = sorted(Path(state_dir).glob(f"*/{LEDGER_NAME}"))
+    if ledgers:  # without one, no cached attachment is nodehost's: nothing to DEL or clean
+        attachments_removed = _remove_attachments(ledgers, report)
+        if ledgers_too and attachments_removed:
+            _clean_networks(ledgers, report)
     _check_nothing_left(state_dir, base, report)
     return report
 
@@ -245,14 +248,14 @@ def unmount_below(folder: str, report: TeardownReport) -> None:
         report.left.append(f"mount {point}: cannot unmount ({os.strerror(error)})")
 
 
-def _remove_attachments(state_dir: str, report: TeardownReport) -> bool:
-    """DEL the pods' attachments to the networks the ledgers record; False if one failed."""
+def _remove_attachments(ledgers: list[Path], report: TeardownReport) -> bool:
+    """DEL the pods' attachments to the networks ``ledgers`` record; False if one failed."""
     from nodehost.cni.attachments import cache_uses, remove_attachments
-    from nodehost.cni.ledger import LEDGER_NAME, LedgerNetwork, read_ledger
+    from nodehost.cni.ledger import LedgerNetwork, read_ledger
     from nodehost.errors import RuntimeFailure
 
     networks: list[LedgerNetwork] = []
-    for ledger in sorted(Path(state_dir).glob(f"*/{LEDGER_NAME}")):
+    for ledger in ledgers:
         try:
             networks.extend(read_ledger(str(ledger)).networks)
         except RuntimeFailure as error:
@@ -269,11 +272,11 @@ def _remove_attachments(state_dir: str, report: TeardownReport) -> bool:
     return not removed.failed
 
 
-def _clean_networks(state_dir: str, report: TeardownReport) -> None:
-    from nodehost.cni.ledger import LEDGER_NAME, clean_up
+def _clean_networks(ledgers: list[Path], report: TeardownReport) -> None:
+    from nodehost.cni.ledger import clean_up
     from nodehost.errors import RuntimeFailure
 
-    for ledger in sorted(Path(state_dir).glob(f"*/{LEDGER_NAME}")):
+    for ledger in ledgers:
         try:
             report.done.extend(clean_up(str(ledger)))
         except RuntimeFailure as error:

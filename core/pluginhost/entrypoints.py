@@ -66,19 +66,14 @@ def entry_points(group: str) -> list[EntryPoint]:
         return list(_from_importlib(group, None))
     found: list[EntryPoint] = []
     seen: set[str] = set()
-    for entry in sys.path:
-        folder = entry or "."
-        try:
-            names = os.listdir(folder)
-        except NotADirectoryError:
+    for entry, names in _path_listings():
+        if names is None:
             found += _from_importlib(group, entry, seen)
-            continue
-        except OSError:
             continue
         for key, info in _distributions(names):
             if key not in seen:
                 seen.add(key)
-                found += _read_group(os.path.join(folder, info), group)
+                found += _read_group(os.path.join(entry or ".", info), group)
     return found
 
 
@@ -93,24 +88,35 @@ def distribution_version(name: str) -> str | None:
     if _other_finders():
         return _version_from_importlib(name, None)
     key = normalize(name)
-    for entry in sys.path:
-        folder = entry or "."
-        try:
-            names = None if folder.endswith(".egg") else os.listdir(folder)
-        except NotADirectoryError:
-            names = None
-        except OSError:
-            continue
-        if names is None:  # a zip file or an egg
+    for entry, names in _path_listings():
+        if names is None:
             found = _version_from_importlib(name, entry)
             if found is not None:
                 return found
             continue
         for found_key, info in _distributions(names):
             if found_key == key:
-                version = _name_and_version(os.path.join(folder, info))[1]
+                version = _name_and_version(os.path.join(entry or ".", info))[1]
                 return version if version is not None else _version_from_importlib(name, entry)
     return None
+
+
+def _path_listings() -> Iterator[tuple[str, list[str] | None]]:
+    """Each ``sys.path`` entry with its folder's listing; None for an entry that is no
+    plain folder (a zip file, an ``.egg``: ``importlib.metadata`` reads those); an entry
+    that cannot be listed is left out, as ``importlib.metadata`` leaves it."""
+    for entry in sys.path:
+        folder = entry or "."
+        if folder.endswith(".egg"):
+            yield entry, None
+            continue
+        try:
+            names: list[str] | None = os.listdir(folder)
+        except NotADirectoryError:
+            names = None
+        except OSError:
+            continue
+        yield entry, names
 
 
 def _other_finders() -> bool:

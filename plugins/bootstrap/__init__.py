@@ -255,7 +255,10 @@ class BootstrapTask:
 
 @hookimpl
 def nodehost_checks(context: CheckContext) -> list[Check]:
-    """The node identity's checks (:mod:`nodehost.plugins.bootstrap.checks`)."""
+    """The node identity's checks (:mod:`nodehost.plugins.bootstrap.checks`); none in the
+    preflight (its module is not loaded to answer "none")."""
+    if context.preflight:
+        return []
     from nodehost.plugins.bootstrap.checks import bootstrap_checks
 
     return bootstrap_checks(context)

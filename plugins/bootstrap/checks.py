@@ -33,8 +33,7 @@ API_TIMEOUT = 5.0
 
 
 def bootstrap_checks(context: CheckContext) -> list[Check]:
-    if context.preflight:
-        return []
+    """The checks above, outside the preflight (the hook asks only then)."""
     config = context.config
     rotating = NAME in context.selected
     return [

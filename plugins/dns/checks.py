@@ -13,8 +13,7 @@ NAME = "dns"
 
 
 def dns_checks(context: CheckContext) -> list[Check]:
-    if NAME not in context.selected or context.planned(NAME) is None:
-        return []
+    """The port check, for the selected, active DNS server (the hook asks only then)."""
     from nodehost.check.ports import port_check
     from nodehost.plugins.dns.settings import bind_address
 

@@ -46,9 +46,7 @@ MIRROR_TIMEOUT = 5.0
 
 
 def runtime_checks(context: CheckContext) -> list[Check]:
-    """The checks above, for the selected, active runtime."""
-    if NAME not in context.selected or context.planned(NAME) is None:
-        return []
+    """The checks above, for the selected, active runtime (the hook asks only then)."""
     settings, _ = read_settings(context.config)
     if settings.external is not None:
         cri = cri_check(context, settings.external.socket)

@@ -239,7 +239,10 @@ class Sdn:
 
 @hookimpl
 def nodehost_checks(context: CheckContext) -> list[Check]:
-    """The pod network's host checks (:mod:`nodehost.plugins.sdn.checks`)."""
+    """The pod network's host checks (:mod:`nodehost.plugins.sdn.checks`), if it is selected
+    and active (its module is not loaded to answer "none")."""
+    if "sdn" not in context.selected or context.planned("sdn") is None:
+        return []
     from nodehost.plugins.sdn.checks import sdn_checks
 
     return sdn_checks(context)

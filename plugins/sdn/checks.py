@@ -43,9 +43,8 @@ BRIDGE_NF = "/proc/sys/net/bridge/bridge-nf-call-iptables"
 
 
 def sdn_checks(context: CheckContext) -> list[Check]:
-    """The checks above when the selected sdn has a CNI network."""
-    if NAME not in context.selected or context.planned(NAME) is None:
-        return []
+    """The checks above when the selected, active sdn (the hook asks only then) has a CNI
+    network."""
     from nodehost.cni import node_network
     from nodehost.errors import RuntimeFailure
 

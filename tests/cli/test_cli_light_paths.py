@@ -13,6 +13,9 @@ through it) and the component API (a plan is made of its values).  The DNS
 plan builds its ``kubernetes`` record source, but the source's translation to
 the DNS model (and the model) is imported only when it runs.
 
+A node started with some of its components skips the checks of the others,
+and its teardown the network's code when there was no network.
+
 A running node's DNS server imports dnspython without running
 ``importlib.metadata`` (``nodehost.plugins.dns.features``).
 """
@@ -142,6 +145,36 @@ def test_loading_a_network_provider_plugin_loads_no_digests() -> None:
     probe = "import sys, nodehost.cni.provider; print(sorted({'hashlib', '_hashlib'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+#: What a node running only the kubelet and kube-proxy never needs: the checks of plugins whose
+#: components are not selected (or, ``bootstrap``'s, not in the preflight) and, with no network
+#: set up, the code that tears a network down.
+NOT_STARTED = (
+    "nodehost.plugins.runtime.checks",
+    "nodehost.plugins.dns.checks",
+    "nodehost.plugins.sdn.checks",
+    "nodehost.plugins.bootstrap.checks",
+    "nodehost.cni.attachments",
+    "nodehost.cni.ledger",
+)
+
+
+def test_exit_on_ready_imports_no_checks_of_unselected_plugins_nor_network_teardown(
+    node_dir: Path, tmp_path: Path
+) -> None:
+    config = node_dir / "node-config.yaml"
+    text = config.read_text()  # its last section is kubeletArguments
+    text += (
+        f'  healthz-port: ["{free_port()}"]\nproxyArguments:\n  healthz-port: ["{free_port()}"]\n'
+    )
+    config.write_text(text)
+    args = ["start", "--config", str(config), "--components=kubelet,proxy", "--standins=always"]
+    args += ["--state-dir", str(tmp_path / "state"), "--health-address=none", "--no-plugins"]
+    loaded = loaded_by([*args, "--exit-on-ready"], node_dir)
+    assert present(loaded, NOT_STARTED) == []
+    # The selected components' checks ran, and the teardown did.
+    assert {"nodehost.plugins.kubelet.checks", "nodehost.daemon.teardown"} <= loaded
 
 
 #: What running ``importlib.metadata``'s code imports (2.8 MiB of a running node).

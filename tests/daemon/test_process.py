@@ -254,3 +254,24 @@ def test_a_child_with_no_cgroup_to_enter_is_settled_without_waiting_for_a_worker
             launcher.close()
 
     assert asyncio.run(scenario()) == (True, ["settled-0"])
+
+
+def test_a_child_that_cannot_be_handed_to_a_worker_fails_instead_of_waiting(
+    tmp_path: Path,
+) -> None:
+    """With the loop's executor shut down the settling job cannot start: the child's
+    settling raises (as its own failed move would), and no pid file is waited for."""
+    from nodehost.daemon.process import Settler
+
+    async def scenario() -> tuple[BaseException | None, object]:
+        await asyncio.get_running_loop().shutdown_default_executor()
+        moved, recorded = Settler(None).settle(os.getpid(), tmp_path / "cg", str(tmp_path), "a")
+        error = None
+        try:
+            await asyncio.wait_for(moved, WAIT)
+        except RuntimeError as raised:
+            error = raised
+        return error, await asyncio.wait_for(recorded, WAIT)
+
+    error, recorded = asyncio.run(scenario())
+    assert isinstance(error, RuntimeError) and recorded is None

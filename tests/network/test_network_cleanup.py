@@ -15,8 +15,15 @@ from pathlib import Path
 import pytest
 
 from nodehost.cli.network import NetworkTarget
-from nodehost.cni import RuntimeConf, add_network, delete_network, hostnet, netns, read_network_file
-from nodehost.cni.ledger import LEDGER_NAME
+from nodehost.cni import (
+    LEDGER_NAME,
+    RuntimeConf,
+    add_network,
+    delete_network,
+    hostnet,
+    netns,
+    read_network_file,
+)
 from nodehost.pki.atomic import make_directories, write_atomic
 from nodehost.testing import parts
 
