@@ -184,7 +184,7 @@ class PlanShared:
     """
 
     route: ApiRoute | None
-    starts_after: Mapping[str, set[str]]
+    starts_after: Mapping[str, frozenset[str]]
 
     def dependents(self, name: str) -> frozenset[str]:
         """The selected components that wait for ``name`` (their ``after`` or ``requires``
@@ -198,7 +198,7 @@ def plan_shared(inventory: Inventory, resolved: ResolvedConfig, state_dir: str) 
     catalog = inventory.catalog
     return PlanShared(
         route=inventory.host.hooks.api_route(resolved.config, resolved.selected, state_dir),
-        starts_after={name: catalog.starts_after(name) for name in resolved.selected},
+        starts_after={name: frozenset(catalog.starts_after(name)) for name in resolved.selected},
     )
 
 
