@@ -55,6 +55,7 @@ def test_a_starting_node_counts_what_loaded_as_old() -> None:
     youngest: young collections do not walk everything the imports made."""
     from nodehost.daemon.run import start_collecting
 
+    gc.unfreeze()  # as in a fresh process: an earlier test's freeze (DNS ready) would stay
     gc.disable()
     try:
         loaded = [[]]  # a container the collector tracks, made while it was off
