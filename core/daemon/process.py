@@ -376,6 +376,8 @@ class ChildProcess:
         component: str,
         state_dir: str,
         cgroup: Path | None = None,
+        *,
+        settler: Settler,
     ) -> None:
         self.popen = popen
         self.cgroup = cgroup
@@ -388,7 +390,7 @@ class ChildProcess:
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self.recorded: asyncio.Future[None] | None = None
         self.reaper: Reaper | None = None
-        self.settler: Settler | None = None
+        self.settler = settler
         self.doomed: dict[int, int] = {}
 
     @classmethod
@@ -422,9 +424,8 @@ class ChildProcess:
             PipeReader(loop, out_read, "stdout", output),
             PipeReader(loop, err_read, "stderr", output),
         ]
-        child = cls(popen, readers, component, state_dir, cgroup)
+        child = cls(popen, readers, component, state_dir, cgroup, settler=launcher.settler)
         child.reaper = reaper
-        child.settler = launcher.settler
         reaper.register(child.pid, child._on_exit)
         return child
 
@@ -436,8 +437,9 @@ class ChildProcess:
         Raises OSError -- the child killed -- if it cannot be moved.  Call it right after
         :meth:`spawn`; until it returns the child may still run outside its cgroup.
         """
-        settler = self.settler if self.settler is not None else Settler(None)
-        moved, self.recorded = settler.settle(self.pid, self.cgroup, self.state_dir, self.component)
+        moved, self.recorded = self.settler.settle(
+            self.pid, self.cgroup, self.state_dir, self.component
+        )
         await moved
 
     async def forget_pid_file(self) -> None:
