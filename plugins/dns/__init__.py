@@ -271,7 +271,7 @@ class DnsTask:
 def nodehost_checks(context: CheckContext) -> list[Check]:
     """The DNS server's port check (:mod:`nodehost.plugins.dns.checks`), if it is selected
     and active (its module is not loaded to answer "none")."""
-    if "dns" not in context.selected or context.planned("dns") is None:
+    if context.planned("dns") is None:
         return []
     from nodehost.plugins.dns.checks import dns_checks
 

@@ -412,7 +412,7 @@ def _pod_image(config: Any) -> str:
 def nodehost_checks(context: CheckContext) -> list[Check]:
     """The runtime's host checks (:mod:`nodehost.plugins.runtime.checks`), if it is selected
     and active (its module is not loaded to answer "none")."""
-    if NAME not in context.selected or context.planned(NAME) is None:
+    if context.planned(NAME) is None:
         return []
     from nodehost.plugins.runtime.checks import runtime_checks
 

@@ -241,7 +241,7 @@ class Sdn:
 def nodehost_checks(context: CheckContext) -> list[Check]:
     """The pod network's host checks (:mod:`nodehost.plugins.sdn.checks`), if it is selected
     and active (its module is not loaded to answer "none")."""
-    if "sdn" not in context.selected or context.planned("sdn") is None:
+    if context.planned("sdn") is None:
         return []
     from nodehost.plugins.sdn.checks import sdn_checks
 
