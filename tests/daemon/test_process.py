@@ -275,3 +275,32 @@ def test_a_child_that_cannot_be_handed_to_a_worker_fails_instead_of_waiting(
 
     error, recorded = asyncio.run(scenario())
     assert isinstance(error, RuntimeError) and recorded is None
+
+
+def test_a_settler_whose_loop_closed_before_its_hand_over_settles_on_the_next_loop(
+    tmp_path: Path,
+) -> None:
+    """A hand-over scheduled on a loop that stopped before running it must not keep the
+    next loop's children from being handed over."""
+    from nodehost.daemon.pidfiles import read_pid_files
+    from nodehost.daemon.process import Settler
+
+    (tmp_path / "run").mkdir()
+    settler = Settler(None)
+    first = asyncio.new_event_loop()
+
+    def queue_and_stop() -> None:
+        settler.settle(os.getpid(), tmp_path / "cg", str(tmp_path), "first")
+        first.stop()  # the hand-over it scheduled does not run: callbacks added now wait
+
+    first.call_soon(queue_and_stop)
+    first.run_forever()
+    first.close()
+
+    async def scenario() -> None:
+        moved, recorded = settler.settle(os.getpid(), None, str(tmp_path), "second")
+        await asyncio.wait_for(moved, WAIT)
+        await asyncio.wait_for(recorded, WAIT)
+
+    asyncio.run(scenario())
+    assert [r.component for r in read_pid_files(str(tmp_path))] == ["second"]
