@@ -146,7 +146,7 @@ def test_the_instructions_name_programs_as_a_shell_here_finds_them(
     venv_bin = Path(sys.executable).parent
     empty = tmp_path / "empty-bin"
     empty.mkdir()
-    monkeypatch.setattr(clusters.shutil, "which", lambda name: None)
+    monkeypatch.setattr(clusters, "which", lambda name: None)
     monkeypatch.setattr(clusters.sys, "executable", str(empty / "python3"))
     text = clusters.instructions(cluster, "127.0.0.1:1")
     assert "  nodehost status --address" in text
@@ -157,7 +157,7 @@ def test_the_instructions_name_programs_as_a_shell_here_finds_them(
     text = clusters.instructions(cluster, "127.0.0.1:1")
     assert f"  {venv_bin / 'nodehost'} status --address 127.0.0.1:1" in text
 
-    monkeypatch.setattr(clusters.shutil, "which", lambda name: str(venv_bin / name))
+    monkeypatch.setattr(clusters, "which", lambda name: str(venv_bin / name))
     text = clusters.instructions(cluster, "127.0.0.1:1")
     assert "  nodehost status --address 127.0.0.1:1" in text
     assert "  dig @127.0.0.1" in text
