@@ -6,14 +6,17 @@ compiles each with ``exec`` when the class is defined: about 0.3 ms a class on
 CPython 3.11-3.13, paid on every command for every record a module defines
 (nodehost defines well over a hundred; see README, *Performance*).  ``@frozen``
 makes the same class without compiling anything: the fields are the stdlib's
-own ``Field`` objects, collected as the stdlib collects them (by ``@frozen``
-for a plain record, by the stdlib for anything else: so
+own ``Field`` objects, collected as the stdlib collects them (so
 :func:`dataclasses.fields`, :func:`~dataclasses.replace`,
 :func:`~dataclasses.asdict` and :func:`~dataclasses.is_dataclass` work as ever)
-and the methods are the same six functions for every class, reading what
-they need from the class's layout (field names, defaults), computed once as
-the class is made: a class costs one small object instead of six functions of
-its own (about 0.2 MiB of a running node's memory).
+and the methods run the same code for every class, reading what they need
+from the class's layout (field names, defaults), computed once as the class
+is made: no closures, cells and captured tuples per method (about 0.2 MiB of a
+running node's memory).
+That is for a plain record (every one of nodehost's: see
+:func:`_collect_plain_fields`); anything else (``ClassVar``, ``InitVar``,
+``KW_ONLY``, a base that is not a plain frozen record...) is made by
+``@dataclass(frozen=True)`` itself.
 
 The contract is the stdlib's for ``@dataclass(frozen=True)``: positional and
 keyword arguments in field order, defaults and ``default_factory``, fields with
@@ -35,7 +38,7 @@ import contextlib
 import dataclasses
 from collections.abc import Callable
 from dataclasses import MISSING, Field, FrozenInstanceError
-from types import MemberDescriptorType
+from types import FunctionType, MemberDescriptorType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, dataclass_transform
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,18 +49,13 @@ T = TypeVar("T", bound=type)
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, Field))
 def frozen(cls: T) -> T:
-    """Make ``cls`` a frozen dataclass, as ``@dataclass(frozen=True)`` does (module docstring)."""
-    inherits = any(dataclasses.is_dataclass(base) for base in cls.__mro__[1:])
-    documented = bool(cls.__doc__)
-    if not documented:
-        # Else the stdlib writes one from the signature of object.__init__, parsing its
-        # text with tokenize (a 20 ms regular expression); ours is written below.
-        cls.__doc__ = cls.__name__
-    plain = _collect_plain_fields(cls)
-    if not plain:
-        # Outside the plain case a dataclass base makes the stdlib check frozenness along
-        # the hierarchy with its own __setattr__: it pays for two compiled methods.
-        dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=inherits)
+    """Make ``cls`` a frozen dataclass, as ``@dataclass(frozen=True)`` does (module docstring).
+
+    A record that is not plain (:func:`_collect_plain_fields`) is the stdlib's, whole:
+    ``InitVar``, ``KW_ONLY`` and the like change its ``__init__``.
+    """
+    if not _collect_plain_fields(cls):
+        return cast(T, dataclasses.dataclass(cls, frozen=True))
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     params.init = params.repr = params.eq = params.frozen = True
     fields = dataclasses.fields(cls)
@@ -65,17 +63,17 @@ def frozen(cls: T) -> T:
     record.__frozen_layout__ = _Layout(cls, fields)
     for name in ("__init__", "__repr__", "__eq__"):
         if name not in cls.__dict__:
-            setattr(cls, name, _SHARED[name])
+            setattr(cls, name, _method(cls, name))
     if "__hash__" not in cls.__dict__ or cls.__dict__["__hash__"] is None:
-        record.__hash__ = _SHARED["__hash__"]
-    if plain or not inherits:
-        for name in ("__setattr__", "__delattr__"):
-            if name in cls.__dict__:
-                raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
-        record.__setattr__ = _SHARED["__setattr__"]
-        record.__delattr__ = _SHARED["__delattr__"]
+        record.__hash__ = _method(cls, "__hash__")
+    for name in ("__setattr__", "__delattr__"):
+        if name in cls.__dict__:
+            raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+    record.__setattr__ = _method(cls, "__setattr__")
+    record.__delattr__ = _method(cls, "__delattr__")
     record.__signature__ = _LAZY_SIGNATURE
-    if not documented:
+    if not cls.__doc__:
+        # The stdlib's docstring for an undocumented class, without its tokenize parsing.
         text = str(_signature(cls, resolved=False)).replace(" -> None", "")
         cls.__doc__ = cls.__name__ + text
     return cls
@@ -205,8 +203,8 @@ _STDLIB_METHODS = {
 class _Layout:
     """What the shared methods of one ``@frozen`` class need, computed once as it is made.
 
-    A class holds its layout (``__frozen_layout__``) instead of six functions of its own:
-    the methods of :class:`_Methods` read it from the instance's class, so a subclass
+    A class holds its layout (``__frozen_layout__``) instead of six closures over it:
+    the methods (:data:`_METHODS`) read it from the instance's class, so a subclass
     that is not a dataclass answers with its base's fields, as the stdlib's inherited
     methods do.  ``owner`` is the class the methods were made for (``__init__``'s error
     messages name it, the frozen ``__setattr__`` tells its instances from a subclass's).
@@ -251,76 +249,95 @@ def _shared(names: tuple[str, ...]) -> tuple[str, ...]:
     return _TUPLES.setdefault(names, names)
 
 
-class _Methods:
-    """The methods every ``@frozen`` class shares, as the stdlib's compiled ones behave."""
-
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        layout = self.__frozen_layout__
-        names, setter = layout.init, object.__setattr__
-        if len(args) > len(names):
-            raise TypeError(
-                f"{_label(layout)} takes {len(names) + 1} positional arguments"
-                f" but {len(args) + 1} were given"
-            )
-        for name, value in zip(names, args, strict=False):
-            if name in kwargs:
-                raise TypeError(f"{_label(layout)} got multiple values for argument {name!r}")
-            setter(self, name, value)
-        left = len(kwargs)
-        for name in names[len(args) :]:
-            if name in kwargs:
-                setter(self, name, kwargs[name])
-                left -= 1
-            elif name in layout.defaults:
-                setter(self, name, layout.defaults[name])
-            elif name in layout.factories:
-                setter(self, name, layout.factories[name]())
-            else:
-                raise TypeError(f"{_label(layout)} missing required argument: {name!r}")
-        if left:
-            unknown = next(name for name in kwargs if name not in names[len(args) :])
-            raise TypeError(f"{_label(layout)} got an unexpected keyword argument {unknown!r}")
-        for name, default, factory in layout.unset:
-            if factory is not MISSING:
-                setter(self, name, factory())
-            elif default is not MISSING:
-                setter(self, name, default)
-        if layout.post_init is not None:
-            layout.post_init(self)
-
-    def __repr__(self: Any) -> str:
-        shown = self.__frozen_layout__.shown
-        values = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
-        return f"{type(self).__qualname__}({values})"
-
-    def __eq__(self: Any, other: object) -> bool:
-        compared = self.__frozen_layout__.compared
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        mine = tuple(getattr(self, name) for name in compared)
-        return mine == tuple(getattr(other, name) for name in compared)
-
-    def __hash__(self: Any) -> int:
-        return hash(tuple(getattr(self, name) for name in self.__frozen_layout__.hashed))
-
-    def __setattr__(self: Any, name: str, value: object) -> None:
-        layout = self.__frozen_layout__
-        if type(self) is layout.owner or name in layout.names:
-            raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(layout.owner, self).__setattr__(name, value)
-
-    def __delattr__(self: Any, name: str) -> None:
-        layout = self.__frozen_layout__
-        if type(self) is layout.owner or name in layout.names:
-            raise FrozenInstanceError(f"cannot delete field {name!r}")
-        super(layout.owner, self).__delattr__(name)
+# The code of every ``@frozen`` class's methods, as the stdlib's compiled ones behave; each
+# class gets its own function objects of it, named after the class (:func:`_method`).
 
 
-#: The shared methods by name.
-_SHARED: dict[str, Callable[..., Any]] = {
-    name: _Methods.__dict__[name]
-    for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
+def _frozen_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    layout = self.__frozen_layout__
+    names, setter = layout.init, object.__setattr__
+    if len(args) > len(names):
+        raise TypeError(
+            f"{_label(layout)} takes {len(names) + 1} positional arguments"
+            f" but {len(args) + 1} were given"
+        )
+    for name, value in zip(names, args, strict=False):
+        if name in kwargs:
+            raise TypeError(f"{_label(layout)} got multiple values for argument {name!r}")
+        setter(self, name, value)
+    left = len(kwargs)
+    for name in names[len(args) :]:
+        if name in kwargs:
+            setter(self, name, kwargs[name])
+            left -= 1
+        elif name in layout.defaults:
+            setter(self, name, layout.defaults[name])
+        elif name in layout.factories:
+            setter(self, name, layout.factories[name]())
+        else:
+            raise TypeError(f"{_label(layout)} missing required argument: {name!r}")
+    if left:
+        unknown = next(name for name in kwargs if name not in names[len(args) :])
+        raise TypeError(f"{_label(layout)} got an unexpected keyword argument {unknown!r}")
+    for name, default, factory in layout.unset:
+        if factory is not MISSING:
+            setter(self, name, factory())
+        elif default is not MISSING:
+            setter(self, name, default)
+    if layout.post_init is not None:
+        layout.post_init(self)
+
+
+def _frozen_repr(self: Any) -> str:
+    shown = self.__frozen_layout__.shown
+    values = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
+    return f"{type(self).__qualname__}({values})"
+
+
+def _frozen_eq(self: Any, other: object) -> bool:
+    compared = self.__frozen_layout__.compared
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    mine = tuple(getattr(self, name) for name in compared)
+    return mine == tuple(getattr(other, name) for name in compared)
+
+
+def _frozen_hash(self: Any) -> int:
+    return hash(tuple(getattr(self, name) for name in self.__frozen_layout__.hashed))
+
+
+def _frozen_setattr(self: Any, name: str, value: object) -> None:
+    layout = self.__frozen_layout__
+    if type(self) is layout.owner or name in layout.names:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+    super(layout.owner, self).__setattr__(name, value)
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    layout = self.__frozen_layout__
+    if type(self) is layout.owner or name in layout.names:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+    super(layout.owner, self).__delattr__(name)
+
+
+#: The shared code of each method, by name.
+_METHODS: dict[str, Callable[..., Any]] = {
+    "__init__": _frozen_init,
+    "__repr__": _frozen_repr,
+    "__eq__": _frozen_eq,
+    "__hash__": _frozen_hash,
+    "__setattr__": _frozen_setattr,
+    "__delattr__": _frozen_delattr,
 }
+
+
+def _method(cls: type, name: str) -> Callable[..., Any]:
+    """``cls``'s own copy of the shared method ``name``: the same code, named as the
+    stdlib names its methods (``<class qualname>.<name>``)."""
+    shared = _METHODS[name]
+    method = FunctionType(shared.__code__, shared.__globals__, name)
+    method.__qualname__ = f"{cls.__qualname__}.{name}"
+    return method
 
 
 def _label(layout: _Layout) -> str:
