@@ -254,3 +254,15 @@ def test_judging_a_file_compiles_no_dataclass_methods(
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert lines.get("EXIT") == "0", done.stdout + done.stderr
     assert set(lines.get("MADE", "").split()) <= STDLIB_DATACLASSES
+
+
+def test_a_node_without_a_local_cluster_does_not_load_its_code_when_ready() -> None:
+    """The local cluster plugin prints how to reach the clusters this process started
+    when the node is ready; a process that started none does not import their code."""
+    probe = (
+        "import sys; from nodehost.plugins import localcluster; "
+        "localcluster.nodehost_node_ready(status_address=None, keeps_running=True); "
+        "print(sorted(m for m in sys.modules if m.startswith('nodehost.plugins.localcluster.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
