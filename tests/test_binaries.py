@@ -48,6 +48,8 @@ def folders(tmp_path: Path) -> Path:
         ("b/plain", "a"),
         ("c/tool", "a"),
         ("nowhere", "a:b:c"),
+        ("to\0ol", "a"),  # a NUL byte names no file
+        ("a/to\0ol", "a"),
     ],
 )
 def test_which_answers_as_shutil_which(
