@@ -60,6 +60,7 @@ import argparse
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import statistics
@@ -278,16 +279,22 @@ def measure(name: str, launch: Launch, workdir: Path, command: list[str], n: int
 def stop(process: subprocess.Popen[bytes]) -> int:
     """SIGTERM the supervisor, again every 5 s if it ignores it; return how many were sent.
 
+    Its exit is seen the moment it happens (its pidfd becomes readable):
+    ``Popen.wait(timeout)`` polls at 1, 3, 7, 15, 31, 63 ms..., which rounded a
+    stop up to the next of those instants (a 35 ms stop read as 63 ms).
+
     (circus 0.19 sometimes drops a SIGTERM that arrives while it runs another
     command: "arbiter is already running arbiter_stop command".)
     """
-    for sent in range(1, int(LIMIT / 5) + 1):
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(5)
-            return sent
-        except subprocess.TimeoutExpired:
-            continue
+    pidfd = os.pidfd_open(process.pid)
+    try:
+        for sent in range(1, int(LIMIT / 5) + 1):
+            process.send_signal(signal.SIGTERM)
+            if select.select([pidfd], [], [], 5)[0]:
+                process.wait()
+                return sent
+    finally:
+        os.close(pidfd)
     raise TimeoutError("the supervisor did not stop")
 
 
