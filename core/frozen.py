@@ -132,8 +132,6 @@ def _inherited_fields(cls: type) -> dict[str, Field[Any]] | None:
             if made._field_type is not dataclasses._FIELD:  # type: ignore[attr-defined]
                 return None
             fields[made.name] = made
-    if fields and ({"__setattr__", "__delattr__"} & cls.__dict__.keys()):
-        return None  # the stdlib's own error for it
     return fields
 
 
