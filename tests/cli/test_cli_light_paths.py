@@ -266,11 +266,18 @@ print("EXIT", code)
 print("LOADED", " ".join(sorted(set(sys.modules) - started)))
 """
 
-#: What a plan of plain processes (no node IP to follow) does not use.
-NOT_FOR_PLAIN_PROCESSES = ("nodehost.nodeip",)
+#: What running a plan of plain processes does not use: the node IP's code (no node IP to
+#: follow) and the plugins' records and selection (a plan is made already).
+NOT_FOR_PLAIN_PROCESSES = (
+    "nodehost.nodeip",
+    "nodehost.pluginhost.records",
+    "nodehost.pluginhost.selection",
+)
 
 
-def test_a_plan_of_plain_processes_imports_no_node_ip_code(tmp_path: Path) -> None:
+def test_running_a_plan_of_plain_processes_imports_no_planning_nor_node_ip_code(
+    tmp_path: Path,
+) -> None:
     plan = tmp_path / "plan.json"
     component = {"name": "sleeper", "argv": ["sleep", "60"]}
     plan.write_text(json.dumps({"state_dir": str(tmp_path / "state"), "components": [component]}))
