@@ -267,11 +267,13 @@ print("LOADED", " ".join(sorted(set(sys.modules) - started)))
 """
 
 #: What running a plan of plain processes does not use: the node IP's code (no node IP to
-#: follow) and the plugins' records and selection (a plan is made already).
+#: follow), the plugins' records and selection (a plan is made already) and the command
+#: line's option defaults (``nodehost.pki``, whose atomic writer keeps the state, holds none).
 NOT_FOR_PLAIN_PROCESSES = (
     "nodehost.nodeip",
     "nodehost.pluginhost.records",
     "nodehost.pluginhost.selection",
+    "nodehost.options",
 )
 
 
