@@ -464,12 +464,23 @@ class Host:
             self.log.error("teardown incomplete", left=line)
 
     async def _release_guardian(self) -> None:
+        """Release the guardian and wait for its exit; meanwhile the stopped components'
+        empty cgroups are removed (the guardian empties and needs only their parent, the
+        agents' cgroup, which :func:`cgroups.remove_empty` of the base removes later)."""
         guardian, self.guardian = self.guardian, None
         if guardian is None or guardian.pid is None:
             return
         guardian.close()
+        self._remove_components_cgroups()
         await self._guardian_exit(guardian.pid)
         self.reaper.reap()
+
+    def _remove_components_cgroups(self) -> None:
+        """Remove each component's cgroup that holds no process (one that does stays, for
+        the guardian's kill and :func:`cgroups.remove_empty` of the base after it)."""
+        assert self.cgroups is not None  # a guardian runs only with the agents' cgroups
+        for name in self.supervisors:
+            cgroups.remove_empty(self.cgroups.agent(name))
 
     async def _guardian_exit(self, pid: int) -> None:
         """Wait for the released guardian's exit: the reaper's word for it, or -- should
