@@ -23,7 +23,6 @@ from nodehost.errors import (
     UsageError,
 )
 from nodehost.frozen import frozen
-from nodehost.pluginhost.selection import start_order
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.nodeip import NodeIP
@@ -104,6 +103,8 @@ def build_plan(
     is left out and its failure appended (a program that cannot be found too), so judging a
     file does not depend on the host.
     """
+    from nodehost.pluginhost.selection import start_order  # planning only, never a host
+
     order = start_order(inventory.catalog, resolved.selected)
     shared = plan_shared(inventory, resolved, state_dir)
     made, refusals = [], []

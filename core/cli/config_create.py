@@ -16,15 +16,14 @@ import click
 
 from nodehost.errors import UsageError
 from nodehost.options import DEFAULT_EXPIRE_DAYS, DEFAULT_IMAGE_FORMAT, DEFAULT_VOLUME_DIR
-from nodehost.pki import (
+from nodehost.pki import DEFAULT_KEY_TYPE, KEY_TYPES
+from nodehost.pki.defaults import (
     DEFAULT_DNS_DOMAIN,
-    DEFAULT_KEY_TYPE,
     DEFAULT_MASTER_URL,
     DEFAULT_NODE_LISTEN,
     DEFAULT_SIGNER_CERT,
     DEFAULT_SIGNER_KEY,
     DEFAULT_SIGNER_SERIAL,
-    KEY_TYPES,
     NODE_SERVING_PORT,
 )
 

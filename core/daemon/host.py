@@ -464,12 +464,23 @@ class Host:
             self.log.error("teardown incomplete", left=line)
 
     async def _release_guardian(self) -> None:
+        """Release the guardian and wait for its exit; meanwhile the stopped components'
+        empty cgroups are removed (the guardian empties and needs only their parent, the
+        agents' cgroup, which :func:`cgroups.remove_empty` of the base removes later)."""
         guardian, self.guardian = self.guardian, None
         if guardian is None or guardian.pid is None:
             return
         guardian.close()
+        self._remove_components_cgroups()
         await self._guardian_exit(guardian.pid)
         self.reaper.reap()
+
+    def _remove_components_cgroups(self) -> None:
+        """Remove each component's cgroup that holds no process (one that does stays, for
+        the guardian's kill and :func:`cgroups.remove_empty` of the base after it)."""
+        assert self.cgroups is not None  # a guardian runs only with the agents' cgroups
+        for name in self.supervisors:
+            cgroups.remove_empty(self.cgroups.agent(name))
 
     async def _guardian_exit(self, pid: int) -> None:
         """Wait for the released guardian's exit: the reaper's word for it, or -- should
@@ -667,17 +678,23 @@ class Host:
         self.notifier.stopping(f"stopping: {self.stop_reason}")
         for task in self._background:
             task.cancel()
+        starting_after = self._starting_after()
         stops: dict[str, asyncio.Task[None]] = {}
         for name in reversed(list(self.supervisors)):
-            dependants = [
-                stops[other]
-                for other, s in self.supervisors.items()
-                if name in s.planned.after and other in stops
-            ]
+            dependants = [stops[other] for other in starting_after.get(name, ()) if other in stops]
             stops[name] = asyncio.create_task(self._stop_after(name, dependants))
         await asyncio.gather(*stops.values())
         self.phase = "stopped" if not self.failures else "failed"
         self.log.info("node stopped", reason=self.stop_reason)
+
+    def _starting_after(self) -> dict[str, list[str]]:
+        """For each component, the components that name it in ``after``, in plan order
+        (one pass over the plan: asking every component about every other was N*N)."""
+        starting_after: dict[str, list[str]] = {}
+        for other, supervisor in self.supervisors.items():
+            for name in dict.fromkeys(supervisor.planned.after):
+                starting_after.setdefault(name, []).append(other)
+        return starting_after
 
     async def _stop_after(self, name: str, dependants: list[asyncio.Task[None]]) -> None:
         if dependants:

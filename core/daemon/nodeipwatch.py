@@ -33,10 +33,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from nodehost.daemon.reconfigure import REJECTED
-from nodehost.nodeip import NETLINK_ROUTE, NodeIP, NodeIPError, resolve_node_ip
+from nodehost.netlink import NETLINK_ROUTE
 
 if TYPE_CHECKING:  # pragma: no cover
     from nodehost.daemon.host import Host
+    from nodehost.nodeip import NodeIP
 
 RTMGRP_IPV4_IFADDR = 0x10
 RTMGRP_IPV4_ROUTE = 0x40
@@ -135,6 +136,8 @@ class NodeIPFollower:
             await self._check()
 
     async def _check(self) -> None:
+        from nodehost.nodeip import NodeIPError, resolve_node_ip  # loaded by the plan that chose it
+
         current = self.host.plan.node_ip
         assert current is not None
         try:

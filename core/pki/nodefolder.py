@@ -39,17 +39,7 @@ from nodehost.options import (
     DEFAULT_VOLUME_DIR,
     check_expire_days,
 )
-from nodehost.pki import (
-    DEFAULT_DNS_DOMAIN,
-    DEFAULT_KEY_TYPE,
-    DEFAULT_MASTER_URL,
-    DEFAULT_NODE_LISTEN,
-    DEFAULT_SIGNER_CERT,
-    DEFAULT_SIGNER_KEY,
-    DEFAULT_SIGNER_SERIAL,
-    KEY_TYPES,
-    NODE_SERVING_PORT,
-)
+from nodehost.pki import DEFAULT_KEY_TYPE, KEY_TYPES
 from nodehost.pki.ca import Signer, load_signer
 from nodehost.pki.certs import (
     certificate_days_and_warning,
@@ -60,6 +50,15 @@ from nodehost.pki.certs import (
     make_server_certificate,
 )
 from nodehost.pki.commit import CERT_MODE, KEY_MODE, PlannedFile, describe_os_error
+from nodehost.pki.defaults import (
+    DEFAULT_DNS_DOMAIN,
+    DEFAULT_MASTER_URL,
+    DEFAULT_NODE_LISTEN,
+    DEFAULT_SIGNER_CERT,
+    DEFAULT_SIGNER_KEY,
+    DEFAULT_SIGNER_SERIAL,
+    NODE_SERVING_PORT,
+)
 from nodehost.pki.hostnames import MAX_COMMON_NAME, Hostnames, parse_hostnames
 from nodehost.pki.keys import (
     PrivateKey,

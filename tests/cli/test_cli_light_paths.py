@@ -23,6 +23,7 @@ A running node's DNS server imports dnspython without running
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -252,6 +253,50 @@ def test_judging_a_file_compiles_no_dataclass_methods(
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert lines.get("EXIT") == "0", done.stdout + done.stderr
     assert set(lines.get("MADE", "").split()) <= STDLIB_DATACLASSES
+
+
+#: ``SCRIPT`` for the host alone (``nodehost.testing.planhost``, what ``bench/supervisor.py``
+#: runs): the modules a plan of plain processes imported.
+PLANHOST_SCRIPT = """\
+import sys
+started = set(sys.modules)
+from nodehost.testing.planhost import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exit_:
+    code = exit_.code
+print("EXIT", code)
+print("LOADED", " ".join(sorted(set(sys.modules) - started)))
+"""
+
+#: What running a plan of plain processes does not use: the node IP's code (no node IP to
+#: follow), the plugins' records and selection (a plan is made already) and the command
+#: line's option defaults (``nodehost.pki``, whose atomic writer keeps the state, holds none).
+NOT_FOR_PLAIN_PROCESSES = (
+    "nodehost.nodeip",
+    "nodehost.pluginhost.records",
+    "nodehost.pluginhost.selection",
+    "nodehost.options",
+)
+
+
+def test_running_a_plan_of_plain_processes_imports_no_planning_nor_node_ip_code(
+    tmp_path: Path,
+) -> None:
+    plan = tmp_path / "plan.json"
+    component = {"name": "sleeper", "argv": ["sleep", "60"]}
+    plan.write_text(json.dumps({"state_dir": str(tmp_path / "state"), "components": [component]}))
+    done = subprocess.run(
+        [sys.executable, "-c", PLANHOST_SCRIPT, str(plan), "--exit-on-ready", "--no-notify"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert lines.get("EXIT") == "0", done.stdout + done.stderr
+    loaded = set(lines["LOADED"].split())
+    assert "nodehost.daemon.nodeipwatch" in loaded  # the host ran, with its follower
+    assert present(loaded, NOT_FOR_PLAIN_PROCESSES) == []
 
 
 def test_a_node_without_a_local_cluster_does_not_load_its_code_when_ready() -> None:

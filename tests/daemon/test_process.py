@@ -124,6 +124,43 @@ def test_a_graceful_stop_looks_for_leftovers_once_after_the_exit(
     assert looks == [True, False]
 
 
+def test_only_marked_children_no_component_started_are_adopted(tmp_path: Path) -> None:
+    """A child of the host carrying a component's markers is that component's adopted
+    descendant (a daemon that left its group) only when no component started it: the
+    reaper knows the components' own children, the component's child included."""
+    from nodehost.daemon.output import ComponentOutput
+    from nodehost.daemon.process import ChildProcess, Reaper
+    from nodehost.daemon.variables import COMPONENT_VARIABLE, MARKER_VARIABLE
+
+    environment = {**os.environ, COMPONENT_VARIABLE: "adopter", MARKER_VARIABLE: str(tmp_path)}
+
+    async def scenario() -> tuple[list[int], int]:
+        launcher, reaper = Launcher(use_setpriv=False), Reaper()
+        reaper.install(asyncio.get_running_loop())
+        output = ComponentOutput("adopter", None, enabled=False)
+        child = ChildProcess.spawn(
+            ("sleep", "600"), environment, None, launcher, reaper, output, "adopter", str(tmp_path)
+        )
+        orphan = subprocess.Popen(["sleep", "600"], env=environment)
+        started = subprocess.Popen(["sleep", "600"], env=environment)
+        reaper.register(started.pid, lambda _code: None)  # a component's own child
+        try:
+            await asyncio.sleep(0)  # the next iteration reads the host's children again
+            return child.adopted_descendants(), orphan.pid
+        finally:
+            for pid in (child.pid, orphan.pid, started.pid):
+                os.kill(pid, signal.SIGKILL)
+            for pid in (child.pid, orphan.pid, started.pid):
+                wait_for(lambda pid=pid: not alive(pid), what="the sleepers to die")
+            reaper.reap()
+            reaper.uninstall()
+            launcher.close()
+            child.close_output()
+
+    adopted, orphan = asyncio.run(scenario())
+    assert adopted == [orphan]
+
+
 def _spawn_sleepers(
     tmp_path: Path, cgroups: list[Path | None], launcher: Launcher, reaper: object
 ) -> list[object]:
