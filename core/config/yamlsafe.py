@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 from yaml import nodes
 
-from nodehost.config.jsonsafe import _SURROGATE, MAX_DEPTH
+from nodehost.config.jsonsafe import MAX_DEPTH, lone_surrogate
 from nodehost.config.schema import index_path, join_path, key_text
 from nodehost.fileread import CONFIG_LIMIT, MiB, UnusableFile, read_file
 from nodehost.frozen import frozen
@@ -304,10 +304,10 @@ class _Locator:
 
 
 def _check_scalar(node: nodes.ScalarNode) -> None:
-    found = _SURROGATE.search(node.value)
+    found = lone_surrogate(node.value)
     if found is not None:
         raise YAMLFileError(
-            f"yaml: {_at(node.start_mark)}: a lone surrogate (#x{ord(found.group()):04x}) "
+            f"yaml: {_at(node.start_mark)}: a lone surrogate (#x{ord(found):04x}) "
             "is not a character"
         )
 

@@ -22,6 +22,7 @@ A running node's DNS server imports dnspython without running
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -88,7 +89,7 @@ UNTAKEN = (
 RESOLVING = ("shutil",)
 
 SCRIPT = """\
-import sys
+import re, sys
 started = set(sys.modules)
 from nodehost.cli import main
 try:
@@ -97,18 +98,35 @@ except SystemExit as exit_:
     code = exit_.code
 print("EXIT", code)
 print("LOADED", " ".join(sorted(set(sys.modules) - started)))
+cached = [*getattr(re, "_cache", {}), *getattr(re, "_cache2", {})]
+print("PATTERNS", ascii(sorted({key[1] for key in cached if isinstance(key[1], str)})))
 """
 
+#: Patterns for text a valid, all-ASCII file does not hold; compiled when such text comes
+#: (the lone surrogate's class alone costs about 2 M instructions to compile).
+UNCOMPILED = ("[\ud800-\udfff]",)
 
-def loaded_by(args: list[str], cwd: Path) -> set[str]:
-    """The modules ``nodehost ARGS`` imported in a fresh interpreter (it must exit 0); not
-    those the interpreter's start-up loaded (an editable install's finder imports pathlib)."""
+
+def run_light(args: list[str], cwd: Path) -> dict[str, str]:
+    """``SCRIPT``'s lines (``EXIT``, ``LOADED``, ``PATTERNS``) for ``nodehost ARGS`` in a fresh
+    interpreter; it must exit 0."""
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, cwd=cwd, timeout=60
     )
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert lines.get("EXIT") == "0", done.stdout + done.stderr
-    return set(lines["LOADED"].split())
+    return lines
+
+
+def loaded_by(args: list[str], cwd: Path) -> set[str]:
+    """The modules ``nodehost ARGS`` imported in a fresh interpreter (it must exit 0); not
+    those the interpreter's start-up loaded (an editable install's finder imports pathlib)."""
+    return set(run_light(args, cwd)["LOADED"].split())
+
+
+def compiled_by(args: list[str], cwd: Path) -> set[str]:
+    """The regular expressions (text patterns) in ``re``'s cache after ``nodehost ARGS``."""
+    return set(ast.literal_eval(run_light(args, cwd)["PATTERNS"]))
 
 
 @pytest.fixture
@@ -137,6 +155,20 @@ def test_dry_run_imports_nothing_for_running_or_untaken_paths(
     loaded = loaded_by([*args, "--state-dir", str(tmp_path / "state")], dns_config.parent)
     assert present(loaded, RUNNING + UNTAKEN) == []
     assert "nodehost.plugins.dns.sources.kubernetes" in loaded  # the DNS plan built its source
+
+
+@pytest.mark.parametrize("command", ["validate", "dry-run"])
+def test_judging_an_ascii_file_compiles_no_pattern_for_other_text(
+    command: str, dns_config: Path, tmp_path: Path
+) -> None:
+    args = ["config", "validate", "--no-plugins", str(dns_config)]
+    if command == "dry-run":
+        args = ["start", "--config", str(dns_config), "--dry-run", "--standins=always"]
+        args += ["--no-plugins", "--binary=containerd=/bin/true"]
+        args += ["--state-dir", str(tmp_path / "state")]
+    compiled = compiled_by(args, dns_config.parent)
+    assert compiled  # the cache is read: the file's own patterns are in it
+    assert [pattern for pattern in UNCOMPILED if pattern in compiled] == []
 
 
 def test_loading_a_network_provider_plugin_loads_no_digests() -> None:
