@@ -31,7 +31,7 @@ import os
 import time
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import pluggy
@@ -264,21 +264,25 @@ class Provided(Generic[T]):
         return f"plugin {self.plugin!r}" + (f" ({self.distribution})" if self.distribution else "")
 
 
-@dataclass
 class PluginHost:
-    """Owns the pluggy manager, the loading bookkeeping and the :class:`Hooks` facade."""
+    """Owns the pluggy manager, the loading bookkeeping and the :class:`Hooks` facade.
 
-    pm: pluggy.PluginManager = field(default_factory=lambda: _new_manager())
-    infos: dict[str, PluginInfo] = field(default_factory=dict)
-    builtins: Sequence[str] = BUILTIN_PLUGINS
-    strict: bool = False
-    #: Record failures without logging or raising them (collecting declared options
-    #: before the command line is parsed; the command loads again and reports).
-    quiet: bool = False
-    #: Failures recorded while quiet, reported by :meth:`adopt`.
-    unreported: list[tuple[PluginInfo, BaseException]] = field(default_factory=list)
-    #: A built-in's run-time hook that raised (it stays loaded): (plugin, hook) -> error line.
-    builtin_hook_errors: dict[tuple[str, str], str] = field(default_factory=dict)
+    ``quiet``: record failures without logging or raising them (collecting declared
+    options before the command line is parsed; the command loads again and reports).
+    A plain class: loading sets its fields, so it cannot be a ``@frozen`` record, and
+    the stdlib's mutable dataclass would compile its methods on every command.
+    """
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.pm: pluggy.PluginManager = _new_manager()
+        self.infos: dict[str, PluginInfo] = {}
+        self.builtins: Sequence[str] = BUILTIN_PLUGINS
+        self.strict = False
+        self.quiet = quiet
+        #: Failures recorded while quiet, reported by :meth:`adopt`.
+        self.unreported: list[tuple[PluginInfo, BaseException]] = []
+        #: A built-in's run-time hook that raised (it stays loaded): (plugin, hook) -> error.
+        self.builtin_hook_errors: dict[tuple[str, str], str] = {}
 
     @property
     def hooks(self) -> Hooks:
