@@ -312,12 +312,13 @@ def _check_scalar(node: nodes.ScalarNode) -> None:
         )
 
 
-def _unshare(value: Any) -> Any:
-    """A copy without shared or recursive parts (aliases expanded), bounded by the checks above."""
+def unshared(value: Any) -> Any:
+    """A copy of parsed data whose mappings and lists are all its own (aliases expanded into
+    copies); the checks above bound it for a document being parsed."""
     if isinstance(value, dict):
-        return {key: _unshare(item) for key, item in value.items()}
+        return {key: unshared(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_unshare(item) for item in value]
+        return [unshared(item) for item in value]
     return value
 
 
@@ -333,7 +334,7 @@ def _compose(text: str, written: int) -> ParsedYAML | None:
         data = loader.construct_document(root)
     finally:
         loader.dispose()
-    return ParsedYAML(_unshare(data), locator.positions, locator.key_positions)
+    return ParsedYAML(unshared(data), locator.positions, locator.key_positions)
 
 
 def parse_yaml(text: str, max_nodes: int = MAX_NODES) -> ParsedYAML:

@@ -235,6 +235,49 @@ def test_the_dns_server_imports_dnspython_without_running_importlib_metadata() -
     assert server[0] == alone[0]
 
 
+#: ``SCRIPT``, counting the YAML documents parsed on the way.
+PARSES_SCRIPT = """\
+import sys
+from nodehost.config import yamlsafe
+parsed = []
+parse = yamlsafe.parse_yaml
+def counted(text, *args):
+    parsed.append(text)
+    return parse(text, *args)
+yamlsafe.parse_yaml = counted
+from nodehost.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exit_:
+    code = exit_.code
+print("EXIT", code)
+print("PARSED", len(parsed), len(set(parsed)))
+"""
+
+
+@pytest.mark.parametrize("command", ["validate", "dry-run"])
+def test_judging_a_file_parses_each_yaml_document_once(
+    command: str, dns_config: Path, tmp_path: Path
+) -> None:
+    """The node config and its ``masterKubeConfig``: validation, the kubelet's plan and the
+    API route each read the kubeconfig, and its bytes are parsed once."""
+    args = ["config", "validate", "--no-plugins", str(dns_config)]
+    if command == "dry-run":
+        args = ["start", "--config", str(dns_config), "--dry-run", "--standins=always"]
+        args += ["--no-plugins", "--binary=containerd=/bin/true"]
+        args += ["--state-dir", str(tmp_path / "state")]
+    done = subprocess.run(
+        [sys.executable, "-c", PARSES_SCRIPT, *args],
+        capture_output=True,
+        text=True,
+        cwd=dns_config.parent,
+        timeout=60,
+    )
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert lines.get("EXIT") == "0", done.stdout + done.stderr
+    assert lines["PARSED"] == "2 2"
+
+
 #: ``SCRIPT``, listing the classes the stdlib's ``dataclasses`` decorator makes on the way.
 DATACLASS_SCRIPT = """\
 import dataclasses, sys
