@@ -6,11 +6,14 @@ compiles each with ``exec`` when the class is defined: about 0.3 ms a class on
 CPython 3.11-3.13, paid on every command for every record a module defines
 (nodehost defines well over a hundred; see README, *Performance*).  ``@frozen``
 makes the same class without compiling anything: the fields are the stdlib's
-own ``Field`` objects, collected as the stdlib collects them (by ``@frozen``
-for a plain record, by the stdlib for anything else: so
+own ``Field`` objects, collected as the stdlib collects them (so
 :func:`dataclasses.fields`, :func:`~dataclasses.replace`,
 :func:`~dataclasses.asdict` and :func:`~dataclasses.is_dataclass` work as ever)
 and the methods are shared functions closed over each class's field lists.
+That is for a plain record (every one of nodehost's: see
+:func:`_collect_plain_fields`); anything else (``ClassVar``, ``InitVar``,
+``KW_ONLY``, a base that is not a plain frozen record...) is made by
+``@dataclass(frozen=True)`` itself.
 
 The contract is the stdlib's for ``@dataclass(frozen=True)``: positional and
 keyword arguments in field order, defaults and ``default_factory``, fields with
@@ -43,18 +46,13 @@ T = TypeVar("T", bound=type)
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, Field))
 def frozen(cls: T) -> T:
-    """Make ``cls`` a frozen dataclass, as ``@dataclass(frozen=True)`` does (module docstring)."""
-    inherits = any(dataclasses.is_dataclass(base) for base in cls.__mro__[1:])
-    documented = bool(cls.__doc__)
-    if not documented:
-        # Else the stdlib writes one from the signature of object.__init__, parsing its
-        # text with tokenize (a 20 ms regular expression); ours is written below.
-        cls.__doc__ = cls.__name__
-    plain = _collect_plain_fields(cls)
-    if not plain:
-        # Outside the plain case a dataclass base makes the stdlib check frozenness along
-        # the hierarchy with its own __setattr__: it pays for two compiled methods.
-        dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=inherits)
+    """Make ``cls`` a frozen dataclass, as ``@dataclass(frozen=True)`` does (module docstring).
+
+    A record that is not plain (:func:`_collect_plain_fields`) is the stdlib's, whole:
+    ``InitVar``, ``KW_ONLY`` and the like change its ``__init__``.
+    """
+    if not _collect_plain_fields(cls):
+        return cast(T, dataclasses.dataclass(cls, frozen=True))
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     params.init = params.repr = params.eq = params.frozen = True
     fields = dataclasses.fields(cls)
@@ -65,15 +63,15 @@ def frozen(cls: T) -> T:
     if "__hash__" not in cls.__dict__ or cls.__dict__["__hash__"] is None:
         hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
         _set(cls, "__hash__", _hash(hashed))
-    if plain or not inherits:
-        for name in ("__setattr__", "__delattr__"):
-            if name in cls.__dict__:
-                raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
-        setattr_, delattr_ = _frozen_attributes(cls, {f.name for f in fields})
-        _set(cls, "__setattr__", setattr_)
-        _set(cls, "__delattr__", delattr_)
+    for name in ("__setattr__", "__delattr__"):
+        if name in cls.__dict__:
+            raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+    setattr_, delattr_ = _frozen_attributes(cls, {f.name for f in fields})
+    _set(cls, "__setattr__", setattr_)
+    _set(cls, "__delattr__", delattr_)
     cls.__signature__ = _LazySignature()  # type: ignore[attr-defined]
-    if not documented:
+    if not cls.__doc__:
+        # The stdlib's docstring for an undocumented class, without its tokenize parsing.
         text = str(_signature(cls, resolved=False)).replace(" -> None", "")
         cls.__doc__ = cls.__name__ + text
     return cls

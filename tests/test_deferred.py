@@ -7,6 +7,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,9 +22,11 @@ def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     (folder / "__init__.py").write_text("")
     (folder / "helper.py").write_text("VALUE = 7\n")
     (folder / "sub.py").write_text(
-        "import builtins, time\n"
+        "import builtins\n"
         "builtins.deferred_runs = getattr(builtins, 'deferred_runs', 0) + 1\n"
-        "time.sleep(0.05)  # other threads look it up while it runs\n"
+        "hold = getattr(builtins, 'deferred_hold', None)\n"
+        "if hold is not None:  # a test makes other threads look it up while it runs\n"
+        "    hold()\n"
         "from deferred_pkg import helper\n"
         "ANSWER = helper.VALUE * 6\n"
     )
@@ -34,6 +37,7 @@ def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     import builtins
 
     builtins.__dict__.pop("deferred_runs", None)
+    builtins.__dict__.pop("deferred_hold", None)
 
 
 def runs() -> int:
@@ -63,16 +67,57 @@ def test_the_first_lookup_runs_it_once_in_the_same_module_object(package: str) -
     assert sys.modules["deferred_pkg"].sub is module
 
 
-def test_lookups_from_other_threads_wait_for_the_one_run(package: str) -> None:
+class CountingLock:
+    """The deferred modules' lock, counting the threads that came to take it."""
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+        self.arrived = 0
+        self.changed = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self.changed:
+            self.arrived += 1
+            self.changed.notify_all()
+        self.lock.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.__exit__(*exc)
+
+    def wait_for(self, count: int) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: self.arrived >= count, timeout=30)
+
+
+def test_lookups_from_other_threads_wait_for_the_one_run(
+    package: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight threads look the module up while its code runs in a ninth: all get its
+    names once it has run, and it runs once (without the lock it would run nine times)."""
+    import builtins
+
+    import nodehost.deferred
+
+    lock = CountingLock(nodehost.deferred._LOCK)
+    monkeypatch.setattr(nodehost.deferred, "_LOCK", lock)
+    running, others = threading.Event(), 8
+    # the package fixture removes it
+    builtins.deferred_hold = lambda: (running.set(), lock.wait_for(1 + others))  # type: ignore[attr-defined]
     defer_module(package)
     module = sys.modules[package]
     answers: list[int] = []
-    threads = [threading.Thread(target=lambda: answers.append(module.ANSWER)) for _ in range(8)]
+    first = threading.Thread(target=lambda: answers.append(module.ANSWER))
+    first.start()
+    assert running.wait(30), "the module's code did not start running"
+    threads = [
+        threading.Thread(target=lambda: answers.append(module.ANSWER)) for _ in range(others)
+    ]
     for thread in threads:
         thread.start()
-    for thread in threads:
+    for thread in [first, *threads]:
         thread.join()
-    assert answers == [42] * 8
+    assert lock.arrived >= 1 + others
+    assert answers == [42] * (1 + others)
     assert runs() == 1
 
 

@@ -62,7 +62,9 @@ CALLS = [
     lambda cls: cls("a", 1) == cls("a", 2),
     lambda cls: cls("a", secret="x") == cls("a", secret="y"),
     lambda cls: cls("a") == ("a", 0),
-    lambda cls: hash(cls("a", 1, ())) == hash(cls("a", 1, ())),
+    # both instances alive: a freed one's address, and so its identity hash, is reused
+    lambda cls: (lambda one, two: hash(one) == hash(two))(cls("a", 1, ()), cls("a", 1, ())),
+    lambda cls: hash(cls("a", 1, (), "s")),
     lambda cls: cls("a").cached,
     lambda cls: cls("a").tags is not cls("a").tags,
     lambda cls: dataclasses.astuple(cls("a", 3)),
@@ -84,13 +86,84 @@ CALLS = [
     lambda cls: setattr(cls("a"), "port", 1),
     lambda cls: setattr(cls("a"), "other", 1),
     lambda cls: delattr(cls("a"), "port"),
+    lambda cls: delattr(cls("a"), "other"),
+    lambda cls: [
+        getattr(cls, name).__qualname__
+        for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
+    ],
+    lambda cls: subclass_attributes(cls),
 ]
+
+
+def subclass_attributes(cls: type) -> list:
+    """What a plain (not dataclass) subclass's instance may set and delete: its own
+    attributes, not the record's fields."""
+    sub = type("Sub", (cls,), {})
+    record = sub("a")
+    return [
+        outcome(lambda: setattr(record, "extra", 1)),
+        outcome(lambda: record.extra),
+        outcome(lambda: delattr(record, "extra")),
+        outcome(lambda: setattr(record, "port", 2)),
+        outcome(lambda: delattr(record, "name")),
+    ]
 
 
 @pytest.mark.parametrize("call", CALLS, ids=range(len(CALLS)))
 def test_frozen_behaves_as_a_stdlib_frozen_dataclass(call):
     ours, stdlib = twins(BODY)
     assert outcome(lambda: call(ours)) == outcome(lambda: call(stdlib))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # hash= of a field decides over compare=, as the stdlib's
+        "    a: int\n    b: int = field(default=0, hash=False)\n"
+        "    c: int = field(default=0, compare=False, hash=True)\n",
+        "    a: int\n    b: int = field(init=False)\n",  # never set: no attribute
+        "    __match_args__ = ('b',)\n    a: int = 0\n    b: int = 0\n",
+        "    __slots__ = ('a', 'b')\n    a: int\n    b: int\n",
+        "    a: int\n    b: int = field(default=0, kw_only=True)\n",
+    ],
+    ids=["hash", "init=False without default", "own match args", "slots", "kw_only field"],
+)
+def test_field_options_behave_as_the_stdlibs(body):
+    calls = [
+        lambda cls: hash(cls(1, 2, 3)),
+        lambda cls: hash(cls(1, 2)),
+        lambda cls: hash(cls(1)),
+        lambda cls: repr(cls(1)),
+        lambda cls: repr(cls(1, 2)),
+        lambda cls: repr(cls(1, b=2)),
+        lambda cls: cls(1).b,
+        lambda cls: cls.__match_args__,
+        lambda cls: [field_facts(f) for f in dataclasses.fields(cls)],
+    ]
+    ours, stdlib = twins(body)
+    assert [outcome(lambda call=call: call(ours)) for call in calls] == [
+        outcome(lambda call=call: call(stdlib)) for call in calls
+    ]
+
+
+def test_wrong_arguments_say_which_record_and_which_argument():
+    """The stdlib's compiled ``__init__`` gets CPython's own messages; ``@frozen``'s say the
+    same things in its own words."""
+    ours = twins_made_by("frozen", BODY)
+    calls = {
+        "Twin.__init__() takes 5 positional arguments but 6 were given": lambda: ours(
+            "a", 1, [], "s", 9
+        ),
+        "Twin.__init__() got multiple values for argument 'name'": lambda: ours("a", name="b"),
+        "Twin.__init__() missing required argument: 'name'": lambda: ours(port=1),
+        "Twin.__init__() got an unexpected keyword argument 'colour'": lambda: ours(
+            "a", port=1, colour="red"
+        ),
+    }
+    for message, call in calls.items():
+        with pytest.raises(TypeError) as raised:
+            call()
+        assert str(raised.value) == message
 
 
 def test_the_signature_names_the_types_as_documentation_tools_resolve_them():
@@ -161,6 +234,12 @@ INHERITED_CALLS = [
     lambda cls: setattr(cls("a"), "extra", 1),
     lambda cls: setattr(cls("a"), "name", 1),
     lambda cls: delattr(cls("a"), "port"),
+    lambda cls: delattr(cls("a"), "other"),
+    lambda cls: [
+        getattr(cls, name).__qualname__
+        for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
+    ],
+    lambda cls: subclass_attributes(cls),
 ]
 
 
@@ -194,8 +273,13 @@ def test_class_and_init_variables_and_keyword_markers_are_the_stdlibs():
 
 @pytest.mark.parametrize(
     "body",
-    ["    tags: list = []\n", "    a: int\n    b = field(default=1)\n"],
-    ids=["mutable default", "field without annotation"],
+    [
+        "    tags: list = []\n",
+        "    a: int\n    b = field(default=1)\n",
+        "    a: int\n    def __setattr__(self, name, value):\n        pass\n",
+        "    a: int\n    def __delattr__(self, name):\n        pass\n",
+    ],
+    ids=["mutable default", "field without annotation", "own setattr", "own delattr"],
 )
 def test_a_refused_class_fails_as_the_stdlib_fails_it(body):
     failures = []
@@ -251,6 +335,41 @@ def test_a_subclass_is_frozen_and_extends_the_fields():
     )
     with pytest.raises(FrozenInstanceError):
         child.a = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("method", ["__setattr__", "__delattr__"])
+def test_a_subclass_defining_setattr_or_delattr_fails_as_the_stdlibs(method):
+    failures = []
+    for decorator in ("frozen", "dataclass(frozen=True)"):
+        with pytest.raises(TypeError) as raised:
+            exec(
+                f"@{decorator}\nclass Base:\n    a: int\n"
+                f"@{decorator}\nclass Child(Base):\n    def {method}(self, *args):\n        pass\n",
+                {"frozen": frozen, "dataclass": dataclass},
+            )
+        failures.append(str(raised.value))
+    assert failures[0] == failures[1]
+
+
+def test_fields_of_several_frozen_bases_come_in_the_stdlibs_order():
+    """The stdlib collects fields along the reversed MRO: with ``C(A, B)``, ``B``'s first."""
+
+    def made(decorator: str) -> type:
+        namespace = {"frozen": frozen, "dataclass": dataclass}
+        exec(
+            f"@{decorator}\nclass Root:\n    r: int = 0\n"
+            f"@{decorator}\nclass A(Root):\n    a: int = 1\n"
+            f"@{decorator}\nclass B(Root):\n    b: int = 2\n    r: int = 9\n"
+            f"@{decorator}\nclass C(A, B):\n    c: int = 3\n",
+            namespace,
+        )
+        return namespace["C"]
+
+    ours, stdlib = made("frozen"), made("dataclass(frozen=True)")
+    assert [field_facts(f) for f in dataclasses.fields(ours)] == [
+        field_facts(f) for f in dataclasses.fields(stdlib)
+    ]
+    assert repr(ours()).split("(", 1)[1] == repr(stdlib()).split("(", 1)[1]
 
 
 def test_a_stdlib_frozen_dataclass_may_subclass_a_frozen_one():

@@ -6,6 +6,7 @@ import json
 import subprocess
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from nodehost.testing.wait import wait_for as wait_for
 from nodehost.testing.wait import wait_until as wait_until
@@ -73,3 +74,28 @@ def http_get(url: str) -> tuple[int, str]:
         return error.code, error.read().decode()
     except OSError:
         return 0, ""
+
+
+def start_serving(
+    argv: list[str], env: dict[str, str], state_dir: Path
+) -> tuple[subprocess.Popen[str], str]:
+    """Start ``nodehost start`` (``argv`` with ``--health-address 127.0.0.1:0``, its
+    state directory ``state_dir``) and return it with its health server's base URL.
+
+    The kernel picks the port and the node writes it to ``<state-dir>/run/health.address``:
+    no port is chosen ahead, which another process could take first.  A file left by an
+    earlier run is removed first.  Raises AssertionError with the node's stderr if it exits
+    before it serves (the process is then reaped).
+    """
+    path = state_dir / "run" / "health.address"
+    path.unlink(missing_ok=True)
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+    def bound() -> str | None:
+        if process.poll() is not None:
+            raise AssertionError(process.communicate()[1][-4000:])
+        return (path.read_text().strip() or None) if path.exists() else None
+
+    return process, f"http://{wait_for(bound, 'the health server to listen')}"

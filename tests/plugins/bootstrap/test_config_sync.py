@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, http_get, wait_for
+from clusterrun import CONFIG_MAP, NAMESPACE, NODE_NAME, http_get, start_serving, wait_for
 
 from nodehost.testing.apiserver import TestApiServer
 from nodehost.testing.ports import free_port
@@ -130,23 +130,17 @@ def start_node(
     config = node_config(free_port(), free_port(), free_port())
     api.put_config_map(NAMESPACE, CONFIG_MAP, {"node-config.yaml": yaml.safe_dump(config)})
     api.store.put("nodes", {"metadata": {"name": NODE_NAME, "labels": {"existing": "kept"}}})
-    port = free_port()
-    process = subprocess.Popen(
+    process, base = start_serving(
         start_args(
             f"--config-rollback-after={rollback_after}",
             *extra,
             components="kubelet,proxy,dns,bootstrap",
-            health=f"127.0.0.1:{port}",
+            health="127.0.0.1:0",
         ),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=start_env,
+        start_env,
+        tmp_path / "state",
     )
-    node = Node(
-        process, f"http://127.0.0.1:{port}", api, node_dir, tmp_path / "state", config, kubectl,
-        tmp_path,
-    )  # fmt: skip
+    node = Node(process, base, api, node_dir, tmp_path / "state", config, kubectl, tmp_path)
     wait_for(lambda: node.ready() or process.poll() is not None, "the node to be ready")
     if process.poll() is not None:
         raise AssertionError(process.communicate()[1][-4000:])

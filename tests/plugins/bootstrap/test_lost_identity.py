@@ -111,25 +111,22 @@ def test_without_accepted_bootstrap_credentials_one_line_says_what_to_provide(
 
 
 def test_a_running_node_refused_at_renewal_joins_again(
-    api, start_args, start_env, node_dir: Path
+    api, start_args, start_env, node_dir: Path, tmp_path: Path
 ) -> None:
     """Revoked while running: the next renewal, made as the node, gets a 401; the one after
     is made with the bootstrap credentials, and the node runs on."""
     import signal
-    import subprocess
 
-    from clusterrun import http_get, wait_for
-
-    from nodehost.testing.ports import free_port
+    from clusterrun import http_get, start_serving, wait_for
 
     api.default_lifetime = 6  # renewals every few seconds
-    port = free_port()
-    process = subprocess.Popen(
-        start_args(components="kubelet,proxy,bootstrap", health=f"127.0.0.1:{port}"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=start_env,
-    )  # fmt: skip
+    process, base = start_serving(
+        start_args(components="kubelet,proxy,bootstrap", health="127.0.0.1:0"),
+        start_env,
+        tmp_path / "state",
+    )
     try:
-        wait_for(lambda: http_get(f"http://127.0.0.1:{port}/readyz")[0] == 200, "readiness")
+        wait_for(lambda: http_get(f"{base}/readyz")[0] == 200, "readiness")
         api.revoke(current_client(node_dir).read_bytes())
         by_bootstrap = len([c for c in client_csrs(api) if "bootstrap" in c["spec"]["username"]])
         [event] = wait_for(lambda: rejoin_events(api), "the NodeRejoined event")

@@ -4,31 +4,24 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 from pathlib import Path
 
 import pytest
-from clusterrun import http_get, wait_for
-
-from nodehost.testing.ports import free_port
+from clusterrun import http_get, start_serving, wait_for
 
 LIFETIME = 6
 
 
 @pytest.fixture
-def running_node(api, start_args, start_env):
+def running_node(api, start_args, start_env, tmp_path: Path):
     """A bootstrapped node with the bootstrap component, certificates living LIFETIME seconds."""
     api.default_lifetime = LIFETIME
     api.set_approver("approve")
-    port = free_port()
-    process = subprocess.Popen(
-        start_args(components="kubelet,proxy,bootstrap", health=f"127.0.0.1:{port}"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=start_env,
+    process, base = start_serving(
+        start_args(components="kubelet,proxy,bootstrap", health="127.0.0.1:0"),
+        start_env,
+        tmp_path / "state",
     )
-    base = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: http_get(f"{base}/readyz")[0] == 200, "the node to be ready")
         yield process, base
