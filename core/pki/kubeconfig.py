@@ -121,9 +121,10 @@ def load_document(data: bytes) -> Any:
     loader's one-line reason (line and column) when it cannot be loaded.
 
     Each call returns a document of its own, which the caller may change.  The same bytes
-    always load to the same document, so they are parsed once (:func:`_parsed`): judging
-    and planning a config read ``masterKubeConfig`` three times (its files, the kubelet's,
-    the API route), and each read is parsed only if its bytes differ.
+    always load to the same document, so bytes equal to one of the last four loaded are
+    not parsed again (:func:`_parsed`): judging and planning a config read
+    ``masterKubeConfig`` three times (the files it names, the kubelet's plan, the API
+    route) and parse it once.
     """
     from nodehost.config.yamlsafe import unshared
 

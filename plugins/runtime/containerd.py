@@ -174,9 +174,9 @@ INFO_VERBOSITY = 2
 def shim_programs(search_path: str) -> dict[str, str]:
     """Every ``containerd-shim*`` program on ``search_path``: name -> path (first one wins).
 
-    A folder is listed once, however often ``search_path`` names it (``/bin`` and
-    ``/usr/bin`` are one folder on a merged ``/usr``): a later listing of it could add no
-    name, and listing ``/usr/bin`` is most of the runtime's plan.
+    A folder is listed once, however often ``search_path`` names it, directly or through
+    a link (``/bin`` and ``/usr/bin`` on a merged ``/usr``): a later listing of it could
+    add no name.
     """
     found: dict[str, str] = {}
     listed: set[tuple[int, int]] = set()
