@@ -9,7 +9,10 @@ makes the same class without compiling anything: the fields are the stdlib's
 own ``Field`` objects, collected as the stdlib collects them (so
 :func:`dataclasses.fields`, :func:`~dataclasses.replace`,
 :func:`~dataclasses.asdict` and :func:`~dataclasses.is_dataclass` work as ever)
-and the methods are shared functions closed over each class's field lists.
+and the methods run the same code for every class, reading what they need
+from the class's layout (field names, defaults), computed once as the class
+is made: no closures, cells and captured tuples per method (about 0.2 MiB of a
+running node's memory).
 That is for a plain record (every one of nodehost's: see
 :func:`_collect_plain_fields`); anything else (``ClassVar``, ``InitVar``,
 ``KW_ONLY``, a base that is not a plain frozen record...) is made by
@@ -35,7 +38,7 @@ import contextlib
 import dataclasses
 from collections.abc import Callable
 from dataclasses import MISSING, Field, FrozenInstanceError
-from types import MemberDescriptorType
+from types import FunctionType, MemberDescriptorType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, dataclass_transform
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,20 +59,19 @@ def frozen(cls: T) -> T:
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     params.init = params.repr = params.eq = params.frozen = True
     fields = dataclasses.fields(cls)
-    _set_new(cls, "__init__", _init(cls, fields))
-    _set_new(cls, "__repr__", _repr(tuple(f.name for f in fields if f.repr)))
-    compared = tuple(f.name for f in fields if f.compare)
-    _set_new(cls, "__eq__", _eq(compared))
+    record: Any = cls  # type checkers refuse the layout attribute on a type
+    record.__frozen_layout__ = _Layout(cls, fields)
+    for name in ("__init__", "__repr__", "__eq__"):
+        if name not in cls.__dict__:
+            setattr(cls, name, _method(cls, name))
     if "__hash__" not in cls.__dict__ or cls.__dict__["__hash__"] is None:
-        hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
-        _set(cls, "__hash__", _hash(hashed))
+        record.__hash__ = _method(cls, "__hash__")
     for name in ("__setattr__", "__delattr__"):
         if name in cls.__dict__:
             raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
-    setattr_, delattr_ = _frozen_attributes(cls, {f.name for f in fields})
-    _set(cls, "__setattr__", setattr_)
-    _set(cls, "__delattr__", delattr_)
-    cls.__signature__ = _LazySignature()  # type: ignore[attr-defined]
+    record.__setattr__ = _method(cls, "__setattr__")
+    record.__delattr__ = _method(cls, "__delattr__")
+    record.__signature__ = _LAZY_SIGNATURE
     if not cls.__doc__:
         # The stdlib's docstring for an undocumented class, without its tokenize parsing.
         text = str(_signature(cls, resolved=False)).replace(" -> None", "")
@@ -132,8 +134,6 @@ def _inherited_fields(cls: type) -> dict[str, Field[Any]] | None:
             if made._field_type is not dataclasses._FIELD:  # type: ignore[attr-defined]
                 return None
             fields[made.name] = made
-    if fields and ({"__setattr__", "__delattr__"} & cls.__dict__.keys()):
-        return None  # the stdlib's own error for it
     return fields
 
 
@@ -198,107 +198,148 @@ _STDLIB_METHODS = {
 }
 
 
-def _set_new(cls: type, name: str, value: Callable[..., Any]) -> None:
-    """Set ``value`` as ``cls.<name>`` unless the class body defines it (as the stdlib does)."""
-    if name not in cls.__dict__:
-        _set(cls, name, value)
+class _Layout:
+    """What the shared methods of one ``@frozen`` class need, computed once as it is made.
+
+    A class holds its layout (``__frozen_layout__``) instead of six closures over it:
+    the methods (:data:`_METHODS`) read it from the instance's class, so a subclass
+    that is not a dataclass answers with its base's fields, as the stdlib's inherited
+    methods do.  ``owner`` is the class the methods were made for (``__init__``'s error
+    messages name it, the frozen ``__setattr__`` tells its instances from a subclass's).
+    """
+
+    __slots__ = (
+        "compared",
+        "defaults",
+        "factories",
+        "hashed",
+        "init",
+        "names",
+        "owner",
+        "post_init",
+        "shown",
+        "unset",
+    )
+
+    def __init__(self, cls: type, fields: tuple[Field[Any], ...]) -> None:
+        self.owner = cls
+        self.init = _shared(tuple(f.name for f in fields if f.init))
+        self.defaults = {f.name: f.default for f in fields if f.init and f.default is not MISSING}
+        self.factories = {
+            f.name: f.default_factory for f in fields if f.init and f.default_factory is not MISSING
+        }
+        self.unset = tuple((f.name, f.default, f.default_factory) for f in fields if not f.init)
+        self.post_init = getattr(cls, "__post_init__", None)
+        self.shown = _shared(tuple(f.name for f in fields if f.repr))
+        self.compared = _shared(tuple(f.name for f in fields if f.compare))
+        self.hashed = _shared(
+            tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
+        )
+        self.names = _shared(tuple(f.name for f in fields))
 
 
-def _set(cls: type, name: str, value: Callable[..., Any]) -> None:
-    value.__name__ = name
-    value.__qualname__ = f"{cls.__qualname__}.{name}"
-    setattr(cls, name, value)
+_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
-def _init(cls: type, fields: tuple[Field[Any], ...]) -> Callable[..., None]:
-    names = tuple(f.name for f in fields if f.init)
-    defaults = {f.name: f.default for f in fields if f.init and f.default is not MISSING}
-    factories = {
-        f.name: f.default_factory for f in fields if f.init and f.default_factory is not MISSING
-    }
-    unset = tuple((f.name, f.default, f.default_factory) for f in fields if not f.init)
-    post_init = getattr(cls, "__post_init__", None)
-    label = f"{cls.__qualname__}.__init__()"
-    setter = object.__setattr__
-
-    def init(self: object, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(names):
-            given = len(args) + 1
-            raise TypeError(
-                f"{label} takes {len(names) + 1} positional arguments but {given} were given"
-            )
-        for name, value in zip(names, args, strict=False):
-            if name in kwargs:
-                raise TypeError(f"{label} got multiple values for argument {name!r}")
-            setter(self, name, value)
-        left = len(kwargs)
-        for name in names[len(args) :]:
-            if name in kwargs:
-                setter(self, name, kwargs[name])
-                left -= 1
-            elif name in defaults:
-                setter(self, name, defaults[name])
-            elif name in factories:
-                setter(self, name, factories[name]())
-            else:
-                raise TypeError(f"{label} missing required argument: {name!r}")
-        if left:
-            unknown = next(name for name in kwargs if name not in names[len(args) :])
-            raise TypeError(f"{label} got an unexpected keyword argument {unknown!r}")
-        for name, default, factory in unset:
-            if factory is not MISSING:
-                setter(self, name, factory())
-            elif default is not MISSING:
-                setter(self, name, default)
-        if post_init is not None:
-            post_init(self)
-
-    return init
+def _shared(names: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple object for equal tuples of field names (most classes show, compare and
+    hash the fields they take)."""
+    return _TUPLES.setdefault(names, names)
 
 
-def _repr(shown: tuple[str, ...]) -> Callable[[object], str]:
-    def represent(self: object) -> str:
-        values = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
-        return f"{type(self).__qualname__}({values})"
-
-    return represent
+# The code of every ``@frozen`` class's methods, as the stdlib's compiled ones behave; each
+# class gets its own function objects of it, named after the class (:func:`_method`).
 
 
-def _eq(compared: tuple[str, ...]) -> Callable[[object, object], bool]:
-    def equal(self: object, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        mine = tuple(getattr(self, name) for name in compared)
-        return mine == tuple(getattr(other, name) for name in compared)
+def _frozen_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    layout = self.__frozen_layout__
+    names, setter = layout.init, object.__setattr__
+    if len(args) > len(names):
+        raise TypeError(
+            f"{_label(layout)} takes {len(names) + 1} positional arguments"
+            f" but {len(args) + 1} were given"
+        )
+    for name, value in zip(names, args, strict=False):
+        if name in kwargs:
+            raise TypeError(f"{_label(layout)} got multiple values for argument {name!r}")
+        setter(self, name, value)
+    left = len(kwargs)
+    for name in names[len(args) :]:
+        if name in kwargs:
+            setter(self, name, kwargs[name])
+            left -= 1
+        elif name in layout.defaults:
+            setter(self, name, layout.defaults[name])
+        elif name in layout.factories:
+            setter(self, name, layout.factories[name]())
+        else:
+            raise TypeError(f"{_label(layout)} missing required argument: {name!r}")
+    if left:
+        unknown = next(name for name in kwargs if name not in names[len(args) :])
+        raise TypeError(f"{_label(layout)} got an unexpected keyword argument {unknown!r}")
+    for name, default, factory in layout.unset:
+        if factory is not MISSING:
+            setter(self, name, factory())
+        elif default is not MISSING:
+            setter(self, name, default)
+    if layout.post_init is not None:
+        layout.post_init(self)
 
-    return equal
+
+def _frozen_repr(self: Any) -> str:
+    shown = self.__frozen_layout__.shown
+    values = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
+    return f"{type(self).__qualname__}({values})"
 
 
-def _hash(hashed: tuple[str, ...]) -> Callable[[object], int]:
-    def hash_fields(self: object) -> int:
-        return hash(tuple(getattr(self, name) for name in hashed))
+def _frozen_eq(self: Any, other: object) -> bool:
+    compared = self.__frozen_layout__.compared
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    mine = tuple(getattr(self, name) for name in compared)
+    return mine == tuple(getattr(other, name) for name in compared)
 
-    return hash_fields
+
+def _frozen_hash(self: Any) -> int:
+    return hash(tuple(getattr(self, name) for name in self.__frozen_layout__.hashed))
 
 
-def _frozen_attributes(
-    cls: type, names: set[str]
-) -> tuple[Callable[[object, str, object], None], Callable[[object, str], None]]:
-    """The stdlib's frozen ``__setattr__``/``__delattr__``: fields, and any attribute of
-    ``cls`` itself, are read-only; a subclass's own attributes are not."""
-    owner: Any = cls  # super() of a class known only at run time
+def _frozen_setattr(self: Any, name: str, value: object) -> None:
+    layout = self.__frozen_layout__
+    if type(self) is layout.owner or name in layout.names:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+    super(layout.owner, self).__setattr__(name, value)
 
-    def set_attribute(self: Any, name: str, value: object) -> None:
-        if type(self) is cls or name in names:
-            raise FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(owner, self).__setattr__(name, value)
 
-    def delete_attribute(self: Any, name: str) -> None:
-        if type(self) is cls or name in names:
-            raise FrozenInstanceError(f"cannot delete field {name!r}")
-        super(owner, self).__delattr__(name)
+def _frozen_delattr(self: Any, name: str) -> None:
+    layout = self.__frozen_layout__
+    if type(self) is layout.owner or name in layout.names:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+    super(layout.owner, self).__delattr__(name)
 
-    return set_attribute, delete_attribute
+
+#: The shared code of each method, by name.
+_METHODS: dict[str, Callable[..., Any]] = {
+    "__init__": _frozen_init,
+    "__repr__": _frozen_repr,
+    "__eq__": _frozen_eq,
+    "__hash__": _frozen_hash,
+    "__setattr__": _frozen_setattr,
+    "__delattr__": _frozen_delattr,
+}
+
+
+def _method(cls: type, name: str) -> Callable[..., Any]:
+    """``cls``'s own copy of the shared method ``name``: the same code, named as the
+    stdlib names its methods (``<class qualname>.<name>``)."""
+    shared = _METHODS[name]
+    method = FunctionType(shared.__code__, shared.__globals__, name)
+    method.__qualname__ = f"{cls.__qualname__}.{name}"
+    return method
+
+
+def _label(layout: _Layout) -> str:
+    return f"{layout.owner.__qualname__}.__init__()"
 
 
 class _LazySignature:
@@ -311,6 +352,10 @@ class _LazySignature:
 
     def __get__(self, instance: object, owner: type) -> inspect.Signature:
         return _signature(owner, resolved=True)
+
+
+#: Shared by every class: it holds nothing of its own.
+_LAZY_SIGNATURE = _LazySignature()
 
 
 def _signature(cls: type, *, resolved: bool) -> inspect.Signature:

@@ -9,7 +9,6 @@ the widest columns are narrowed first and their cells wrap onto further lines
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Sequence
 
 #: Columns are never narrowed below this (a narrower terminal gets longer lines).
@@ -20,6 +19,8 @@ _BREAK = re.compile(r"(?<=[\s,])")
 
 def terminal_width(fallback: int = 100) -> int:
     """The terminal's width (``COLUMNS`` first), ``fallback`` when there is no terminal."""
+    import shutil  # and its compressors: not for a table of no width (exit-on-ready summary)
+
     return shutil.get_terminal_size((fallback, 24)).columns
 
 

@@ -22,8 +22,10 @@ def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     (folder / "__init__.py").write_text("")
     (folder / "helper.py").write_text("VALUE = 7\n")
     (folder / "sub.py").write_text(
-        "import builtins\n"
+        "import builtins, sys\n"
         "builtins.deferred_runs = getattr(builtins, 'deferred_runs', 0) + 1\n"
+        "FIRST = 6\n"
+        "assert sys.modules[__name__].FIRST == 6  # its own lookup while it runs\n"
         "hold = getattr(builtins, 'deferred_hold', None)\n"
         "if hold is not None:  # a test makes other threads look it up while it runs\n"
         "    hold()\n"
@@ -130,8 +132,22 @@ def test_a_module_that_fails_to_run_leaves_sys_modules_and_raises(package: str) 
         module.anything  # noqa: B018
     assert "deferred_pkg.broken" not in sys.modules
     assert "broken" not in vars(sys.modules["deferred_pkg"])
-    with pytest.raises(ImportError, match="failed to run when first used"):
+    with pytest.raises(ImportError) as raised:
         module.anything  # noqa: B018  -- never run a second time, detached
+    assert str(raised.value) == "module 'deferred_pkg.broken' failed to run when first used"
+    assert "deferred_pkg.broken" not in sys.modules
+
+
+def test_a_failure_still_propagates_when_the_package_no_longer_holds_the_module(
+    package: str,
+) -> None:
+    folder = Path(importlib.import_module("deferred_pkg").__path__[0])
+    (folder / "broken.py").write_text("raise ImportError('deferred: broken on purpose')\n")
+    defer_module("deferred_pkg.broken")
+    module = sys.modules["deferred_pkg.broken"]
+    delattr(sys.modules["deferred_pkg"], "broken")
+    with pytest.raises(ImportError, match="broken on purpose"):
+        module.anything  # noqa: B018
     assert "deferred_pkg.broken" not in sys.modules
 
 

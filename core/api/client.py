@@ -513,10 +513,9 @@ def _tls_context(
 
 def _load_client_certificate(context: ssl.SSLContext, user: Mapping[str, Any], folder: str) -> None:
     """The user's certificate and key: files are handed to OpenSSL by name once checked
-    (regular, bounded), inline data through a private 0600 temporary file removed as
+    (regular, bounded), inline data through an anonymous memory file (``memfd``, never
+    on a disk; no ``tempfile``, which imports ``shutil`` and its compressors) closed as
     soon as it is read."""
-    import tempfile
-
     from nodehost.fileread import PEM_LIMIT, check_file
 
     names = [user.get("client-certificate"), user.get("client-key")]
@@ -529,10 +528,10 @@ def _load_client_certificate(context: ssl.SSLContext, user: Mapping[str, Any], f
     pems = [_pem(user, "client-certificate", folder), _pem(user, "client-key", folder)]
     if pems[1] is None:
         raise ValueError("a client certificate without a client key")
-    with tempfile.NamedTemporaryFile(prefix="nodehost-client-") as pem:  # 0600, O_EXCL
+    with open(os.memfd_create("nodehost-client", os.MFD_CLOEXEC), "w+b") as pem:
         pem.write(pems[1] + b"\n" + (pems[0] or b""))
         pem.flush()
-        context.load_cert_chain(pem.name)
+        context.load_cert_chain(f"/proc/self/fd/{pem.fileno()}")
 
 
 def _pem(entry: Mapping[str, Any], key: str, folder: str) -> bytes | None:

@@ -224,10 +224,10 @@ def _chains(save: str) -> str:
 
 
 def _run(argv: list[str]) -> str:
-    import shutil
+    from nodehost.binaries import which
 
     search = os.pathsep.join(filter(None, [os.environ.get("PATH"), "/usr/sbin:/sbin"]))
-    program = shutil.which(argv[0], path=search)
+    program = which(argv[0], path=search)
     if program is None:
         raise RuntimeError(f"{argv[0]} is not installed")
     done = subprocess.run(

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 from collections.abc import Sequence
+
+from nodehost.binaries import which
 
 #: ``ip link add`` arguments after the new link's name, per type.
 LINK_ARGUMENTS = {
@@ -43,7 +44,7 @@ def probe_link_types(kinds: Sequence[str]) -> dict[str, str | None]:
     unknown = [kind for kind in kinds if kind not in LINK_ARGUMENTS]
     if unknown:
         raise ValueError(f"unknown link types: {', '.join(unknown)}")
-    unshare, ip = shutil.which("unshare"), shutil.which("ip")
+    unshare, ip = which("unshare"), which("ip")
     if os.geteuid() != 0:
         raise ProbeUnavailable("needs root (a network namespace of its own)")
     if unshare is None or ip is None:

@@ -166,12 +166,12 @@ def _value(param: click.Option, value: Any, name: str) -> str:
 
 def _nodehost_executable() -> str:
     """The ``nodehost`` program beside this Python (a virtualenv's), else the one on PATH."""
-    import shutil
+    from nodehost.binaries import which
 
     beside = os.path.join(os.path.dirname(sys.executable), "nodehost")
     if os.access(beside, os.X_OK):
         return beside
-    found = shutil.which("nodehost")
+    found = which("nodehost")
     if found is None:
         from nodehost.errors import RuntimeFailure
 

@@ -17,8 +17,9 @@ with a list that uses ``portmap``.  An idle chain changes no packet, and
 from __future__ import annotations
 
 import shlex
-import shutil
 import subprocess
+
+from nodehost.binaries import which
 
 DNAT, SETMARK, MASQ = "CNI-HOSTPORT-DNAT", "CNI-HOSTPORT-SETMARK", "CNI-HOSTPORT-MASQ"
 #: How many rules each chain holds when idle.
@@ -32,7 +33,7 @@ def remove_idle_chains() -> tuple[list[str], list[str]]:
     done: list[str] = []
     failed: list[str] = []
     for program in ("iptables", "ip6tables"):
-        tool, save = (shutil.which(p, path=_SEARCH) for p in (program, f"{program}-save"))
+        tool, save = (which(p, path=_SEARCH) for p in (program, f"{program}-save"))
         if tool is None or save is None:
             continue
         try:

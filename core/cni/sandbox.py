@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nodehost.binaries import which
 from nodehost.cni import hostnet, netns
 from nodehost.cni.chain import add_network, check_network, delete_network
 from nodehost.cni.invoke import DEFAULT_TIMEOUT, CniError, RuntimeConf
@@ -73,7 +74,7 @@ def unavailable_reason() -> str | None:
     """Why a sandbox cannot be made here (not root, no iproute2), or None."""
     if os.geteuid() != 0:
         return "needs root (network namespaces and veth pairs need CAP_NET_ADMIN)"
-    if shutil.which("ip") is None:
+    if which("ip") is None:
         return "needs the 'ip' command (iproute2)"
     return None
 

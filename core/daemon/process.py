@@ -45,7 +45,6 @@ import asyncio
 import contextlib
 import errno
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -53,6 +52,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from nodehost.binaries import which
 from nodehost.daemon import cgroups, proc
 from nodehost.daemon.output import ComponentOutput, PipeReader
 from nodehost.daemon.pidfiles import write_pid_file
@@ -124,7 +124,7 @@ def _child_setup(host_pid: int) -> Callable[[], None]:
 
 def _setpriv_with_pdeathsig() -> str | None:
     """The path of a ``setpriv`` that knows ``--pdeathsig`` (util-linux >= 2.33), or None."""
-    path = shutil.which("setpriv")
+    path = which("setpriv")
     if path is None:
         return None
     try:
@@ -144,7 +144,7 @@ def resolve_program(program: str, env: Mapping[str, str]) -> str:
         if not os.access(program, os.X_OK) or os.path.isdir(program):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
         return program
-    found = shutil.which(program, path=env.get("PATH", os.defpath))
+    found = which(program, path=env.get("PATH", os.defpath))
     if found is None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
     return found

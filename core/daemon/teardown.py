@@ -206,10 +206,11 @@ COMMAND_TIMEOUT = 120.0
 
 def _run_recorded(argv: list[str], report: TeardownReport) -> None:
     """Run ``argv`` if its program is on ``PATH`` (silently skipped if not installed)."""
-    import shutil
     import subprocess
 
-    program = shutil.which(argv[0]) if argv else None
+    from nodehost.binaries import which
+
+    program = which(argv[0]) if argv else None
     if program is None:
         return
     command = " ".join(argv)

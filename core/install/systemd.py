@@ -10,8 +10,9 @@ the running manager.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
+
+from nodehost.binaries import which
 
 SYSTEMD_RUNTIME = "/run/systemd/system"
 #: How long one ``systemctl`` call may take (``stop`` waits for the unit's own stop timeout).
@@ -34,7 +35,7 @@ def init_name() -> str:
 
 def systemctl(*arguments: str) -> str | None:
     """Run ``systemctl arguments``: ``None`` on success, else one line saying what failed."""
-    program = shutil.which("systemctl")
+    program = which("systemctl")
     command = "systemctl " + " ".join(arguments)
     if program is None:
         return f"{command}: systemctl is not installed"

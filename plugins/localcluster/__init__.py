@@ -128,19 +128,26 @@ def nodehost_describe_config(options: StartOptions) -> list[str] | None:
     return describe_start(options, Machine.probe())
 
 
+#: The module whose code starts and runs the clusters.
+_CLUSTER_MODULE = "nodehost.plugins.localcluster.cluster"
+
+
 @hookimpl
 def nodehost_node_ready(status_address: str | None, keeps_running: bool) -> None:
     """Print how to reach each local cluster this process runs, unless the node is about
-    to stop (``--exit-on-ready``)."""
+    to stop (``--exit-on-ready``).
+
+    Clusters are started only by :func:`~nodehost.plugins.localcluster.cluster.start_cluster`:
+    a process that never imported that module runs none, and does not import it here
+    (a node without ``--local-cluster`` keeps its code out of memory).
+    """
     import sys
 
-    if not keeps_running:
+    cluster_module = sys.modules.get(_CLUSTER_MODULE)
+    if not keeps_running or cluster_module is None:
         return
-
-    from nodehost.plugins.localcluster.cluster import instructions, started
-
-    for cluster in started():
-        sys.stdout.write(instructions(cluster, status_address))
+    for cluster in cluster_module.started():
+        sys.stdout.write(cluster_module.instructions(cluster, status_address))
         sys.stdout.flush()
 
 

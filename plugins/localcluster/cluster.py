@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import datetime
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nodehost.binaries import which
 from nodehost.errors import RuntimeFailure
 from nodehost.frozen import frozen
 from nodehost.plugins.localcluster import bootstrap_namespace
@@ -269,7 +269,7 @@ def shell_name(program: str) -> str | None:
     finds one.
     """
     beside = Path(sys.executable).parent / program
-    on_path = shutil.which(program)
+    on_path = which(program)
     if os.access(beside, os.X_OK) and not (on_path and Path(on_path).resolve() == beside.resolve()):
         return str(beside)
     return program if on_path else None

@@ -15,8 +15,8 @@ the local cluster prints once, as a warning.
 from __future__ import annotations
 
 import os
-import shutil
 
+from nodehost.binaries import which
 from nodehost.frozen import frozen
 
 #: The CNI plugins the built-in ``bridge`` provider needs (its conflist and the pods' ``lo``).
@@ -41,7 +41,7 @@ class Machine:
             root=os.geteuid() == 0,
             missing_cni_plugins=tuple(missing_plugins(BRIDGE_PLUGINS, DEFAULT_BIN_DIRS)),
             cni_bin_dirs=DEFAULT_BIN_DIRS,
-            missing_programs=tuple(p for p in RUNTIME_PROGRAMS if shutil.which(p) is None),
+            missing_programs=tuple(p for p in RUNTIME_PROGRAMS if which(p) is None),
         )
 
     def no_bridge_reason(self) -> str | None:

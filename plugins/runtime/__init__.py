@@ -393,9 +393,9 @@ def _standin_kubelet(options: Any) -> bool:
     standins = getattr(options, "standins", None) or "never"
     if standins != "missing":
         return standins == "always"
-    import shutil  # not on the paths that judge a file (config validate)
+    from nodehost.binaries import which
 
-    return shutil.which("kubelet") is None
+    return which("kubelet") is None
 
 
 def _pod_image(config: Any) -> str:

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 from typing import TYPE_CHECKING, Any
 
+from nodehost.binaries import which
 from nodehost.check import Check, CheckContext
 from nodehost.plugins.runtime.settings import SECTION, read_settings
 
@@ -129,7 +129,7 @@ def containerd_check(program: tuple[str, bool] | None) -> Check:
 
 def runc_check(*, with_version: bool) -> Check:
     name = f"{NAME}.runc"
-    path = shutil.which("runc")
+    path = which("runc")
     if path is None:
         return Check.error(
             name,

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -726,3 +727,17 @@ def test_a_lone_surrogate_in_an_object_decodes_as_go_does() -> None:
 
     line = b'{"type": "ADDED", "object": {"data": {"k": "a\\ud800b"}}}'
     assert _watch_event(line, "watch ConfigMap x") == ("ADDED", {"data": {"k": "a\ufffdb"}})
+
+
+def test_an_inline_client_certificate_is_loaded_without_a_temporary_file(api) -> None:
+    """The kubeconfig's ``client-key-data`` reaches OpenSSL through a memory file: no
+    ``tempfile`` (nor the ``shutil`` and compressors it imports) in a running node."""
+    assert "client-key-data" in Path(api.admin_kubeconfig).read_text()
+    probe = (
+        "import sys; from nodehost.api.client import ClusterClient; "
+        f"ClusterClient({str(api.admin_kubeconfig)!r}); "
+        "print(sorted({'tempfile', 'shutil'} & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+    assert asyncio.run(read_config_map(client(api)))["kind"] == "ConfigMap"

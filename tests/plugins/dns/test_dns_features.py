@@ -79,3 +79,25 @@ def test_a_reader_that_fails_leaves_the_feature_to_dnspython(
 
     monkeypatch.setattr(features, "distribution_version", broken)
     assert feature_available(dns._features, "idna") is None
+
+
+@pytest.mark.parametrize("imported_first", ["", "importlib.metadata"])
+def test_dnspython_is_given_its_answer_only_when_importlib_metadata_is_not_imported(
+    imported_first: str,
+) -> None:
+    """With ``importlib.metadata`` imported already, nothing is to be spared: dnspython asks
+    it itself, and the module is left as it is (a fresh interpreter each)."""
+    import subprocess
+    import sys
+
+    script = (
+        f"import sys{', ' + imported_first if imported_first else ''}\n"
+        "import nodehost.plugins.dns.features\n"
+        "import dns._features\n"
+        "print(sorted(dns._features._cache), type(sys.modules['importlib.metadata']).__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    expected = "[] module" if imported_first else "['idna'] DeferredModule"
+    assert done.stdout.strip() == expected

@@ -138,6 +138,18 @@ def test_the_instructions_name_the_admin_kubeconfig_dns_and_status(tmp_path: Pat
     assert "nodehost status" not in clusters.instructions(cluster, None)
 
 
+def test_a_ready_node_prints_the_instructions_of_the_clusters_it_started(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nodehost.plugins import localcluster
+
+    cluster = clusters.start_cluster(options(tmp_path / "lc"), NO_ROOT)
+    localcluster.nodehost_node_ready(status_address="127.0.0.1:1", keeps_running=False)
+    assert capsys.readouterr().out == ""
+    localcluster.nodehost_node_ready(status_address="127.0.0.1:1", keeps_running=True)
+    assert capsys.readouterr().out == clusters.instructions(cluster, "127.0.0.1:1")
+
+
 def test_the_instructions_name_programs_as_a_shell_here_finds_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -146,7 +158,7 @@ def test_the_instructions_name_programs_as_a_shell_here_finds_them(
     venv_bin = Path(sys.executable).parent
     empty = tmp_path / "empty-bin"
     empty.mkdir()
-    monkeypatch.setattr(clusters.shutil, "which", lambda name: None)
+    monkeypatch.setattr(clusters, "which", lambda name: None)
     monkeypatch.setattr(clusters.sys, "executable", str(empty / "python3"))
     text = clusters.instructions(cluster, "127.0.0.1:1")
     assert "  nodehost status --address" in text
@@ -157,7 +169,7 @@ def test_the_instructions_name_programs_as_a_shell_here_finds_them(
     text = clusters.instructions(cluster, "127.0.0.1:1")
     assert f"  {venv_bin / 'nodehost'} status --address 127.0.0.1:1" in text
 
-    monkeypatch.setattr(clusters.shutil, "which", lambda name: str(venv_bin / name))
+    monkeypatch.setattr(clusters, "which", lambda name: str(venv_bin / name))
     text = clusters.instructions(cluster, "127.0.0.1:1")
     assert "  nodehost status --address 127.0.0.1:1" in text
     assert "  dig @127.0.0.1" in text
