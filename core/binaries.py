@@ -146,4 +146,7 @@ def which(program: str, path: str | None = None) -> str | None:
 
 
 def _executable_file(path: str) -> bool:
-    return os.access(path, os.F_OK | os.X_OK) and not os.path.isdir(path)
+    try:
+        return os.access(path, os.F_OK | os.X_OK) and not os.path.isdir(path)
+    except ValueError:  # a NUL byte: no such file, as shutil.which answers
+        return False

@@ -59,19 +59,21 @@ def frozen(cls: T) -> T:
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     params.init = params.repr = params.eq = params.frozen = True
     fields = dataclasses.fields(cls)
-    record: Any = cls  # type checkers refuse the layout attribute on a type
-    record.__frozen_layout__ = _Layout(cls, fields)
+    record: Any = cls  # type checkers refuse the methods' assignment on a type
+    layout = _Layout(cls, fields)
+    explicit_hash = _explicit_hash(cls)  # before __eq__ is added
     for name in ("__init__", "__repr__", "__eq__"):
         if name not in cls.__dict__:
-            setattr(cls, name, _method(cls, name))
-    if "__hash__" not in cls.__dict__ or cls.__dict__["__hash__"] is None:
-        record.__hash__ = _method(cls, "__hash__")
+            setattr(cls, name, _method(cls, name, layout))
+    if not explicit_hash:
+        record.__hash__ = _method(cls, "__hash__", layout)
     for name in ("__setattr__", "__delattr__"):
         if name in cls.__dict__:
             raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
-    record.__setattr__ = _method(cls, "__setattr__")
-    record.__delattr__ = _method(cls, "__delattr__")
+    record.__setattr__ = _method(cls, "__setattr__", layout)
+    record.__delattr__ = _method(cls, "__delattr__", layout)
     record.__signature__ = _LAZY_SIGNATURE
+    abc.update_abstractmethods(cls)  # the methods just added may implement abstract ones
     if not cls.__doc__:
         # The stdlib's docstring for an undocumented class, without its tokenize parsing.
         text = str(_signature(cls, resolved=False)).replace(" -> None", "")
@@ -98,6 +100,8 @@ def _collect_plain_fields(cls: type) -> bool:
     found = _plain_fields(cls)
     if inherited is None or found is None:
         return False
+    if _required_after_default({**inherited, **{name: made for name, _, made in found}}):
+        return False  # the stdlib's error for it
     fields = inherited
     for name, annotation, made in found:
         made.name, made.type, made.kw_only = name, annotation, False
@@ -116,8 +120,27 @@ def _collect_plain_fields(cls: type) -> bool:
     for name, method in _STDLIB_METHODS.items():
         if name not in cls.__dict__:
             setattr(cls, name, method)
-    abc.update_abstractmethods(cls)
     return True
+
+
+def _explicit_hash(cls: type) -> bool:
+    """Whether the class body sets ``__hash__`` itself, as the stdlib tells it: ``None``
+    counts unless the body also defines ``__eq__`` (which sets ``__hash__`` to ``None``)."""
+    body_hash = cls.__dict__.get("__hash__", MISSING)
+    return not (body_hash is MISSING or (body_hash is None and "__eq__" in cls.__dict__))
+
+
+def _required_after_default(fields: dict[str, Field[Any]]) -> bool:
+    """Whether an ``__init__`` argument without a default follows one with a default."""
+    seen_default = False
+    for made in fields.values():
+        if not made.init:
+            continue
+        if made.default is not MISSING or made.default_factory is not MISSING:
+            seen_default = True
+        elif seen_default:
+            return True
+    return False
 
 
 def _inherited_fields(cls: type) -> dict[str, Field[Any]] | None:
@@ -201,10 +224,10 @@ _STDLIB_METHODS = {
 class _Layout:
     """What the shared methods of one ``@frozen`` class need, computed once as it is made.
 
-    A class holds its layout (``__frozen_layout__``) instead of six closures over it:
-    the methods (:data:`_METHODS`) read it from the instance's class, so a subclass
-    that is not a dataclass answers with its base's fields, as the stdlib's inherited
-    methods do.  ``owner`` is the class the methods were made for (``__init__``'s error
+    Each method of the class gets it as a default argument (:func:`_method`) instead
+    of closures over six values: a method always works with the fields of the class
+    it was made for, called on a subclass's instance or through ``super()`` alike, as
+    the stdlib's compiled methods do.  ``owner`` is that class (``__init__``'s error
     messages name it, the frozen ``__setattr__`` tells its instances from a subclass's).
     """
 
@@ -228,8 +251,12 @@ class _Layout:
         self.factories = {
             f.name: f.default_factory for f in fields if f.init and f.default_factory is not MISSING
         }
-        self.unset = tuple((f.name, f.default, f.default_factory) for f in fields if not f.init)
-        self.post_init = getattr(cls, "__post_init__", None)
+        self.unset = tuple(
+            (f.name, f.default_factory)
+            for f in fields
+            if not f.init and f.default_factory is not MISSING
+        )
+        self.post_init = hasattr(cls, "__post_init__")  # called as self.__post_init__()
         self.shown = _shared(tuple(f.name for f in fields if f.repr))
         self.compared = _shared(tuple(f.name for f in fields if f.compare))
         self.hashed = _shared(
@@ -251,8 +278,8 @@ def _shared(names: tuple[str, ...]) -> tuple[str, ...]:
 # class gets its own function objects of it, named after the class (:func:`_method`).
 
 
-def _frozen_init(self: Any, *args: Any, **kwargs: Any) -> None:
-    layout = self.__frozen_layout__
+def _frozen_init(self: Any, /, *args: Any, __frozen_layout__: Any = None, **kwargs: Any) -> None:
+    layout = __frozen_layout__
     names, setter = layout.init, object.__setattr__
     if len(args) > len(names):
         raise TypeError(
@@ -277,42 +304,37 @@ def _frozen_init(self: Any, *args: Any, **kwargs: Any) -> None:
     if left:
         unknown = next(name for name in kwargs if name not in names[len(args) :])
         raise TypeError(f"{_label(layout)} got an unexpected keyword argument {unknown!r}")
-    for name, default, factory in layout.unset:
-        if factory is not MISSING:
-            setter(self, name, factory())
-        elif default is not MISSING:
-            setter(self, name, default)
-    if layout.post_init is not None:
-        layout.post_init(self)
+    for name, factory in layout.unset:  # a plain default stays the class attribute's
+        setter(self, name, factory())
+    if layout.post_init:
+        self.__post_init__()
 
 
-def _frozen_repr(self: Any) -> str:
-    shown = self.__frozen_layout__.shown
+def _frozen_repr(self: Any, layout: Any = None, /) -> str:
+    shown = layout.shown
     values = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
     return f"{type(self).__qualname__}({values})"
 
 
-def _frozen_eq(self: Any, other: object) -> bool:
-    compared = self.__frozen_layout__.compared
+def _frozen_eq(self: Any, other: object, layout: Any = None, /) -> bool:
+    compared = layout.compared
     if other.__class__ is not self.__class__:
         return NotImplemented
     mine = tuple(getattr(self, name) for name in compared)
     return mine == tuple(getattr(other, name) for name in compared)
 
 
-def _frozen_hash(self: Any) -> int:
-    return hash(tuple(getattr(self, name) for name in self.__frozen_layout__.hashed))
+def _frozen_hash(self: Any, layout: Any = None, /) -> int:
+    return hash(tuple(getattr(self, name) for name in layout.hashed))
 
 
-def _frozen_setattr(self: Any, name: str, value: object) -> None:
-    layout = self.__frozen_layout__
+def _frozen_setattr(self: Any, name: str, value: object, layout: Any = None, /) -> None:
     if type(self) is layout.owner or name in layout.names:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
     super(layout.owner, self).__setattr__(name, value)
 
 
-def _frozen_delattr(self: Any, name: str) -> None:
-    layout = self.__frozen_layout__
+def _frozen_delattr(self: Any, name: str, layout: Any = None, /) -> None:
     if type(self) is layout.owner or name in layout.names:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
     super(layout.owner, self).__delattr__(name)
@@ -329,11 +351,16 @@ _METHODS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _method(cls: type, name: str) -> Callable[..., Any]:
-    """``cls``'s own copy of the shared method ``name``: the same code, named as the
-    stdlib names its methods (``<class qualname>.<name>``)."""
+def _method(cls: type, name: str, layout: _Layout) -> Callable[..., Any]:
+    """``cls``'s own copy of the shared method ``name``: the same code with ``layout`` as
+    its default last argument (``__init__``: keyword), named as the stdlib names its
+    methods (``<class qualname>.<name>``)."""
     shared = _METHODS[name]
     method = FunctionType(shared.__code__, shared.__globals__, name)
+    if name == "__init__":
+        method.__kwdefaults__ = {"__frozen_layout__": layout}
+    else:
+        method.__defaults__ = (layout,)
     method.__qualname__ = f"{cls.__qualname__}.{name}"
     return method
 

@@ -199,7 +199,7 @@ def _configure_structlog() -> None:
         _note_event,
     ]
     if resolve_format(fmt) == "console":
-        colors = "NO_COLOR" not in os.environ
+        colors = not os.environ.get("NO_COLOR")  # no-color.org: set and not empty
         processors.append(structlog.dev.ConsoleRenderer(colors=colors))
     else:
         processors += [

@@ -16,8 +16,10 @@ from nodehost.binaries import which
 @pytest.fixture
 def folders(tmp_path: Path) -> Path:
     """``a`` holds a runnable ``tool``, ``b`` one and a non-runnable ``plain``, ``c`` a
-    folder named ``tool`` and a runnable ``only-c``."""
+    folder named ``tool`` and a runnable ``only-c``; the folder itself (the tests' working
+    folder) a runnable ``tool`` too, which an empty search path must not find."""
     for folder, name, mode in (
+        (".", "tool", 0o755),
         ("a", "tool", 0o755),
         ("b", "tool", 0o755),
         ("b", "plain", 0o644),
@@ -46,6 +48,8 @@ def folders(tmp_path: Path) -> Path:
         ("b/plain", "a"),
         ("c/tool", "a"),
         ("nowhere", "a:b:c"),
+        ("to\0ol", "a"),  # a NUL byte names no file
+        ("a/to\0ol", "a"),
     ],
 )
 def test_which_answers_as_shutil_which(
@@ -56,6 +60,16 @@ def test_which_answers_as_shutil_which(
     if search is not None:
         search = os.pathsep.join(str(folders / f) if f else "" for f in search.split(":"))
     assert which(program, path=search) == shutil.which(program, path=search)
+
+
+def test_an_empty_path_variable_finds_nothing(
+    folders: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``PATH=`` is a search path with nothing in it (not the system's default)."""
+    monkeypatch.chdir(folders)
+    monkeypatch.setenv("PATH", "")
+    assert which("sh") is shutil.which("sh") is None
+    assert which("tool") is shutil.which("tool") is None
 
 
 def test_which_without_path_uses_the_system_search_path(

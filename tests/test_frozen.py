@@ -422,3 +422,126 @@ def test_instances_copy_and_pickle():
 class PICKLED:
     name: str
     values: tuple[int, ...] = ()
+
+
+def super_calls(decorator: str) -> list:
+    """A frozen subclass whose methods call its base's through ``super()``."""
+    namespace = {"frozen": frozen, "dataclass": dataclass}
+    exec(
+        f"@{decorator}\nclass Base:\n    x: int\n"
+        f"@{decorator}\nclass Sub(Base):\n    y: int = 5\n"
+        "    def __init__(self, x):\n"
+        "        super().__init__(x)\n"
+        "        object.__setattr__(self, 'y', x * 2)\n"
+        "    def __repr__(self):\n        return 'Sub:' + super().__repr__()\n"
+        "    def __eq__(self, other):\n        return super().__eq__(other)\n"
+        "    def __hash__(self):\n        return super().__hash__()\n",
+        namespace,
+    )
+    sub, base = namespace["Sub"], namespace["Base"]
+    return [
+        outcome(lambda: vars(sub(3))),
+        outcome(lambda: repr(sub(3)).split("(", 1)[1]),
+        outcome(lambda: sub(3) == sub(3)),
+        outcome(lambda: hash(sub(3)) == hash((3,))),
+        outcome(lambda: base.__setattr__(sub(1), "z", 1)),
+        outcome(lambda: base.__delattr__(sub(1), "x")),
+    ]
+
+
+def test_a_base_method_called_on_a_subclass_works_with_the_base_fields():
+    """``super().__init__(x)`` of a frozen subclass takes the base's fields, as the stdlib's
+    compiled methods do: each method is bound to the class it was made for."""
+    assert super_calls("frozen") == super_calls("dataclass(frozen=True)")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    '''A record.'''\n    x: int = 0\n    y: int\n",
+        "    x: int = 0\n    y: int\n",
+    ],
+    ids=["documented", "undocumented"],
+)
+def test_a_required_field_after_a_default_fails_as_the_stdlibs(body):
+    failures = []
+    for decorator in ("frozen", "dataclass(frozen=True)"):
+        with pytest.raises(TypeError) as raised:
+            twins_made_by(decorator, body)
+        failures.append(str(raised.value))
+    assert failures[0] == failures[1]
+
+
+def test_an_inherited_default_before_a_required_field_fails_as_the_stdlibs():
+    failures = []
+    for decorator in ("frozen", "dataclass(frozen=True)"):
+        with pytest.raises(TypeError) as raised:
+            exec(
+                f"@{decorator}\nclass Base:\n    x: int = 0\n"
+                f"@{decorator}\nclass Child(Base):\n    y: int\n",
+                {"frozen": frozen, "dataclass": dataclass},
+            )
+        failures.append(str(raised.value))
+    assert failures[0] == failures[1]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    a: int\n    __hash__ = None\n",
+        "    a: int\n    b: int = field(default=4, init=False)\n",
+        "    a: int\n    b: list = field(default_factory=list, init=False)\n",
+    ],
+    ids=["__hash__ = None in the body", "init=False default", "init=False factory"],
+)
+def test_body_hash_and_fields_outside_init_are_the_stdlibs(body):
+    calls = [
+        lambda cls: hash(cls(1)),
+        lambda cls: vars(cls(1)),
+        lambda cls: cls(1).b,
+        lambda cls: pickle.loads(pickle.dumps(cls(1))) == cls(1),
+    ]
+    ours, stdlib = twins(body)
+    for cls in (ours, stdlib):  # pickle finds them by name
+        cls.__qualname__ = cls.__name__ = f"Twin{id(cls)}"
+        globals()[cls.__name__] = cls
+    try:
+        assert [outcome(lambda call=call: call(ours)) for call in calls] == [
+            outcome(lambda call=call: call(stdlib)) for call in calls
+        ]
+    finally:
+        for cls in (ours, stdlib):
+            del globals()[cls.__name__]
+
+
+def test_the_methods_it_adds_implement_abstract_ones():
+    import abc
+
+    def made(decorator: str) -> type:
+        namespace = {"frozen": frozen, "dataclass": dataclass, "abc": abc}
+        exec(
+            "class Shown(abc.ABC):\n"
+            "    @abc.abstractmethod\n"
+            "    def __repr__(self): ...\n"
+            f"@{decorator}\nclass Record(Shown):\n    a: int\n",
+            namespace,
+        )
+        return namespace["Record"]
+
+    assert repr(made("frozen")(1)) == repr(made("dataclass(frozen=True)")(1)) == "Record(a=1)"
+
+
+def test_a_plain_subclass_post_init_is_the_one_called():
+    def made(decorator: str) -> list:
+        namespace = {"frozen": frozen, "dataclass": dataclass, "calls": []}
+        exec(
+            f"@{decorator}\nclass Base:\n    a: int\n"
+            "    def __post_init__(self):\n        calls.append('base')\n"
+            "class Sub(Base):\n"
+            "    def __post_init__(self):\n        calls.append('sub')\n"
+            "Sub(1)\n",
+            namespace,
+        )
+        return namespace["calls"]
+
+    assert made("frozen") == made("dataclass(frozen=True)") == ["sub"]

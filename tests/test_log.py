@@ -41,3 +41,20 @@ def test_a_message_for_a_person_is_json_in_json_mode(json_logs, capsys) -> None:
     assert record["event"] == "Invalid NodeConfig x.yaml"
     assert record["lines"] == ["  nodeName: Required value"]
     assert (record["level"], record["code"]) == ("error", 255)
+
+
+@pytest.mark.parametrize("no_color, coloured", [(None, True), ("", True), ("1", False)])
+def test_console_lines_are_coloured_unless_no_color_is_set_and_not_empty(
+    no_color: str | None, coloured: bool, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """``NO_COLOR`` as no-color.org has it: present and not an empty string."""
+    if no_color is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    log.configure_logging(0, "console")
+    try:
+        log.get_logger().warning("a warning")
+    finally:
+        log.configure_logging(0, "auto")
+    assert ("\x1b[" in capsys.readouterr().err) is coloured

@@ -513,9 +513,10 @@ def _tls_context(
 
 def _load_client_certificate(context: ssl.SSLContext, user: Mapping[str, Any], folder: str) -> None:
     """The user's certificate and key: files are handed to OpenSSL by name once checked
-    (regular, bounded), inline data through an anonymous memory file (``memfd``, never
-    on a disk; no ``tempfile``, which imports ``shutil`` and its compressors) closed as
-    soon as it is read."""
+    (regular, bounded), inline data through an anonymous memory file (``memfd``, no name
+    in any file system; no ``tempfile``, which imports ``shutil`` and its compressors)
+    closed as soon as it is read.  Where that cannot be (no ``memfd_create``, no
+    ``/proc``), through a private 0600 temporary file removed as soon as it is read."""
     from nodehost.fileread import PEM_LIMIT, check_file
 
     names = [user.get("client-certificate"), user.get("client-key")]
@@ -528,10 +529,21 @@ def _load_client_certificate(context: ssl.SSLContext, user: Mapping[str, Any], f
     pems = [_pem(user, "client-certificate", folder), _pem(user, "client-key", folder)]
     if pems[1] is None:
         raise ValueError("a client certificate without a client key")
-    with open(os.memfd_create("nodehost-client", os.MFD_CLOEXEC), "w+b") as pem:
-        pem.write(pems[1] + b"\n" + (pems[0] or b""))
-        pem.flush()
-        context.load_cert_chain(f"/proc/self/fd/{pem.fileno()}")
+    chain = pems[1] + b"\n" + (pems[0] or b"")
+    try:
+        with open(os.memfd_create("nodehost-client", os.MFD_CLOEXEC), "w+b") as pem:
+            pem.write(chain)
+            pem.flush()
+            context.load_cert_chain(f"/proc/self/fd/{pem.fileno()}")
+    except ssl.SSLError:
+        raise
+    except OSError:  # no memfd_create (an old kernel, a seccomp filter) or no /proc
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(prefix="nodehost-client-") as private:  # 0600, O_EXCL
+            private.write(chain)
+            private.flush()
+            context.load_cert_chain(private.name)
 
 
 def _pem(entry: Mapping[str, Any], key: str, folder: str) -> bytes | None:

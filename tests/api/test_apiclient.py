@@ -741,3 +741,31 @@ def test_an_inline_client_certificate_is_loaded_without_a_temporary_file(api) ->
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
     assert asyncio.run(read_config_map(client(api)))["kind"] == "ConfigMap"
+
+
+@pytest.mark.parametrize("failure", ["no memfd_create", "no /proc"])
+def test_an_inline_client_certificate_loads_without_memfd_or_proc(
+    api, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    """A seccomp filter or an old kernel refusing ``memfd_create``, or a missing ``/proc``:
+    the key reaches OpenSSL through a private temporary file instead, and the client
+    connects."""
+    import errno
+    import ssl
+
+    if failure == "no memfd_create":
+
+        def refused(*args: object) -> int:
+            raise OSError(errno.ENOSYS, "Function not implemented")
+
+        monkeypatch.setattr(os, "memfd_create", refused)
+    else:
+        load = ssl.SSLContext.load_cert_chain
+
+        def without_proc(self: ssl.SSLContext, certfile: str, *args: object) -> None:
+            if str(certfile).startswith("/proc/"):
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory")
+            load(self, certfile, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(ssl.SSLContext, "load_cert_chain", without_proc)
+    assert asyncio.run(read_config_map(client(api)))["kind"] == "ConfigMap"

@@ -85,7 +85,8 @@ def start_serving(
     The kernel picks the port and the node writes it to ``<state-dir>/run/health.address``:
     no port is chosen ahead, which another process could take first.  A file left by an
     earlier run is removed first.  Raises AssertionError with the node's stderr if it exits
-    before it serves (the process is then reaped).
+    before it serves, or if it does not serve in time (it is then killed); either way the
+    process is reaped.
     """
     path = state_dir / "run" / "health.address"
     path.unlink(missing_ok=True)
@@ -98,4 +99,10 @@ def start_serving(
             raise AssertionError(process.communicate()[1][-4000:])
         return (path.read_text().strip() or None) if path.exists() else None
 
-    return process, f"http://{wait_for(bound, 'the health server to listen')}"
+    try:
+        return process, f"http://{wait_for(bound, 'the health server to listen')}"
+    except BaseException:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        raise
