@@ -38,7 +38,8 @@ INLINE_BYTES = 64 * 1024
 #: Large parses running at once (each holds its document's memory).
 PARSERS = 2
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A lone surrogate; compiled on first use (``re``'s cache), for text that is not all ASCII.
+_SURROGATE = "[\ud800-\udfff]"
 _parsers = threading.BoundedSemaphore(PARSERS)
 _T = TypeVar("_T")
 
@@ -68,7 +69,7 @@ def _checked(root: Any) -> Any:
         if depth >= MAX_DEPTH:
             raise DocumentError(f"nested deeper than {MAX_DEPTH} levels")
         if isinstance(value, dict):
-            if any(_lone_surrogate(key) for key in value):
+            if any(lone_surrogate(key) is not None for key in value):
                 replaced = {_go_string(key): item for key, item in value.items()}
                 value.clear()
                 value.update(replaced)
@@ -88,12 +89,17 @@ def _child(item: Any, depth: int, pending: list[tuple[Any, int]]) -> Any:
     return item
 
 
-def _lone_surrogate(text: str) -> bool:
-    return not text.isascii() and _SURROGATE.search(text) is not None
+def lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate in ``text``, or ``None``: ASCII text has none, and is
+    not searched."""
+    if text.isascii():
+        return None
+    found = re.search(_SURROGATE, text)
+    return None if found is None else found.group()
 
 
 def _go_string(text: str) -> str:
-    return _SURROGATE.sub("\ufffd", text) if _lone_surrogate(text) else text
+    return text if lone_surrogate(text) is None else re.sub(_SURROGATE, "\ufffd", text)
 
 
 async def off_loop(parse: Callable[..., _T], data: bytes | str, *args: Any) -> _T:

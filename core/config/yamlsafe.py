@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 from yaml import nodes
 
-from nodehost.config.jsonsafe import _SURROGATE, MAX_DEPTH
+from nodehost.config.jsonsafe import MAX_DEPTH, lone_surrogate
 from nodehost.config.schema import index_path, join_path, key_text
 from nodehost.fileread import CONFIG_LIMIT, MiB, UnusableFile, read_file
 from nodehost.frozen import frozen
@@ -304,20 +304,21 @@ class _Locator:
 
 
 def _check_scalar(node: nodes.ScalarNode) -> None:
-    found = _SURROGATE.search(node.value)
+    found = lone_surrogate(node.value)
     if found is not None:
         raise YAMLFileError(
-            f"yaml: {_at(node.start_mark)}: a lone surrogate (#x{ord(found.group()):04x}) "
+            f"yaml: {_at(node.start_mark)}: a lone surrogate (#x{ord(found):04x}) "
             "is not a character"
         )
 
 
-def _unshare(value: Any) -> Any:
-    """A copy without shared or recursive parts (aliases expanded), bounded by the checks above."""
+def unshared(value: Any) -> Any:
+    """A copy of parsed data whose mappings and lists are all its own (aliases expanded into
+    copies); the checks above bound it for a document being parsed."""
     if isinstance(value, dict):
-        return {key: _unshare(item) for key, item in value.items()}
+        return {key: unshared(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_unshare(item) for item in value]
+        return [unshared(item) for item in value]
     return value
 
 
@@ -333,7 +334,7 @@ def _compose(text: str, written: int) -> ParsedYAML | None:
         data = loader.construct_document(root)
     finally:
         loader.dispose()
-    return ParsedYAML(_unshare(data), locator.positions, locator.key_positions)
+    return ParsedYAML(unshared(data), locator.positions, locator.key_positions)
 
 
 def parse_yaml(text: str, max_nodes: int = MAX_NODES) -> ParsedYAML:

@@ -14,6 +14,7 @@ No ``cryptography`` here: only PEM bytes and base64.
 from __future__ import annotations
 
 import base64
+import functools
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -117,7 +118,23 @@ def dump_kubeconfig(config: dict[str, Any]) -> bytes:
 def load_document(data: bytes) -> Any:
     """A kubeconfig's YAML through the one bounded loader (:mod:`nodehost.config.yamlsafe`:
     libyaml when PyYAML has it, the same limits as the node config); ``ValueError`` with the
-    loader's one-line reason (line and column) when it cannot be loaded."""
+    loader's one-line reason (line and column) when it cannot be loaded.
+
+    Each call returns a document of its own, which the caller may change.  The same bytes
+    always load to the same document, so bytes equal to one of the last four loaded are
+    not parsed again (:func:`_parsed`): judging and planning a config read
+    ``masterKubeConfig`` three times (the files it names, the kubelet's plan, the API
+    route) and parse it once.
+    """
+    from nodehost.config.yamlsafe import unshared
+
+    return unshared(_parsed(data))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(data: bytes) -> Any:
+    """The document ``data`` loads to (shared: :func:`load_document` hands out copies); a
+    ``ValueError`` is raised anew for each call, never kept."""
     from nodehost.config.yamlsafe import YAMLFileError, parse_yaml_bytes
 
     try:

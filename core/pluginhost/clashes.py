@@ -81,13 +81,20 @@ def section_claims(
 
 def option_claims(provided: Iterable[Provided[Any]], host_words: Iterable[str]) -> Iterator[Claim]:
     """Claims on ``start``'s option words: each declared option's flag, value name
-    (``dest``) and variable, after the host's own (``host_words``: nodehost's)."""
-    yield from (Claim(word, "start option", None) for word in sorted(host_words))
-    for item in provided:
-        record = item.record
-        yield Claim(record.name, "start option", item)
-        yield Claim(record.dest, "start option value name", item)
-        yield Claim(record.variable, "environment variable", item)
+    (``dest``) and variable, after the host's own (``host_words``: nodehost's) -- those
+    of them a declared option claims too: a word claimed once clashes with nothing."""
+    declared = [
+        claim
+        for item in provided
+        for claim in (
+            Claim(item.record.name, "start option", item),
+            Claim(item.record.dest, "start option value name", item),
+            Claim(item.record.variable, "environment variable", item),
+        )
+    ]
+    words = {claim.word for claim in declared}
+    yield from (Claim(word, "start option", None) for word in sorted(host_words) if word in words)
+    yield from declared
 
 
 def find_clashes(claims: Iterable[Claim], hook: str, host: PluginHost) -> list[Clash]:

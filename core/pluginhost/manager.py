@@ -31,8 +31,8 @@ import os
 import time
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 import pluggy
 
@@ -264,21 +264,25 @@ class Provided(Generic[T]):
         return f"plugin {self.plugin!r}" + (f" ({self.distribution})" if self.distribution else "")
 
 
-@dataclass
 class PluginHost:
-    """Owns the pluggy manager, the loading bookkeeping and the :class:`Hooks` facade."""
+    """Owns the pluggy manager, the loading bookkeeping and the :class:`Hooks` facade.
 
-    pm: pluggy.PluginManager = field(default_factory=lambda: _new_manager())
-    infos: dict[str, PluginInfo] = field(default_factory=dict)
-    builtins: Sequence[str] = BUILTIN_PLUGINS
-    strict: bool = False
-    #: Record failures without logging or raising them (collecting declared options
-    #: before the command line is parsed; the command loads again and reports).
-    quiet: bool = False
-    #: Failures recorded while quiet, reported by :meth:`adopt`.
-    unreported: list[tuple[PluginInfo, BaseException]] = field(default_factory=list)
-    #: A built-in's run-time hook that raised (it stays loaded): (plugin, hook) -> error line.
-    builtin_hook_errors: dict[tuple[str, str], str] = field(default_factory=dict)
+    ``quiet``: record failures without logging or raising them (collecting declared
+    options before the command line is parsed; the command loads again and reports).
+    A plain class: loading sets its fields, so it cannot be a ``@frozen`` record, and
+    the stdlib's mutable dataclass would compile its methods on every command.
+    """
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.pm: pluggy.PluginManager = _new_manager()
+        self.infos: dict[str, PluginInfo] = {}
+        self.builtins: Sequence[str] = BUILTIN_PLUGINS
+        self.strict = False
+        self.quiet = quiet
+        #: Failures recorded while quiet, reported by :meth:`adopt`.
+        self.unreported: list[tuple[PluginInfo, BaseException]] = []
+        #: A built-in's run-time hook that raised (it stays loaded): (plugin, hook) -> error.
+        self.builtin_hook_errors: dict[tuple[str, str], str] = {}
 
     @property
     def hooks(self) -> Hooks:
@@ -533,32 +537,63 @@ def _traced(hook_name: str, plugin: str, function: Callable[..., Any]) -> Callab
     return call
 
 
-#: The attribute ``hookimpl`` marks a function with.
+#: The attributes ``hookimpl`` and ``hookspec`` mark a function with.
 _IMPL_MARKER = f"{PROJECT_NAME}_impl"
+_SPEC_MARKER = f"{PROJECT_NAME}_spec"
 
 
 class _PluginManager(pluggy.PluginManager):
-    """pluggy's manager, resolving only the module attributes that may be hook
-    implementations.
+    """pluggy's manager, answering itself for a module's own attributes where every pluggy
+    release nodehost supports (``pluggy>=1.5``) answers the same.
 
-    pluggy asks :meth:`parse_hookimpl_opts` about every name in a plugin's namespace, each
-    resolved with ``inspect.getattr_static`` (about 460 names for the built-in modules:
-    60 % of loading the plugins).  Of a module's own attributes, a plain function without
-    the marker is no hook implementation, and neither is what is no routine (function,
-    method, builtin, method descriptor) nor a static or class method, by the rules of
-    every pluggy release nodehost supports (``pluggy>=1.5``: 1.5 takes any marked
-    routine, 1.7 functions and methods only); whatever else (a marked function, a name
-    the module serves through ``__getattr__``, another kind of plugin) pluggy decides.
+    pluggy asks :meth:`parse_hookimpl_opts` about every name in a plugin's namespace and
+    :meth:`parse_hookspec_opts` about every name in a hookspec module, each resolved with
+    ``inspect.getattr_static`` (about 460 names for the built-in modules; on Python 3.11
+    each such lookup walks the module type's bases for a shadowed ``__dict__``).  Of a
+    module's own attributes, a plain function is a hook implementation or specification
+    exactly when its marker set the options it holds, and those options are the answer
+    (1.5 reads them through ``getattr``, 1.7 through ``getattr_static``: both find the
+    function in the module's namespace); no implementation is what is no routine
+    (function, method, builtin, method descriptor) nor a static or class method (1.5 takes
+    any marked routine, 1.7 functions and methods only).  Whatever else (a name the module
+    serves through ``__getattr__``, a class, another kind of plugin) pluggy decides.
     """
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        if isinstance(plugin, types.ModuleType) and name in vars(plugin):
-            value = vars(plugin)[name]
-            if not (inspect.isroutine(value) or isinstance(value, (staticmethod, classmethod))):
-                return None
-            if isinstance(value, types.FunctionType) and not hasattr(value, _IMPL_MARKER):
-                return None
+        value = _own_attribute(plugin, name)
+        if isinstance(value, types.FunctionType):
+            return cast("pluggy.HookimplOpts | None", _marker_options(value, _IMPL_MARKER))
+        if value is not _NOT_OWN and not (
+            inspect.isroutine(value) or isinstance(value, (staticmethod, classmethod))
+        ):
+            return None
         return super().parse_hookimpl_opts(plugin, name)
+
+    def parse_hookspec_opts(
+        self, module_or_class: types.ModuleType | type, name: str
+    ) -> pluggy.HookspecOpts | None:
+        value = _own_attribute(module_or_class, name)
+        if isinstance(value, types.FunctionType):
+            return cast("pluggy.HookspecOpts | None", _marker_options(value, _SPEC_MARKER))
+        return super().parse_hookspec_opts(module_or_class, name)
+
+
+#: What :func:`_own_attribute` answers for a name that is not in a module's own namespace.
+_NOT_OWN = object()
+
+
+def _own_attribute(namespace: object, name: str) -> object:
+    """``name`` in module ``namespace``'s own namespace; :data:`_NOT_OWN` if it is not there
+    or ``namespace`` is no module."""
+    if isinstance(namespace, types.ModuleType):
+        return vars(namespace).get(name, _NOT_OWN)
+    return _NOT_OWN
+
+
+def _marker_options(function: types.FunctionType, marker: str) -> dict[str, Any] | None:
+    """The options ``function``'s marker set (``None`` if none did), as pluggy reads them."""
+    options = getattr(function, marker, None)
+    return options if isinstance(options, dict) else None
 
 
 def _new_manager() -> pluggy.PluginManager:

@@ -37,6 +37,7 @@ unless ``--runc-root``, cgroups of the ``default`` namespace).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Sequence
 
 from nodehost.cni import DEFAULT_BIN_DIRS, DEFAULT_CONF_DIR, CniNetwork
@@ -171,16 +172,33 @@ INFO_VERBOSITY = 2
 
 
 def shim_programs(search_path: str) -> dict[str, str]:
-    """Every ``containerd-shim*`` program on ``search_path``: name -> path (first one wins)."""
+    """Every ``containerd-shim*`` program on ``search_path``: name -> path (first one wins).
+
+    A folder is listed once, however often ``search_path`` names it, directly or through
+    a link (``/bin`` and ``/usr/bin`` on a merged ``/usr``): a later listing of it could
+    add no name.
+    """
     found: dict[str, str] = {}
+    listed: set[tuple[int, int]] = set()
     for folder in search_path.split(os.pathsep):
-        if not os.path.isabs(folder) or not os.path.isdir(folder):
+        identity = _folder_identity(folder) if os.path.isabs(folder) else None
+        if identity is None or identity in listed:
             continue
+        listed.add(identity)
         for name in sorted(n for n in os.listdir(folder) if n.startswith(SHIM_PREFIX)):
             path = os.path.join(folder, name)
             if name not in found and os.access(path, os.X_OK):
                 found[name] = path
     return found
+
+
+def _folder_identity(folder: str) -> tuple[int, int] | None:
+    """``(device, inode)`` of the folder ``folder`` leads to; ``None`` if it is none."""
+    try:
+        status = os.stat(folder)
+    except (OSError, ValueError):
+        return None
+    return (status.st_dev, status.st_ino) if stat.S_ISDIR(status.st_mode) else None
 
 
 def shim_launchers(component_dir: str, search_path: str) -> tuple[tuple[FileSpec, ...], str]:

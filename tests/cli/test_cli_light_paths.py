@@ -23,6 +23,7 @@ A running node's DNS server imports dnspython without running
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -92,7 +93,7 @@ UNTAKEN = (
 COMPRESSORS = ("shutil", "bz2", "lzma", "zlib")
 
 SCRIPT = """\
-import sys
+import re, sys
 started = set(sys.modules)
 from nodehost.cli import main
 try:
@@ -101,18 +102,35 @@ except SystemExit as exit_:
     code = exit_.code
 print("EXIT", code)
 print("LOADED", " ".join(sorted(set(sys.modules) - started)))
+cached = [*getattr(re, "_cache", {}), *getattr(re, "_cache2", {})]
+print("PATTERNS", ascii(sorted({key[1] for key in cached if isinstance(key[1], str)})))
 """
 
+#: Patterns for text a valid, all-ASCII file does not hold; compiled when such text comes
+#: (the lone surrogate's class alone costs about 2 M instructions to compile).
+UNCOMPILED = ("[\ud800-\udfff]",)
 
-def loaded_by(args: list[str], cwd: Path) -> set[str]:
-    """The modules ``nodehost ARGS`` imported in a fresh interpreter (it must exit 0); not
-    those the interpreter's start-up loaded (an editable install's finder imports pathlib)."""
+
+def run_light(args: list[str], cwd: Path) -> dict[str, str]:
+    """``SCRIPT``'s lines (``EXIT``, ``LOADED``, ``PATTERNS``) for ``nodehost ARGS`` in a fresh
+    interpreter; it must exit 0."""
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, cwd=cwd, timeout=60
     )
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert lines.get("EXIT") == "0", done.stdout + done.stderr
-    return set(lines["LOADED"].split())
+    return lines
+
+
+def loaded_by(args: list[str], cwd: Path) -> set[str]:
+    """The modules ``nodehost ARGS`` imported in a fresh interpreter (it must exit 0); not
+    those the interpreter's start-up loaded (an editable install's finder imports pathlib)."""
+    return set(run_light(args, cwd)["LOADED"].split())
+
+
+def compiled_by(args: list[str], cwd: Path) -> set[str]:
+    """The regular expressions (text patterns) in ``re``'s cache after ``nodehost ARGS``."""
+    return set(ast.literal_eval(run_light(args, cwd)["PATTERNS"]))
 
 
 @pytest.fixture
@@ -141,6 +159,20 @@ def test_dry_run_imports_nothing_for_running_or_untaken_paths(
     loaded = loaded_by([*args, "--state-dir", str(tmp_path / "state")], dns_config.parent)
     assert present(loaded, RUNNING + UNTAKEN + COMPRESSORS) == []
     assert "nodehost.plugins.dns.sources.kubernetes" in loaded  # the DNS plan built its source
+
+
+@pytest.mark.parametrize("command", ["validate", "dry-run"])
+def test_judging_an_ascii_file_compiles_no_pattern_for_other_text(
+    command: str, dns_config: Path, tmp_path: Path
+) -> None:
+    args = ["config", "validate", "--no-plugins", str(dns_config)]
+    if command == "dry-run":
+        args = ["start", "--config", str(dns_config), "--dry-run", "--standins=always"]
+        args += ["--no-plugins", "--binary=containerd=/bin/true"]
+        args += ["--state-dir", str(tmp_path / "state")]
+    compiled = compiled_by(args, dns_config.parent)
+    assert compiled  # the cache is read: the file's own patterns are in it
+    assert [pattern for pattern in UNCOMPILED if pattern in compiled] == []
 
 
 def test_loading_a_network_provider_plugin_loads_no_digests() -> None:
@@ -207,6 +239,49 @@ def test_the_dns_server_imports_dnspython_without_running_importlib_metadata() -
     assert server[0] == alone[0]
 
 
+#: ``SCRIPT``, counting the YAML documents parsed on the way.
+PARSES_SCRIPT = """\
+import sys
+from nodehost.config import yamlsafe
+parsed = []
+parse = yamlsafe.parse_yaml
+def counted(text, *args):
+    parsed.append(text)
+    return parse(text, *args)
+yamlsafe.parse_yaml = counted
+from nodehost.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exit_:
+    code = exit_.code
+print("EXIT", code)
+print("PARSED", len(parsed), len(set(parsed)))
+"""
+
+
+@pytest.mark.parametrize("command", ["validate", "dry-run"])
+def test_judging_a_file_parses_each_yaml_document_once(
+    command: str, dns_config: Path, tmp_path: Path
+) -> None:
+    """The node config and its ``masterKubeConfig``: validation, the kubelet's plan and the
+    API route each read the kubeconfig, and its bytes are parsed once."""
+    args = ["config", "validate", "--no-plugins", str(dns_config)]
+    if command == "dry-run":
+        args = ["start", "--config", str(dns_config), "--dry-run", "--standins=always"]
+        args += ["--no-plugins", "--binary=containerd=/bin/true"]
+        args += ["--state-dir", str(tmp_path / "state")]
+    done = subprocess.run(
+        [sys.executable, "-c", PARSES_SCRIPT, *args],
+        capture_output=True,
+        text=True,
+        cwd=dns_config.parent,
+        timeout=60,
+    )
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    assert lines.get("EXIT") == "0", done.stdout + done.stderr
+    assert lines["PARSED"] == "2 2"
+
+
 #: ``SCRIPT``, listing the classes the stdlib's ``dataclasses`` decorator makes on the way.
 DATACLASS_SCRIPT = """\
 import dataclasses, sys
@@ -226,12 +301,10 @@ print("MADE", " ".join(name for name in made if name.startswith("nodehost.")))
 """
 
 #: The stdlib's dataclasses compile each class's methods with ``exec`` (about 0.5 ms
-#: each); ``@frozen`` records compile none.  The one left: the plugin host's loading
-#: sets its own fields.  (``nodehost.frozen``'s own: one template class, no methods.)
-STDLIB_DATACLASSES = {
-    "nodehost.pluginhost.manager.PluginHost",
-    "nodehost.frozen._Template",
-}
+#: each); ``@frozen`` records compile none, and the plugin host, whose loading sets its
+#: own fields, is a plain class.  (``nodehost.frozen``'s own: one template class, no
+#: methods.)
+STDLIB_DATACLASSES = {"nodehost.frozen._Template"}
 
 
 @pytest.mark.parametrize("command", ["validate", "dry-run"])

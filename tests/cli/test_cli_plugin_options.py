@@ -121,6 +121,28 @@ def test_an_option_clashing_with_nodehosts_fails_its_plugin_alone(
     assert info["error"] == "start option '--state-dir' is already taken by nodehost"
 
 
+def test_nodehosts_own_words_are_claimed_only_where_a_plugins_option_claims_them_too() -> None:
+    """A word claimed once clashes with nothing: the clash check makes no claim for the
+    host's words no plugin option names (about 120 records a command otherwise)."""
+    from nodehost import OptionRecord
+    from nodehost.pluginhost.clashes import option_claims
+    from nodehost.pluginhost.manager import Provided
+
+    declared = [
+        Provided(OptionRecord("--state-dir", "Mine now."), "clashplugin"),
+        Provided(OptionRecord("--widget-size", "How big.", type=int), "widgetplugin"),
+    ]
+    claims = list(option_claims(declared, HOST_OPTION_WORDS))
+    plugins = {claim.word for claim in claims if claim.item is not None}
+    host = [claim.word for claim in claims if claim.item is None]
+    assert host == sorted(plugins & HOST_OPTION_WORDS)
+    assert "--state-dir" in host and "--widget-size" not in host
+    assert [claim.word for claim in claims][len(host) :] == [
+        "--state-dir", "state_dir", "NODEHOST_STATE_DIR",
+        "--widget-size", "widget_size", "NODEHOST_WIDGET_SIZE",
+    ]  # fmt: skip
+
+
 def test_host_option_words_are_the_commands_own() -> None:
     """:data:`HOST_OPTION_WORDS` (read without click) lists every flag, value name and
     variable of ``start``, ``check`` and ``install``'s own options."""

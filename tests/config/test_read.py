@@ -345,3 +345,36 @@ def test_a_kubeconfig_goes_through_the_same_loader() -> None:
 
     with pytest.raises(ValueError, match="after alias expansion"):
         load_document(alias_bomb(9, 9).encode())
+
+
+def test_the_same_kubeconfig_bytes_are_parsed_once_into_documents_of_their_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nodehost.config import yamlsafe
+    from nodehost.pki import kubeconfig
+
+    parsed: list[bytes] = []
+    parse = yamlsafe.parse_yaml_bytes
+
+    def counted(data: bytes, *limits: int) -> yamlsafe.ParsedYAML:
+        parsed.append(data)
+        return parse(data, *limits)
+
+    monkeypatch.setattr(yamlsafe, "parse_yaml_bytes", counted)
+    kubeconfig._parsed.cache_clear()
+    data = b"clusters:\n- name: c\n  cluster: {server: 'https://10.0.0.1:6443'}\n"
+    first = kubeconfig.load_document(data)
+    first["clusters"][0]["cluster"]["server"] = "changed by its caller"
+    second = kubeconfig.load_document(data)
+    assert parsed == [data]
+    assert second["clusters"][0]["cluster"]["server"] == "https://10.0.0.1:6443"
+    assert kubeconfig.load_document(data + b"users: []\n")["users"] == []
+    assert len(parsed) == 2
+
+
+def test_a_kubeconfig_that_does_not_load_fails_each_time_it_is_read() -> None:
+    from nodehost.pki.kubeconfig import load_document
+
+    for _ in range(2):
+        with pytest.raises(ValueError, match="did not find expected"):
+            load_document(b"clusters: [unclosed\n")

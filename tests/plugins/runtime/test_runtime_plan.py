@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from types import SimpleNamespace
 
@@ -10,7 +11,7 @@ import pytest
 from nodehost.component import CriProbe, ProcessSpec, TaskSpec
 from nodehost.errors import RuntimeFailure
 from nodehost.plugins.runtime import RUNTIME, nodehost_kubelet_arguments, nodehost_validate_config
-from nodehost.plugins.runtime.containerd import NOT_CRI_HINT, render_config
+from nodehost.plugins.runtime.containerd import NOT_CRI_HINT, render_config, shim_programs
 from nodehost.plugins.runtime.settings import Paths
 
 BRIDGE = {"podCIDR": "10.244.1.0/24", "cniConfDir": "/srv/cni/net.d", "cniBinDirs": ["/srv/cni"]}
@@ -43,6 +44,34 @@ def test_containerd_finds_its_shims_through_workload_launchers(
     script = launchers[f"{launcher_dir}/containerd-shim-runc-v2"]
     assert script.mode == 0o755
     assert script.content.decode().endswith(f'exec {programs}/containerd-shim-runc-v2 "$@"\n')
+
+
+def test_a_folder_path_names_twice_is_listed_once_for_shims(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/bin`` and ``/usr/bin`` on a merged ``/usr``: one folder, one listing, same answer."""
+    programs, other = tmp_path / "programs", tmp_path / "other"
+    for folder in (programs, other):
+        folder.mkdir()
+    for path in (programs / "containerd-shim-runc-v2", other / "containerd-shim-extra-v1"):
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
+    (tmp_path / "link").symlink_to(programs)
+    listed: list[str] = []
+    listdir = os.listdir
+
+    def counted(folder: str) -> list[str]:
+        listed.append(folder)
+        return listdir(folder)
+
+    monkeypatch.setattr(os, "listdir", counted)
+    search = [programs, tmp_path / "link", programs, tmp_path / "missing", other, tmp_path / "link"]
+    found = shim_programs(os.pathsep.join(map(str, search)))
+    assert found == {
+        "containerd-shim-runc-v2": f"{programs}/containerd-shim-runc-v2",
+        "containerd-shim-extra-v1": f"{other}/containerd-shim-extra-v1",
+    }
+    assert listed == [str(programs), str(other)]
 
 
 def test_containerd_keeps_root_state_sockets_and_opt_under_the_component_folder(
