@@ -121,17 +121,18 @@ def load_document(data: bytes) -> Any:
     loader's one-line reason (line and column) when it cannot be loaded.
 
     Each call returns a document of its own, which the caller may change.  The same bytes
-    always load to the same document, so bytes equal to one of the last four loaded are
-    not parsed again (:func:`_parsed`): judging and planning a config read
-    ``masterKubeConfig`` three times (the files it names, the kubelet's plan, the API
-    route) and parse it once.
+    always load to the same document, so bytes equal to the last ones loaded are not
+    parsed again (:func:`_parsed`): judging and planning a config read
+    ``masterKubeConfig`` three times in a row (the files it names, the kubelet's plan,
+    the API route) and parse it once.  Only the last document is kept: a kubeconfig's
+    keys do not outlive the next one loaded (a rotated client key, for one).
     """
     from nodehost.config.yamlsafe import unshared
 
     return unshared(_parsed(data))
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=1)
 def _parsed(data: bytes) -> Any:
     """The document ``data`` loads to (shared: :func:`load_document` hands out copies); a
     ``ValueError`` is raised anew for each call, never kept."""
