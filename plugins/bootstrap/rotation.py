@@ -260,6 +260,10 @@ class CertificateRotation:
                 status["renew_at"] = renew_at.isoformat()
             if tracked.last_error:
                 status["last_error"] = tracked.last_error
+            retry_in = tracked.retry_at - time.monotonic()
+            if retry_in > 0:
+                retry = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=retry_in)
+                status["retry_at"] = retry.isoformat()
             statuses.append(status)
             problem = _problem(tracked, pair)
             if problem:

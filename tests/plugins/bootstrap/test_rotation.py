@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
 from clusterrun import http_get, start_serving, wait_for
+
+from nodehost.plugins.bootstrap.rotation import RENEWAL_BACKOFF
 
 LIFETIME = 6
 
@@ -116,7 +120,22 @@ def test_renewal_recovers_once_requests_are_approved_again(api, running_node) ->
     api.set_approver("deny")
     wait_for(lambda: failing_readyz(base), "readyz to fail")
     api.set_approver("approve")
-    wait_for(lambda: http_get(f"{base}/readyz")[0] == 200, "readyz to pass again", timeout=30)
+    # The denied renewals back off (2, 4, 8 s... with jitter): readiness comes back with the
+    # next attempt, which the node's status names (``retry_at``); wait for it and 30 s more.
+    limit = [time.monotonic() + 30.0]
+
+    def ready_again() -> bool:
+        if http_get(f"{base}/readyz")[0] == 200:
+            return True
+        for status in bootstrap_status(base)["details"]["certificates"]:
+            if status["name"] == "client" and "retry_at" in status:
+                retry_at = datetime.datetime.fromisoformat(status["retry_at"])
+                retry_in = (retry_at - datetime.datetime.now(datetime.UTC)).total_seconds()
+                limit[0] = max(limit[0], time.monotonic() + retry_in + 30.0)
+        assert time.monotonic() < limit[0], "readyz did not pass again within 30 s of a retry"
+        return False
+
+    wait_for(ready_again, "readyz to pass again", timeout=RENEWAL_BACKOFF.maximum * 2)
     [client] = [
         c for c in bootstrap_status(base)["details"]["certificates"] if c["name"] == "client"
     ]
