@@ -92,7 +92,6 @@ class Responder:
         self.pending = 0
         self._serial = int(time.time()) // 3600 * 3600
         self._soas: dict[str, dns.rrset.RRset] = {}
-        self.soa = self.soa_of(zone.domain)
         self._zone_wire = _wire(dns.name.from_text(zone.domain)).lower()
 
     def soa_of(self, zone: str) -> dns.rrset.RRset:
@@ -205,7 +204,7 @@ class Responder:
             response.answer.clear()
             response.additional.clear()
             response.set_rcode(dns.rcode.SERVFAIL)
-        if answer.negative and answer.rcode != "REFUSED":
+        if answer.negative:
             response.authority.append(self.soa_of(answer.zone or self.zone.domain))
         try:
             return response.to_wire(max_size=limit)

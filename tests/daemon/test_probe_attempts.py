@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from nodehost.component import (
+    CriProbe,
     FileProbe,
     GrpcHealthProbe,
     HttpProbe,
@@ -172,6 +173,13 @@ def test_after_the_starting_window_polls_double_up_to_the_interval() -> None:
     assert list(itertools.islice(delays, 4)) == [0.08, 0.16, 0.32, 0.5]
 
 
+def test_the_starting_window_is_two_seconds_of_delays() -> None:
+    """5 ms, 10 ms, then a hundred 20 ms delays make the first 2.015 s; then it doubles."""
+    delays = list(itertools.islice(poll_delays(StartedProbe(interval=0.5)), 103))
+    assert delays[:2] == [0.005, 0.01] and set(delays[2:102]) == {0.02}
+    assert delays[102] == 0.04
+
+
 def test_an_interval_shorter_than_the_cap_is_the_poll() -> None:
     delays = list(itertools.islice(poll_delays(StartedProbe(interval=0.01)), 4))
     assert delays == [0.005, 0.01, 0.01, 0.01]
@@ -207,7 +215,11 @@ def test_a_foreign_unix_or_grpc_listener_is_named_with_its_holder(tmp_path, stra
     with socket.socket(socket.AF_UNIX) as listener:
         listener.bind(path)
         listener.listen()
-        for probe in (UnixProbe(path=path), GrpcHealthProbe(path=path)):
+        for probe in (
+            UnixProbe(path=path),
+            GrpcHealthProbe(path=path),
+            CriProbe(endpoint=f"unix://{path}"),
+        ):
             verdict = foreign_listener(probe, Owner(stranger_pid))
             assert verdict is not None, probe
             assert [holder.pid for holder in verdict.named().holders] == [os.getpid()]
@@ -241,6 +253,7 @@ def test_nothing_listening_names_no_one(stranger_pid) -> None:
         (HttpProbe(url="https://node.example/healthz"), ("node.example", 443)),
         (HttpProbe(url="https://node.example:8443/"), ("node.example", 8443)),
         (TcpProbe(host="10.0.0.1", port=10250), ("10.0.0.1", 10250)),
+        (HttpProbe(url="http:///healthz"), ("", 80)),  # no host: none is made up
     ],
 )
 def test_a_probe_connects_to_the_urls_port_or_the_schemes_default(probe, target) -> None:
@@ -348,3 +361,49 @@ def test_an_owners_listener_on_ipv6_loopback_counts() -> None:
     with socket.create_server(("::1", 0), family=socket.AF_INET6) as listener:
         probe = TcpProbe(host="::1", port=listener.getsockname()[1])
         assert owned_attempt(probe, os.getpid()) == (True, "accepted", None)
+
+
+# --- the pause between attempts ------------------------------------------------------------------
+
+
+@pytest.fixture
+def slept(monkeypatch) -> list[float]:
+    """The rests :func:`probes.pause` sleeps (not slept: recorded)."""
+    rests: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        rests.append(seconds)
+
+    monkeypatch.setattr(probes.asyncio, "sleep", sleep)
+    return rests
+
+
+def test_a_nudge_ends_the_pause(slept) -> None:
+    async def main() -> None:
+        nudged = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        pausing = asyncio.create_task(probes.pause(3600.0, nudged, loop.time() - 1.0))
+        turn = loop.create_future()
+        loop.call_soon(turn.set_result, None)
+        await turn  # the pause is waiting
+        assert not pausing.done()
+        nudged.set()
+        await pausing
+
+    asyncio.run(main())
+    assert slept == []  # the last attempt began long ago: no rest after the nudge
+
+
+@pytest.mark.parametrize(("delay", "rest"), [(3600.0, 0.003), (0.001, 0.001)])
+def test_after_a_nudge_attempts_stay_5_ms_apart_within_the_delay(slept, delay, rest) -> None:
+    """Nudged 2 ms after an attempt began: the pause lasts until 5 ms after it began, or
+    until the delay's end if that is sooner (on a loop whose clock stands at 100 s)."""
+    loop = asyncio.new_event_loop()
+    loop.time = lambda: 100.0  # type: ignore[method-assign]
+    nudged = asyncio.Event()
+    nudged.set()
+    try:
+        loop.run_until_complete(probes.pause(delay, nudged, 99.998))
+    finally:
+        loop.close()
+    assert slept == [pytest.approx(rest)]

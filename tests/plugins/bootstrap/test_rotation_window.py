@@ -157,6 +157,9 @@ def test_a_long_failure_streak_waits_at_most_five_minutes(tmp_path, monkeypatch)
     asyncio.run(rotator._renew(client, Context()))
     assert 128.0 <= client.retry_at <= 256.0
     assert client.last_error == "no certificate issued in time"
+    monkeypatch.setattr(rotation.random, "random", lambda: 0.5)  # no jitter: the cap itself
+    asyncio.run(rotator._renew(client, Context()))
+    assert client.retry_at == 256.0
 
 
 def test_renewals_that_failed_together_retry_apart(tmp_path, monkeypatch) -> None:
@@ -240,6 +243,8 @@ def test_sleeps_until_the_nearest_of_interval_retry_and_renewal(tmp_path, monkey
     client.fraction, client.fraction_for = 0.7, overdue.not_after
     monkeypatch.setattr(rotator, "pair", lambda tracked: overdue)
     assert rotator._sleep_seconds(client) == 10.0  # overdue: the past is not a wait
+    client.retry_at = 100.0
+    assert rotator._sleep_seconds(client) == 10.0  # nor is the present
     client.retry_at = 100.01
     assert rotator._sleep_seconds(client) == 0.05  # never less than 50 ms
 
@@ -277,12 +282,13 @@ def test_settings_are_a_value_that_cannot_change(tmp_path) -> None:
 
 def test_a_new_certificate_starts_with_no_point_drawn_and_no_retry_state() -> None:
     fresh = tracked()
-    assert (fresh.fraction_for, fresh.retry_at, fresh.failures, fresh.last_error) == (
-        None,
-        0.0,
-        0,
-        "",
-    )
+    assert (
+        fresh.fraction_for,
+        fresh.retry_at,
+        fresh.failures,
+        fresh.last_error,
+        fresh.refused,
+    ) == (None, 0.0, 0, "", "")
 
 
 @dataclass
@@ -494,3 +500,216 @@ def test_with_no_wait_left_it_polls_every_50_ms(tmp_path, monkeypatch) -> None:
     rotator = rotation.CertificateRotation(given)
     monkeypatch.setattr(rotator, "pair", lambda tracked: None)
     assert rotator._sleep_seconds(rotator.tracked[0]) == 0.05
+
+
+def test_when_the_task_ends_no_renewal_is_left_running(tmp_path, monkeypatch) -> None:
+    """The workers are cancelled and awaited to their end, one slow to stop included."""
+    rotator = rotation.CertificateRotation(
+        rotation.RotationSettings(
+            tmp_path / "k", tmp_path / "c", "node1", ("node1",), check_interval=0.01
+        )
+    )
+    monkeypatch.setattr(rotator, "pair", lambda tracked: None)
+    stopped: list[str] = []
+
+    async def hang(tracked):
+        try:
+            await asyncio.Event().wait()
+        finally:
+            if tracked.name == "serving":  # its clean-up takes a few turns of the loop
+                for _ in range(5):
+                    await asyncio.sleep(0)
+            stopped.append(tracked.name)
+
+    monkeypatch.setattr(rotator, "_request", hang)
+
+    async def main() -> list[str]:
+        with pytest.raises(asyncio.CancelledError):
+            await rotator.run(RunContext(reports=2))
+        return sorted(stopped)  # as the task ended, before the loop closes
+
+    assert asyncio.run(main()) == ["client", "serving"]
+
+
+# --- a lost identity: the node joins again with its bootstrap credentials ------------------------
+
+
+def rejoining(tmp_path, bootstrap: bool = True) -> rotation.CertificateRotation:
+    return rotation.CertificateRotation(
+        rotation.RotationSettings(
+            tmp_path / "node.kubeconfig", tmp_path / "certificates", "node1", ("node1",),
+            bootstrap_kubeconfig=tmp_path / "bootstrap.kubeconfig" if bootstrap else None,
+        )
+    )  # fmt: skip
+
+
+def fail_with(rotator, monkeypatch, error: Exception) -> None:
+    async def request(tracked):
+        raise error
+
+    monkeypatch.setattr(rotator, "_request", request)
+
+
+def lost_identity(context: Context) -> list[str]:
+    return [event for level, event, _ in context.logged if "lost its identity" in event]
+
+
+def test_a_401_as_the_node_renews_the_client_certificate_at_once_as_bootstrap(
+    tmp_path, monkeypatch, valid_paths
+) -> None:
+    """The serving renewal is refused (401): the client certificate, backing off until now, is
+    due at once, and asked for with the bootstrap credentials; the operator is told why."""
+    from nodehost.api.client import ClusterRefused
+
+    valid_paths.add("valid.pem")
+    rotator = rejoining(tmp_path)
+    client, serving = rotator.tracked
+    monkeypatch.setattr(rotator, "pair", lambda tracked: StoredAt("valid.pem"))
+    monkeypatch.setattr(rotation.time, "monotonic", lambda: 0.5)
+    client.retry_at = 60.0
+    fail_with(rotator, monkeypatch, ClusterRefused("Unauthorized", 401, "Unauthorized"))
+    context = Context()
+    asyncio.run(rotator._renew(serving, context))
+    assert client.refused == "the API server refused its client certificate: 401"
+    assert serving.refused == ""
+    assert client.retry_at == 0.0 and rotator._due(client)
+    assert rotator.settings.kubeconfig_for(client, StoredAt("valid.pem")) == (
+        tmp_path / "bootstrap.kubeconfig"
+    )
+    assert ("warning", lost_identity(context)[0], {"component": "bootstrap"}) in context.logged
+    assert lost_identity(context) == [
+        "node node1 lost its identity (the API server refused its client certificate: 401); "
+        "joining again through a new certificate request with the bootstrap credentials in "
+        f"{tmp_path / 'bootstrap.kubeconfig'}"
+    ]
+    assert serving.last_error == "Unauthorized" and serving.retry_at > 0.5  # it backs off
+
+
+def test_an_untrusted_api_server_certificate_is_a_lost_identity_too(
+    tmp_path, monkeypatch, valid_paths
+) -> None:
+    from nodehost.api.client import ClusterTLSError
+
+    valid_paths.add("valid.pem")
+    rotator = rejoining(tmp_path)
+    client = rotator.tracked[0]
+    monkeypatch.setattr(rotator, "pair", lambda tracked: StoredAt("valid.pem"))
+    fail_with(rotator, monkeypatch, ClusterTLSError("certificate verify failed"))
+    context = Context()
+    asyncio.run(rotator._renew(client, context))
+    assert client.refused == "certificate verify failed"
+    assert lost_identity(context) == [
+        "node node1 lost its identity (certificate verify failed); joining again through a new "
+        "certificate request with the bootstrap credentials in "
+        f"{tmp_path / 'bootstrap.kubeconfig'}"
+    ]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ("refused", 403),  # refused, but not as an unknown identity
+        ("refused", 500),
+        ("unreachable", 0),  # no answer says nothing about the identity
+    ],
+)
+def test_other_failures_keep_the_node_identity(tmp_path, monkeypatch, valid_paths, error) -> None:
+    from nodehost.api.client import ClusterError, ClusterRefused
+
+    valid_paths.add("valid.pem")
+    rotator = rejoining(tmp_path)
+    client = rotator.tracked[0]
+    monkeypatch.setattr(rotator, "pair", lambda tracked: StoredAt("valid.pem"))
+    kind, code = error
+    failure = ClusterRefused("no", code, "Forbidden") if kind == "refused" else ClusterError("down")
+    fail_with(rotator, monkeypatch, failure)
+    context = Context()
+    asyncio.run(rotator._renew(client, context))
+    assert client.refused == "" and lost_identity(context) == []
+    assert rotator.settings.kubeconfig_for(client, StoredAt("valid.pem")) == (
+        tmp_path / "node.kubeconfig"
+    )
+
+
+@pytest.mark.parametrize(
+    ("bootstrap", "pair", "refused"),
+    [
+        (False, "valid.pem", ""),  # no bootstrap credentials to join with
+        (True, None, ""),  # already asking with them: no client certificate
+        (True, "expired.pem", ""),  # already asking with them: an expired one
+        (True, "valid.pem", "lost before"),  # already joining again
+    ],
+)
+def test_a_401_changes_nothing_when_there_is_no_other_way_to_ask(
+    tmp_path, monkeypatch, valid_paths, bootstrap, pair, refused
+) -> None:
+    from nodehost.api.client import ClusterRefused
+
+    valid_paths.add("valid.pem")
+    rotator = rejoining(tmp_path, bootstrap)
+    client, serving = rotator.tracked
+    client.refused, client.retry_at = refused, 60.0
+    monkeypatch.setattr(rotator, "pair", lambda tracked: pair and StoredAt(pair))
+    fail_with(rotator, monkeypatch, ClusterRefused("Unauthorized", 401, "Unauthorized"))
+    context = Context()
+    asyncio.run(rotator._renew(serving, context))
+    assert (client.refused, client.retry_at, lost_identity(context)) == (refused, 60.0, [])
+
+
+def test_a_refused_client_certificate_is_due_though_it_is_fresh(tmp_path, monkeypatch) -> None:
+    rotator = rejoining(tmp_path)
+    client = rotator.tracked[0]
+    now = datetime.datetime.now(datetime.UTC)
+    fresh = Pair(now - datetime.timedelta(days=1), now + datetime.timedelta(days=99))
+    monkeypatch.setattr(rotator, "pair", lambda tracked: fresh)
+    assert not rotator._due(client)
+    client.refused = "the API server refused its client certificate: 401"
+    assert rotator._due(client)
+
+
+def test_after_joining_again_the_node_kubeconfig_trusts_the_bootstrap_ca_and_an_event_is_posted(
+    tmp_path, monkeypatch
+) -> None:
+    from nodehost.api import events
+    from nodehost.plugins.bootstrap import join
+
+    rotator = rejoining(tmp_path)
+    client = rotator.tracked[0]
+    client.refused = "the API server refused its client certificate: 401"
+    client.failures, client.retry_at = 2, 0.0
+    done: list[tuple] = []
+    cluster = {"server": "https://api:6443", "certificate-authority-data": "Q0E="}
+
+    def bootstrap_cluster(path):
+        done.append(("read", path))
+        return cluster
+
+    async def post(kubeconfig, event, log):
+        done.append(("event", kubeconfig, event["reason"], event["type"], event["message"]))
+        return True
+
+    monkeypatch.setattr(join, "bootstrap_cluster", bootstrap_cluster)
+    monkeypatch.setattr(
+        join, "write_node_kubeconfig", lambda *given: done.append(("write", *given))
+    )
+    monkeypatch.setattr(events, "post_node_event", post)
+    issued = tmp_path / "certificates" / "kubelet-client-current.pem"
+
+    async def issue(tracked):
+        return issued
+
+    monkeypatch.setattr(rotator, "_request", issue)
+    context = Context()
+    asyncio.run(rotator._renew(client, context))
+    node = tmp_path / "node.kubeconfig"
+    assert done == [
+        ("read", tmp_path / "bootstrap.kubeconfig"),
+        ("write", node, cluster, issued),
+        ("event", str(node), "NodeRejoined", "Warning",
+         "node node1 lost its identity (the API server refused its client certificate: 401) and "
+         "joined again through a new certificate request with its bootstrap credentials"),
+    ]  # fmt: skip
+    assert context.changed == [[str(node)], [str(issued)]]
+    assert (client.refused, client.failures, rotator.rotations) == ("", 0, 1)
+    monkeypatch.setattr(rotator, "pair", lambda tracked: pair(100))  # a fresh one now
+    assert not rotator._due(client)  # joined: no renewal until the next renewal point

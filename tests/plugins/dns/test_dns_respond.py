@@ -139,6 +139,7 @@ def test_the_clients_edns_payload_and_tcp_raise_the_limit() -> None:
 def test_a_name_outside_the_cluster_is_refused_without_a_forwarder() -> None:
     response = ask(dns.message.make_query("www.example.com.", "A"))
     assert response.rcode() == dns.rcode.REFUSED and not response.flags & dns.flags.AA
+    assert response.authority == []  # no SOA: the name is not ours
 
 
 class Failing:
@@ -174,6 +175,18 @@ def test_servfail_at_once_when_too_many_questions_wait_for_an_upstream() -> None
     assert isinstance(result, bytes)
     assert dns.message.from_wire(result).rcode() == dns.rcode.SERVFAIL
     assert forwarder.asked == []
+
+
+def test_by_default_1024_questions_may_wait_for_an_upstream() -> None:
+    forwarder = Failing()
+    server = responder(forwarder)
+    query = dns.message.make_query("www.example.com.", "A").to_wire()
+    server.pending = 1024
+    assert dns.message.from_wire(server.respond(query, b"k", False)).rcode() == dns.rcode.SERVFAIL
+    assert forwarder.asked == []
+    server.pending = 1023
+    asyncio.run(server.respond(query, b"k", False))
+    assert forwarder.asked == [b"\x03www\x07example\x03com\x00\x00\x01\x00\x01"]
 
 
 def test_a_cluster_answer_is_kept_in_the_hot_cache_under_the_servers_key() -> None:
@@ -219,7 +232,7 @@ class Cached:
     ("edns", "do_bit", "limit"), [(None, False, 512), (0, False, 1232), (0, True, 1232)]
 )
 def test_a_cached_upstream_answer_is_rendered_at_once_and_kept_until_the_sweep(
-    edns, do_bit, limit
+    monkeypatch, edns, do_bit, limit
 ) -> None:
     query = (
         dns.message.make_query("www.example.com.", "A")
@@ -232,6 +245,11 @@ def test_a_cached_upstream_answer_is_rendered_at_once_and_kept_until_the_sweep(
     forwarder, sweeps = Cached(Rendered(upstream)), []
     server = Responder(zone(), HotCache(100), forwarder, on_sweep_due=lambda: sweeps.append(1))
     data = query.to_wire()
+
+    def no_full_parse(*args, **kwargs):
+        raise AssertionError("an ordinary query to forward takes the shortcut past the parse")
+
+    monkeypatch.setattr(dns.message, "from_wire", no_full_parse)
     assert server.respond(data, b"k1", False) == upstream
     assert forwarder.looked_up == [(b"\x03www\x07example\x03com\x00\x00\x01\x00\x01", do_bit)]
     assert forwarder.answer.rendered == [(33, do_bit if edns == 0 else None, 7, limit)]
@@ -291,3 +309,110 @@ def test_the_soa_serial_is_the_start_of_the_current_hour() -> None:
     response = ask(dns.message.make_query("nosuch.default.svc.cluster.local.", "A"))
     serial = response.authority[0][0].serial
     assert serial % 3600 == 0 and before - 3600 < serial <= int(time.time())
+
+
+def test_each_zones_soa_is_made_once() -> None:
+    server = responder()
+    assert server.soa_of("cluster.local") is server.soa_of("cluster.local")
+    assert server.soa_of("10.in-addr.arpa") is server.soa_of("10.in-addr.arpa")
+    assert server.soa_of("10.in-addr.arpa") is not server.soa_of("cluster.local")
+
+
+@pytest.mark.parametrize(
+    ("name", "qtype", "answer"),
+    [
+        ("cluster.local.", "SOA", "cluster.local."),  # the cluster domain's apex itself
+        ("5.0.0.10.in-addr.arpa.", "PTR", "5.0.0.10.in-addr.arpa."),  # a service's IP
+    ],
+)
+def test_the_cluster_answers_its_domain_and_its_ips_names_though_it_forwards(
+    name, qtype, answer
+) -> None:
+    forwarder = Failing()
+    response = ask(dns.message.make_query(name, qtype), forwarder=forwarder)
+    assert response.rcode() == dns.rcode.NOERROR and response.flags & dns.flags.AA
+    assert [
+        (str(rrset.name), dns.rdatatype.to_text(rrset.rdtype)) for rrset in response.answer
+    ] == [(answer, qtype)]
+    assert forwarder.asked == []
+
+
+@pytest.mark.parametrize("do_bit", [False, True])
+def test_a_reverse_name_the_cluster_does_not_know_is_forwarded_with_the_askers_do_bit(
+    do_bit,
+) -> None:
+    query = dns.message.make_query(
+        "8.8.8.8.in-addr.arpa.", "PTR", use_edns=0, payload=1232, want_dnssec=do_bit
+    )
+    upstream = dns.message.make_response(query).to_wire()
+    forwarder = Cached(Rendered(upstream))
+    assert responder(forwarder).respond(query.to_wire(), b"k", False) == upstream
+    assert forwarder.looked_up == [
+        (b"\x018\x018\x018\x018\x07in-addr\x04arpa\x00\x00\x0c\x00\x01", do_bit)
+    ]
+
+
+class Fixed(ClusterZone):
+    """The cluster domain, every name in it answered with ``records``."""
+
+    def __init__(self, *records) -> None:
+        super().__init__("cluster.local", ClusterRecords())
+        self.records = records
+
+    def answer(self, name: str, qtype: str):
+        from nodehost.plugins.dns.records import QUERY_NAME, Answer, Record
+
+        return Answer(answer=tuple(Record(QUERY_NAME, *record) for record in self.records))
+
+
+def test_a_txt_text_is_one_string_spaces_and_all() -> None:
+    server = Responder(Fixed(("TXT", "two words")), HotCache(9), None)
+    wire = server.respond(dns.message.make_query(WEB, "TXT").to_wire(), b"k", False)
+    [rrset] = dns.message.from_wire(wire).answer
+    assert [rdata.strings for rdata in rrset] == [(b"two words",)]
+
+
+def test_a_record_that_cannot_be_rendered_is_a_servfail_and_says_why() -> None:
+    log = Log()
+    server = Responder(Fixed(("A", "10.0.0.1"), ("A", "not-an-ip")), HotCache(9), None, log=log)
+    wire = server.respond(dns.message.make_query(WEB, "A").to_wire(), b"k", False)
+    response = dns.message.from_wire(wire)
+    assert response.rcode() == dns.rcode.SERVFAIL and response.answer == []
+    assert [event for event, _ in log.events] == ["cannot render a cluster record"]
+
+
+def test_a_query_asking_for_padding_gets_none() -> None:
+    import dns.edns
+
+    padding = dns.edns.GenericOption(dns.edns.OptionType.PADDING, b"\x00" * 8)
+    query = dns.message.make_query(WEB, "A", use_edns=0, options=[padding])
+    assert ask(query).options == ()
+
+
+class Submitting(Failing):
+    """A forwarder that keeps each submitted question's ``done`` for the test to call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting: list = []
+
+    def submit(self, question: bytes, do_bit: bool, done) -> None:
+        self.waiting.append(done)
+
+
+def test_a_question_answered_through_reply_counts_as_pending_until_the_reply() -> None:
+    forwarder, replies = Submitting(), []
+    server = responder(forwarder)
+    server.pending = 3  # three others already wait
+    query = dns.message.make_query("example.org.", "A")
+    for _ in range(2):
+        assert server.respond(query.to_wire(), b"k", False, replies.append) is None
+    assert server.pending == 5 and replies == []
+    upstream = dns.message.make_response(query).to_wire()
+    answer = Rendered(upstream)
+    forwarder.waiting[0](answer, "")
+    assert server.pending == 4 and replies == [upstream]
+    assert answer.rendered == [(29, None, 0, 512)]  # a fresh answer: age 0
+    forwarder.waiting[1](None, "every upstream failed")
+    assert server.pending == 3
+    assert dns.message.from_wire(replies[1]).rcode() == dns.rcode.SERVFAIL

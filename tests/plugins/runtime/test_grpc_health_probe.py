@@ -222,6 +222,20 @@ def test_a_runtime_not_ready_fails_the_cri_probe_saying_why(tmp_path: Path) -> N
     )
 
 
+def test_a_runtime_ready_passes_the_cri_probe_with_its_status(tmp_path: Path) -> None:
+    from nodehost.component import CriProbe
+
+    path = str(tmp_path / "cri.sock")
+    server = fake_cri(path, cri_answer(True, False))
+    passed, detail = asyncio.run(check(CriProbe(endpoint=f"unix://{path}", timeout=10)))
+    server.close()
+    assert passed
+    assert detail == (
+        "fake 1.2: RuntimeReady=true, NetworkReady=false "
+        "(NetworkPluginNotReady: cni config uninitialized)"
+    )
+
+
 def test_a_grpc_server_without_cri_is_not_cri_with_what_to_change(tmp_path: Path) -> None:
     from nodehost.daemon.cri import NotCri, runtime_status
 
