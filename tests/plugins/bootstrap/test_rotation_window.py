@@ -713,3 +713,33 @@ def test_after_joining_again_the_node_kubeconfig_trusts_the_bootstrap_ca_and_an_
     assert (client.refused, client.failures, rotator.rotations) == ("", 0, 1)
     monkeypatch.setattr(rotator, "pair", lambda tracked: pair(100))  # a fresh one now
     assert not rotator._due(client)  # joined: no renewal until the next renewal point
+
+
+def test_after_a_failed_renewal_the_report_says_when_the_next_attempt_is(
+    tmp_path, monkeypatch
+) -> None:
+    """``retry_at`` (an operator's "when does it try again"), only while one is pending."""
+    from nodehost.api.client import ClusterError
+
+    rotator = rotation.CertificateRotation(settings(tmp_path))
+    client = rotator.tracked[0]
+
+    async def refuse(tracked):
+        raise ClusterError("denied")
+
+    monkeypatch.setattr(rotator, "_request", refuse)
+    monkeypatch.setattr(rotation.time, "monotonic", lambda: 1000.0)
+    context = Context()
+    asyncio.run(rotator._renew(client, context))
+    before = datetime.datetime.now(datetime.UTC)
+    rotator.report(context)
+    after = datetime.datetime.now(datetime.UTC)
+    [client_status, serving_status] = context.reports[-1][0]["certificates"]
+    retry_in = datetime.timedelta(seconds=client.retry_at - 1000.0)
+    assert retry_in.total_seconds() > 0
+    retry_at = datetime.datetime.fromisoformat(client_status["retry_at"])
+    assert before + retry_in <= retry_at <= after + retry_in
+    assert "retry_at" not in serving_status
+    monkeypatch.setattr(rotation.time, "monotonic", lambda: client.retry_at)
+    rotator.report(context)
+    assert "retry_at" not in context.reports[-1][0]["certificates"][0]  # due now: none pending
