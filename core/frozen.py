@@ -4,15 +4,15 @@
 ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` for each class and
 compiles each with ``exec`` when the class is defined: about 0.3 ms a class on
 CPython 3.11-3.13, paid on every command for every record a module defines
-(nodehost defines well over a hundred; see README, *Performance*).  ``@frozen``
+(nodehost defines well over a hundred; see the docs' *Performance* page).  ``@frozen``
 makes the same class without compiling anything: the fields are the stdlib's
 own ``Field`` objects, collected as the stdlib collects them (so
 :func:`dataclasses.fields`, :func:`~dataclasses.replace`,
 :func:`~dataclasses.asdict` and :func:`~dataclasses.is_dataclass` work as ever)
-and the methods run the same code for every class, reading what they need
-from the class's layout (field names, defaults), computed once as the class
-is made: no closures, cells and captured tuples per method (about 0.2 MiB of a
-running node's memory).
+and the methods run the same code for every class, each class's own function
+objects given its layout (field names, defaults, computed once as the class is
+made) as a default argument: no closures, cells and captured tuples per method
+(about 0.2 MiB of a running node's memory).
 That is for a plain record (every one of nodehost's: see
 :func:`_collect_plain_fields`); anything else (``ClassVar``, ``InitVar``,
 ``KW_ONLY``, a base that is not a plain frozen record...) is made by

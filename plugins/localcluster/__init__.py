@@ -129,7 +129,7 @@ def nodehost_describe_config(options: StartOptions) -> list[str] | None:
 
 
 #: The module whose code starts and runs the clusters.
-_CLUSTER_MODULE = "nodehost.plugins.localcluster.cluster"
+_CLUSTER_MODULE = f"{__name__}.cluster"
 
 
 @hookimpl
